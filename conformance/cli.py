@@ -1,0 +1,223 @@
+"""The command line: a thin layer that builds a pytest run of the conformance plugin.
+
+    mcp-ext-conformance server --command "CMD ARGS" | --url URL   [--profile P]...
+    mcp-ext-conformance list   [--role R] [--profile P]
+    mcp-ext-conformance demo
+
+Exit codes: 0 nothing unexpected failed, 1 a check failed, 2 bad usage or the
+target unreachable. The user never sees a traceback: anything unexpected is
+reported in one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DEFAULT_REPORT_DIR = "reports/latest"
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
+                        help="claim profile P: all its checks run and missing fixtures fail (repeatable)")
+    parser.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR",
+                        help=f"where to write results.json, junit.xml, summary.md (default {DEFAULT_REPORT_DIR})")
+    parser.add_argument("--strict", action="store_true", help="SHOULD-level violations fail the run")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="seconds to wait for any one response (default 10)")
+    parser.add_argument("--run-timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="seconds one profile's run may take in all (default 120)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="environment for a started target, which otherwise gets a scrubbed environment")
+    parser.add_argument("-k", dest="keyword", default=None, metavar="EXPR", help="only checks matching EXPR (pytest -k)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per check")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-ext-conformance",
+                                     description="Conformance suite for MCP context extensions.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    server = sub.add_parser("server", help="check an MCP server")
+    where = server.add_mutually_exclusive_group(required=True)
+    where.add_argument("--command", help="start the server with this command line and speak stdio")
+    where.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    _common(server)
+
+    lister = sub.add_parser("list", help="list every check with its requirement rows and level")
+    lister.add_argument("--role", choices=("server", "host", "gateway"))
+    lister.add_argument("--profile")
+    lister.add_argument("--json", action="store_true", help="as JSON")
+
+    demo = sub.add_parser("demo", help="run every role against the bundled reference implementations")
+    demo.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse prints its own usage message
+        return 2 if exc.code else 0
+    try:
+        if args.command == "list":
+            return cmd_list(args)
+        if args.command == "server":
+            return cmd_server(args)
+        if args.command == "demo":
+            return cmd_demo(args)
+    except KeyboardInterrupt:
+        print("mcp-ext-conformance: interrupted", file=sys.stderr)
+        return 2
+    except Exception as exc:  # never a traceback at the user
+        print(f"mcp-ext-conformance: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    return 2
+
+
+def pytest_args(args, role_args: list[str], test_file: str) -> list[str]:
+    report_dir = Path(args.report_dir)
+    out = [str(PACKAGE_DIR / test_file), *role_args,
+           "-c", str(PACKAGE_DIR / "pytest-cli.ini"), "--rootdir", str(PACKAGE_DIR),
+           "-p", "no:cacheprovider", "--no-header", "-q" if not args.verbose else "-v",
+           "--mcp-report-dir", str(report_dir), "--mcp-timeout", str(args.timeout),
+           "--mcp-run-timeout", str(args.run_timeout),
+           "--junitxml", str(report_dir / "junit.xml"),
+           "--json-report", "--json-report-file", str(report_dir / "pytest-report.json"), "--json-report-indent=2"]
+    for profile in args.profiles:
+        out += ["--mcp-profile", profile]
+    for item in args.env:
+        out += ["--mcp-env", item]
+    if args.strict:
+        out.append("--mcp-strict")
+    if args.keyword:
+        out += ["-k", args.keyword]
+    return out
+
+
+def run_pytest(arguments: list[str], report_dir: str) -> int:
+    import pytest
+
+    status = int(pytest.main(arguments))
+    results = Path(report_dir) / "results.json"
+    if status in (3, 4):  # internal error or usage error
+        return 2
+    if results.exists():
+        try:
+            return int(json.loads(results.read_text())["exitCode"])
+        except (ValueError, KeyError):
+            pass
+    if status == 5:
+        print("mcp-ext-conformance: no check selected", file=sys.stderr)
+        return 2
+    return 1 if status == 1 else (0 if status == 0 else 2)
+
+
+def cmd_server(args) -> int:
+    from .model import PROFILES
+
+    bad = [p for p in args.profiles if p not in PROFILES]
+    if bad:
+        print(f"mcp-ext-conformance: unknown profile {bad[0]!r}; profiles are: {', '.join(PROFILES)}", file=sys.stderr)
+        return 2
+    if "sequential-pipeline" in args.profiles:
+        print("mcp-ext-conformance: sequential-pipeline is a gateway-role profile", file=sys.stderr)
+        return 2
+    role_args = ["--mcp-server-command", args.command] if args.command else ["--mcp-server-url", args.url]
+    _clear(args.report_dir)
+    return run_pytest(pytest_args(args, role_args, "test_server_role.py"), args.report_dir)
+
+
+def _clear(report_dir: str) -> None:
+    for name in ("results.json", "summary.md", "junit.xml", "pytest-report.json"):
+        try:
+            (Path(report_dir) / name).unlink()
+        except FileNotFoundError:
+            pass
+
+
+def cmd_list(args) -> int:
+    from . import catalog, server  # noqa: F401  (registers checks)
+    from .model import REGISTRY
+
+    rows = []
+    for check in sorted(REGISTRY.values(), key=lambda c: c.id):
+        if args.role and check.role != args.role or args.profile and check.profile != args.profile:
+            continue
+        rows.append({"id": check.id, "level": catalog.level_of(check.id),
+                     "rows": [r.id for r in catalog.rows_for(check.id)], "requirement": check.must,
+                     "fixtures": list(check.needs)})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    width = max((len(r["id"]) for r in rows), default=10)
+    for r in rows:
+        print(f"{r['id']:<{width}}  {r['level']:<8}  {', '.join(r['rows'])}")
+    print(f"\n{len(rows)} checks")
+    return 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def cmd_demo(args) -> int:
+    """Every role against the bundled reference implementations, each run's reports in its own folder."""
+    python = shlex.quote(sys.executable)
+    base = Path(args.report_dir)
+    runs: list[tuple[str, int]] = []
+
+    def run(name: str, argv: list[str]) -> None:
+        print(f"\n=== {name} ===", flush=True)
+        code = subprocess.call([sys.executable, "-m", "conformance", *argv, "--report-dir", str(base / name)])
+        runs.append((name, code))
+
+    run("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"])
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        if not wait_for_port(port, proc):
+            print("demo: the reference server did not start listening", file=sys.stderr)
+            runs.append(("server-http", 2))
+        else:
+            run("server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+    print("\n=== demo ===")
+    for name, code in runs:
+        print(f"  {name:<14} exit {code}  reports in {base / name}")
+    return max(code for _, code in runs)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""The check model: ids, levels, outcomes, and how a judgement becomes a verdict.
+
+Rules (DESIGN.md "Check model"):
+- A check id is `profile/role/slug`, stable forever.
+- Each check carries two sentences: what the suite does (`does`) and what the
+  implementation must do (`must`). Failures print both, then expected vs actual.
+- The catalog (conformance/requirements/*.yaml) is the one place that says
+  which rows a check covers; a check's level is the strongest level among them.
+  MUST violated -> fail, SHOULD violated -> warn, MAY/BEHAVIOR -> info.
+- A judge is a small pure function over a recording. It returns normally (pass,
+  optionally with a note), raises `Violation` (naming a level when only the
+  check's weaker rows are violated), `NotObserved` (a claimed behaviour that never
+  happened: always a failure at the check's level), or `NotApplicable` (skip).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
+            "sequential-pipeline")
+ROLES = ("server", "host", "gateway")
+LEVELS = ("MUST", "SHOULD", "MAY", "BEHAVIOR")
+OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")
+
+_LEVEL_OUTCOME = {"MUST": "fail", "SHOULD": "warn", "MAY": "info", "BEHAVIOR": "info"}
+
+
+def strongest(levels) -> str:
+    levels = list(levels)
+    for level in LEVELS:
+        if level in levels:
+            return level
+    return "BEHAVIOR"
+
+
+class Violation(Exception):
+    """The implementation did not do what the check requires."""
+
+    def __init__(self, reason: str, *, expected: Any = None, actual: Any = None, level: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.expected = expected
+        self.actual = actual
+        self.level = level  # when only the check's weaker rows are violated (e.g. "SHOULD")
+
+
+class NotObserved(Violation):
+    """A claimed behaviour the suite could not observe: a failure, never a pass."""
+
+    def __init__(self, reason: str, **kw):
+        super().__init__(f"not observed: {reason}", **kw)
+
+
+class NotApplicable(Exception):
+    """The check does not apply to this target (skip, with the reason)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    does: str  # what the suite does
+    must: str  # what the implementation must do
+    judge: Callable[[Any], str | None]
+    needs: tuple[str, ...] = ()  # fixtures, e.g. "tool:conformance_echo", "middleware:conformance_identity"
+    when: str = "claimed"  # "claimed" | "unclaimed" (runs only when the profile is NOT claimed) | "always"
+
+    @property
+    def profile(self) -> str:
+        return self.id.split("/")[0]
+
+    @property
+    def role(self) -> str:
+        return self.id.split("/")[1]
+
+    @property
+    def slug(self) -> str:
+        return self.id.split("/")[2]
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+def check(check_id: str, *, does: str, must: str, needs: tuple[str, ...] = (), when: str = "claimed"):
+    """Register the decorated judge as check `check_id`."""
+    profile, role, slug = check_id.split("/")
+    assert profile in PROFILES and role in ROLES and slug, check_id
+
+    def register(judge):
+        if check_id in REGISTRY:
+            raise ValueError(f"duplicate check id {check_id}")
+        REGISTRY[check_id] = Check(check_id, does, must, judge, tuple(needs), when)
+        return judge
+
+    return register
+
+
+@dataclass
+class Result:
+    """A check's verdict, as reports and the pytest layer see it."""
+
+    id: str
+    level: str
+    outcome: str
+    rows: list[str]
+    requirement: str
+    description: str
+    reason: str | None = None
+    expected: Any = None
+    actual: Any = None
+    duration: float = 0.0
+    exchanges: list[dict] = field(default_factory=list)
+    claim: dict | None = None  # the profile's claim, for the report
+    expected_failure: bool = False
+
+    @property
+    def profile(self) -> str:
+        return self.id.split("/")[0]
+
+    @property
+    def role(self) -> str:
+        return self.id.split("/")[1]
+
+    def to_json(self) -> dict:
+        out = {
+            "id": self.id, "profile": self.profile, "role": self.role, "slug": self.id.split("/")[2],
+            "level": self.level, "outcome": self.outcome, "rows": self.rows,
+            "requirement": self.requirement, "description": self.description,
+            "reason": self.reason, "durationSeconds": round(self.duration, 6),
+        }
+        if self.expected is not None:
+            out["expected"] = self.expected
+        if self.actual is not None:
+            out["actual"] = self.actual
+        if self.exchanges:
+            out["exchanges"] = self.exchanges
+        if self.expected_failure:
+            out["expectedFailure"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict, claim: dict | None = None) -> "Result":
+        return cls(id=data["id"], level=data["level"], outcome=data["outcome"], rows=list(data["rows"]),
+                   requirement=data["requirement"], description=data["description"], reason=data.get("reason"),
+                   expected=data.get("expected"), actual=data.get("actual"),
+                   duration=data.get("durationSeconds", 0.0), exchanges=data.get("exchanges", []),
+                   claim=claim, expected_failure=data.get("expectedFailure", False))
+
+
+def outcome_for_level(level: str) -> str:
+    return _LEVEL_OUTCOME[level]
+
+
+def format_failure(result: Result) -> str:
+    """h2spec-style: the check, the requirement, what the suite did, expected vs actual."""
+    import json
+
+    def show(value):
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+    lines = [f"{result.id}  [{result.level}; rows {', '.join(result.rows) or '-'}]",
+             f"  requirement: {result.requirement}",
+             f"  the suite:   {result.description}",
+             f"  verdict:     {result.outcome}: {result.reason}"]
+    if result.expected is not None:
+        lines.append(f"  expected:    {show(result.expected)}")
+    if result.actual is not None:
+        lines.append(f"  actual:      {show(result.actual)}")
+    return "\n".join(lines)

@@ -1,0 +1,175 @@
+"""The pytest layer: options, the recording fixture, verdicts as test outcomes, reports.
+
+Registered through the `pytest11` entry point, so `pytest --pyargs conformance
+--mcp-server-command "..."` runs the checks; the CLI is a thin layer that
+builds exactly such a command line. Nothing heavy happens unless a target
+option is given: without one the check tests skip with the reason.
+
+Outcomes map onto pytest's: pass/info -> passed, skip -> skipped, fail ->
+failed, warn -> passed (failed under --mcp-strict). The full verdict travels in
+the test report's `user_properties` (key "mcpx"), which also crosses
+pytest-xdist, and the reporter writes results.json and summary.md from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+
+import pytest
+
+from .model import REGISTRY, Result, format_failure
+
+PROPERTY = "mcpx"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mcp-ext-conformance", "MCP context-extension conformance")
+    group.addoption("--mcp-server-command", dest="mcpx_server_command", default=None,
+                    help="run server-role checks against this command over stdio")
+    group.addoption("--mcp-server-url", dest="mcpx_server_url", default=None,
+                    help="run server-role checks against this Streamable HTTP URL")
+    group.addoption("--mcp-profile", dest="mcpx_profiles", action="append", default=[],
+                    help="claim this profile: every check of it runs and missing fixtures fail (repeatable)")
+    group.addoption("--mcp-strict", dest="mcpx_strict", action="store_true", default=False,
+                    help="SHOULD-level violations (warn) fail")
+    group.addoption("--mcp-timeout", dest="mcpx_timeout", type=float, default=10.0,
+                    help="seconds to wait for any one response (default 10)")
+    group.addoption("--mcp-run-timeout", dest="mcpx_run_timeout", type=float, default=120.0,
+                    help="seconds one profile's whole run may take (default 120)")
+    group.addoption("--mcp-env", dest="mcpx_env", action="append", default=[],
+                    help="KEY=VALUE passed to a started target (its environment is otherwise scrubbed)")
+    group.addoption("--mcp-report-dir", dest="mcpx_report_dir", default=None,
+                    help="write results.json and summary.md here")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "mcpx_check(id): a conformance check")
+    if config.getoption("mcpx_report_dir", None) or _server_target(config):
+        config.pluginmanager.register(Reporter(config), "mcpx-reporter")
+
+
+def _server_target(config):
+    from .targets import TargetSpec
+
+    command, url = config.getoption("mcpx_server_command"), config.getoption("mcpx_server_url")
+    if not command and not url:
+        return None
+    env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
+    return TargetSpec("stdio" if command else "http", command=command, url=url, env=env,
+                      request_timeout=config.getoption("mcpx_timeout"))
+
+
+@pytest.fixture(scope="session")
+def mcpx_server_recordings(request):
+    from . import server
+    from .model import PROFILES
+
+    config = request.config
+    spec = _server_target(config)
+    if spec is None:
+        pytest.skip("no server target: give --mcp-server-command or --mcp-server-url")
+    claimed = set(config.getoption("mcpx_profiles"))
+    unknown = claimed - set(PROFILES)
+    if unknown:
+        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
+              if hasattr(item, "callspec") and "check_id" in item.callspec.params
+              and item.callspec.params["check_id"] in REGISTRY
+              and REGISTRY[item.callspec.params["check_id"]].role == "server"}
+    profiles = [p for p in server.PROFILES if p in wanted and (not claimed or p in claimed)]
+    recordings = server.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"))
+    config._mcpx_target = spec.describe()
+    if recordings and all(rec.unavailable for rec in recordings.values()):
+        reason = next(iter(recordings.values())).unavailable
+        config._mcpx_unavailable = reason
+        pytest.exit(f"target unreachable: {reason}", returncode=2)
+    return recordings
+
+
+@pytest.fixture
+def mcpx_verdict(request):
+    """Evaluate a check against its recording and turn the verdict into a test outcome."""
+    from .runner import evaluate
+
+    def verdict(check_id: str, recordings: dict) -> Result:
+        check = REGISTRY[check_id]
+        rec = recordings.get(check.profile)
+        if rec is None:
+            pytest.skip(f"profile not selected (--mcp-profile limits the run to "
+                        f"{', '.join(request.config.getoption('mcpx_profiles'))})")
+        result = evaluate(check, rec)
+        payload = result.to_json()
+        payload["claim"] = result.claim
+        request.node.user_properties.append((PROPERTY, json.dumps(payload)))
+        strict = request.config.getoption("mcpx_strict")
+        if result.outcome == "skip":
+            pytest.skip(result.reason)
+        if result.outcome == "fail" or (strict and result.outcome == "warn"):
+            pytest.fail(format_failure(result), pytrace=False)
+        return result
+
+    return verdict
+
+
+class Reporter:
+    """Collects verdicts from test reports (local or from xdist workers) and writes reports."""
+
+    def __init__(self, config):
+        self.config = config
+        self.results: dict[str, Result] = {}
+        self.claims: dict[str, dict] = {}
+        self.started = time.time()
+
+    def pytest_runtest_logreport(self, report):
+        for key, value in getattr(report, "user_properties", ()):
+            if key == PROPERTY:
+                data = json.loads(value)
+                claim = data.pop("claim", None)
+                result = Result.from_json(data, claim)
+                self.results[result.id] = result
+                if claim is not None:
+                    self.claims[result.profile] = claim
+
+    def exit_code(self, session_status: int) -> int:
+        if getattr(self.config, "_mcpx_unavailable", None):
+            return 2
+        strict = self.config.getoption("mcpx_strict")
+        bad = [r for r in self.results.values() if r.outcome in ("fail", "stale") or (strict and r.outcome == "warn")]
+        if bad:
+            return 1
+        return 0 if session_status in (0, 5) and self.results else int(session_status) or 0
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        directory = self.config.getoption("mcpx_report_dir")
+        if not directory or hasattr(self.config, "workerinput"):  # xdist workers leave it to the controller
+            return
+        from . import reports
+
+        finished = time.time()
+        results = [self.results[k] for k in sorted(self.results)]
+        document = reports.results_document(
+            role="server", target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
+            results=results, claims=self.claims, started=self.started, finished=finished,
+            strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
+            unavailable=getattr(self.config, "_mcpx_unavailable", None))
+        reports.write_all(directory, document)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.results:
+            return
+        from . import reports
+
+        for line in reports.terminal_table(list(self.results.values()), self.claims):
+            terminalreporter.write_line(line)
+
+
+def _target_description(config) -> dict:
+    command, url = config.getoption("mcpx_server_command"), config.getoption("mcpx_server_url")
+    if command:
+        return {"kind": "stdio", "command": command}
+    if url:
+        return {"kind": "http", "url": url}
+    return {"kind": "stdio", "command": shlex.join([os.environ.get("MCPX_COMMAND", "?")])}

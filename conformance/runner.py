@@ -1,0 +1,59 @@
+"""From a recording to a verdict: the framework-agnostic core under the pytest layer.
+
+`evaluate` applies the rules every check shares (claims, fixtures, levels,
+"not observed" is a failure) around the check's own judge, and returns a
+`Result`. Nothing here does I/O; the pytest plugin and the suite's own tests
+call it with recordings.
+"""
+
+from __future__ import annotations
+
+import time
+
+from . import catalog
+from .model import Check, NotApplicable, Result, Violation, outcome_for_level
+from .targets.base import describe
+
+
+def claim_of(rec) -> dict:
+    return {"claimed": rec.claimed, "claimedBy": rec.claimed_by, "reason": rec.claim_reason}
+
+
+def evaluate(check: Check, rec) -> Result:
+    started = time.perf_counter()
+    rows = catalog.rows_for(check.id)
+    level = catalog.level_of(check.id)
+    result = Result(check.id, level, "pass", [r.id for r in rows], check.must, check.does, claim=claim_of(rec))
+
+    def finish(outcome: str, reason: str | None = None, **kw) -> Result:
+        result.outcome, result.reason = outcome, reason
+        for key, value in kw.items():
+            setattr(result, key, value)
+        result.exchanges = [rec.exchanges[label].to_report() for label in rec.touched if label in rec.exchanges]
+        result.duration = time.perf_counter() - started
+        return result
+
+    rec.touched.clear()
+    if rec.unavailable:
+        return finish("fail", rec.unavailable)
+    if check.when == "claimed" and not rec.claimed:
+        return finish("skip", f"profile not claimed: {rec.claim_reason} (claim it with --profile {check.profile})")
+    if check.when == "unclaimed" and rec.claimed:
+        return finish("skip", "the profile is claimed; capability-advertised judges its advertisement")
+    missing = [need for need in check.needs if not rec.has_fixture(need)]
+    if missing:
+        why = f" ({rec.fatal})" if rec.fatal else ""
+        names = ", ".join(n.replace(":", " ") for n in missing)
+        if rec.by_option:
+            return finish(outcome_for_level(level), f"fixture missing: {names}{why}; the profile is claimed "
+                                                    f"with --profile, so its fixtures are required")
+        return finish("skip", f"fixture not exposed: {names}{why}")
+    try:
+        note = check.judge(rec)
+    except NotApplicable as exc:
+        return finish("skip", str(exc))
+    except Violation as exc:
+        return finish(outcome_for_level(exc.level or level), exc.reason, expected=exc.expected, actual=exc.actual)
+    except Exception as exc:  # a bug in the suite, never the target's fault
+        return finish("fail", f"internal error in the suite's judge: {describe(exc)}")
+    return finish("pass" if level in ("MUST", "SHOULD") else "info", note)

@@ -1,0 +1,167 @@
+"""Server role, profile `augmentation` (source 001, PR #142, the predecessor of context middleware).
+
+Shapes follow the PR's schema diff (specs/UPSTREAM-NOTES.md): `augmentation/list`
+-> `{augmentations: [{name, description?, inputSchema}]}`, `augmentation/augment
+{name, context: Content[], arguments?}` -> `{content: AugmentedContent[], hint?,
+metadata?}` with `AugmentedContent = {content, properties?}`. The PR's prose
+examples disagree (a single context object, `contents`); the catalog records
+that ambiguity and the suite sends the schema's shape.
+"""
+
+from __future__ import annotations
+
+from ..model import NotObserved, Violation, check
+from .common import (AUDIO_BLOCK, EMBEDDED_BLOCK, IMAGE_BLOCK, TEXT_BLOCK, blocks, canonical, judge_shapes,
+                     judge_unadvertised, judge_wire, require_error, require_result, shape_violations, short)
+from .recording import Recording, Session
+
+PROFILE = "augmentation"
+CAPABILITY = "augmentation"
+IDENTITY, PREPEND = "conformance_identity", "conformance_prepend_note"
+UNKNOWN = "conformance_no_such_augmentation"
+# The PR's context union: text, image, audio, embedded resource (no resource_link).
+AUGMENT_CONTENT_TYPES = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
+REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the Q4 plan?"}]
+MAX_REAL = 10
+
+
+def claimer(rec: Recording) -> str | None:
+    return f"capabilities.{CAPABILITY} is advertised" if CAPABILITY in rec.capabilities else None
+
+
+def augment(session: Session, label: str, name: str, context, arguments=None):
+    params = {"name": name, "context": context}
+    if arguments is not None:
+        params["arguments"] = arguments
+    return session.send(label, "augmentation/augment", params)
+
+
+async def driver(session: Session, rec: Recording) -> None:
+    rec.listing["augmentations"] = await session.list_all("augmentation/list", "augmentations", "augmentation/list")
+    if rec.listed("augmentations", IDENTITY):
+        await augment(session, "augment conformance_identity", IDENTITY, blocks(*AUGMENT_CONTENT_TYPES), {})
+    if rec.listed("augmentations", PREPEND):
+        await augment(session, "augment conformance_prepend_note", PREPEND, blocks(TEXT_BLOCK), {})
+    await augment(session, "augment unknown", UNKNOWN, blocks(TEXT_BLOCK), {})
+    any_name = next((a.get("name") for a in rec.listing.get("augmentations") or () if isinstance(a, dict)), IDENTITY)
+    await session.send("augment without context", "augmentation/augment", {"name": any_name, "arguments": {}})
+    await session.send("augment context not array", "augmentation/augment",
+                       {"name": any_name, "arguments": {}, "context": 42})
+    for item in real_augmentations(rec)[:MAX_REAL]:
+        await augment(session, f"augment real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {})
+
+
+async def unclaimed_driver(session: Session, rec: Recording) -> None:
+    await session.send("unadvertised augmentation/list", "augmentation/list", {})
+    await augment(session, "unadvertised augmentation/augment", IDENTITY, blocks(TEXT_BLOCK), {})
+
+
+def real_augmentations(rec: Recording) -> list[dict]:
+    out = []
+    for item in rec.listing.get("augmentations") or ():
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"].startswith("conformance_"):
+            continue
+        schema = item.get("inputSchema")
+        if isinstance(schema, dict) and schema.get("required"):
+            continue
+        out.append(item)
+    return out
+
+
+@check("augmentation/server/capability-advertised",
+       does="reads capabilities from the initialize result",
+       must="a server offering augmentation advertises capabilities.augmentation as an object")
+def capability_advertised(rec: Recording):
+    require_result(rec, "initialize")
+    if CAPABILITY not in rec.capabilities:
+        raise Violation("capabilities.augmentation is absent", expected={CAPABILITY: {}}, actual=rec.capabilities)
+    judge_shapes(shape_violations("capabilities", rec.capabilities, "capabilities"), "augmentation: {listChanged?}")
+
+
+@check("augmentation/server/list-result-valid",
+       does="sends augmentation/list (following nextCursor) and validates it against "
+            "schemas/augmentation-list-result.json",
+       must="augmentation/list returns {augmentations: [{name, description?, inputSchema}]}, names unique")
+def list_result_valid(rec: Recording):
+    result = require_result(rec, "augmentation/list")
+    judge_shapes(shape_violations("augmentation-list-result", result, "augmentation/list result"),
+                 "{augmentations: [{name, description?, inputSchema}]}")
+    names = [a.get("name") for a in rec.listing.get("augmentations") or ()]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise Violation("augmentation names are not unique", expected="unique names", actual=dupes)
+    return f"{len(names)} augmentation(s) listed"
+
+
+@check("augmentation/server/augment-result-valid",
+       does="validates every augmentation/augment result it received against schemas/augment-result.json",
+       must="augmentation/augment returns {content: AugmentedContent[], hint?: string, metadata?: object}")
+def augment_result_valid(rec: Recording):
+    labels = [label for label in rec.exchanges if label.startswith("augment ") and rec.exchanges[label].has_result]
+    if not labels:
+        raise NotObserved("no augmentation/augment returned a result")
+    problems = []
+    for label in labels:
+        problems += shape_violations("augment-result", rec.ex(label).result, label)
+    judge_shapes(problems, "{content: [{content, properties?}], hint?, metadata?}")
+    return f"{len(labels)} result(s) valid"
+
+
+@check("augmentation/server/identity-returns-context",
+       does="augments with conformance_identity on one block of each content type the PR allows",
+       must="conformance_identity returns each context block, unchanged, as one AugmentedContent",
+       needs=(f"augmentations:{IDENTITY}",))
+def identity_returns_context(rec: Recording):
+    ex = rec.ex("augment conformance_identity")
+    result = require_result(rec, "augment conformance_identity")
+    sent = ex.request["params"]["context"]
+    got = [item.get("content") if isinstance(item, dict) else item for item in result.get("content") or ()]
+    if canonical(got) != canonical(sent):
+        raise Violation("the augmented content is not the context", expected=[{"content": b} for b in sent],
+                        actual=result.get("content"))
+
+
+@check("augmentation/server/prepend-note-hint",
+       does="augments with conformance_prepend_note",
+       must="conformance_prepend_note returns one text block NOTE with hint \"prepend\"",
+       needs=(f"augmentations:{PREPEND}",))
+def prepend_note_hint(rec: Recording):
+    result = require_result(rec, "augment conformance_prepend_note")
+    want = {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
+    got = {"content": [{"content": (i or {}).get("content")} for i in result.get("content") or ()
+                       if isinstance(i, dict)], "hint": result.get("hint")}
+    if canonical(got) != canonical(want):
+        raise Violation("not one NOTE block with hint prepend", expected=want, actual=short(result))
+
+
+@check("augmentation/server/unknown-augmentation-rejected",
+       does=f"augments with a name the server never listed ({UNKNOWN})",
+       must="an unknown augmentation name is answered with a JSON-RPC error")
+def unknown_augmentation_rejected(rec: Recording):
+    err = require_error(rec, "augment unknown", "an unknown augmentation name")
+    return f"rejected with code {err.get('code')}"
+
+
+@check("augmentation/server/malformed-augment-rejected",
+       does="sends augmentation/augment without context, and with a context that is a number",
+       must="context is required and an array: a malformed augment is answered with a JSON-RPC error")
+def malformed_augment_rejected(rec: Recording):
+    codes = [require_error(rec, label, what).get("code") for label, what in
+             (("augment without context", "an augment without context"),
+              ("augment context not array", "an augment whose context is a number"))]
+    return f"rejected with codes {codes}"
+
+
+@check("augmentation/server/unadvertised-method-rejected",
+       does="sends augmentation/list and augmentation/augment to a server that does not advertise augmentation",
+       must="methods of a capability the server does not advertise are rejected, with -32601 Method not found",
+       when="unclaimed")
+def unadvertised_method_rejected(rec: Recording):
+    return judge_unadvertised(rec, ["augmentation/list", "augmentation/augment"], CAPABILITY)
+
+
+@check("augmentation/server/wire-messages-valid",
+       does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
+       must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")
+def wire_messages_valid(rec: Recording):
+    return judge_wire(rec)

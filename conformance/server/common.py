@@ -1,0 +1,125 @@
+"""What several server-role profiles share: sample content, shape and wire judges.
+
+Judges here are pure functions of a `Recording`; profile modules bind them to
+their own check ids.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from ..model import NotObserved, Violation
+from ..wire import transcript_problems
+from .recording import Recording
+
+# One block of every MCP content type (2025-11-25), with annotations and _meta on
+# some, so "unchanged" means unchanged to the last field.
+PNG_1PX = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
+WAV_SILENCE = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=="
+
+TEXT_BLOCK = {"type": "text", "text": "Conformance probe: mixed Case text, ümlauts and emoji \u2713.",
+              "annotations": {"audience": ["user"], "priority": 0.5}}
+IMAGE_BLOCK = {"type": "image", "data": PNG_1PX, "mimeType": "image/png"}
+AUDIO_BLOCK = {"type": "audio", "data": WAV_SILENCE, "mimeType": "audio/wav", "_meta": {"conformance/probe": 1}}
+RESOURCE_LINK_BLOCK = {"type": "resource_link", "uri": "file:///conformance/probe.txt", "name": "probe.txt",
+                       "mimeType": "text/plain"}
+EMBEDDED_BLOCK = {"type": "resource",
+                  "resource": {"uri": "file:///conformance/embedded.txt", "mimeType": "text/plain",
+                               "text": "embedded resource text"}}
+EVERY_CONTENT_TYPE = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, RESOURCE_LINK_BLOCK, EMBEDDED_BLOCK]
+
+
+def blocks(*items: dict) -> list[dict]:
+    return copy.deepcopy(list(items))
+
+
+def canonical(value: Any) -> str:
+    """Canonical JSON for equality: sorted keys, no insignificant whitespace."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def short(value: Any, limit: int = 300) -> str:
+    text = canonical(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def require_result(rec: Recording, label: str) -> Any:
+    """The result of an exchange, or the Violation that says why there is none."""
+    ex = rec.ex(label)
+    if ex.failure:
+        raise NotObserved(f"{label}: {ex.failure}")
+    if not ex.has_result:
+        raise Violation(f"{label} was answered with an error", expected="a result", actual=ex.response)
+    return ex.result
+
+
+def require_error(rec: Recording, label: str, what: str) -> dict:
+    """The JSON-RPC error an exchange must have produced."""
+    ex = rec.ex(label)
+    if ex.failure:
+        raise Violation(f"{what}: {ex.failure}", expected="a JSON-RPC error response", actual=ex.failure)
+    if ex.has_result:
+        raise Violation(f"{what} was answered with a result", expected="a JSON-RPC error response",
+                        actual=ex.response)
+    return ex.error
+
+
+def shape_violations(schema: str, instance: Any, where: str) -> list[str]:
+    from .. import schemas_loader
+
+    return [f"{where}: {msg}" for msg in schemas_loader.errors(schema, instance)]
+
+
+def judge_shapes(problems: list[str], expected: str) -> str | None:
+    if problems:
+        raise Violation(f"{len(problems)} shape error(s); first: {problems[0]}", expected=expected,
+                        actual=problems[:10])
+    return None
+
+
+def judge_wire(rec: Recording) -> str | None:
+    received = [e for e in rec.wire if e.direction == "in"]
+    if not received:
+        raise NotObserved(f"no message was received from the server ({rec.fatal or 'nothing came back'})")
+    problems = transcript_problems(rec.wire)
+    if problems:
+        raise Violation(f"{len(problems)} invalid message(s); first: {problems[0]}",
+                        expected="every message valid JSON-RPC 2.0 and valid base MCP", actual=problems[:10])
+    return f"{len(received)} messages received, all valid"
+
+
+def judge_unadvertised(rec: Recording, methods: list[str], capability: str) -> str | None:
+    """Methods of a capability the server does not advertise must be rejected, as -32601."""
+    codes = []
+    for method in methods:
+        ex = rec.ex(f"unadvertised {method}")
+        if ex.failure:
+            raise Violation(f"{method} (capability {capability} not advertised): {ex.failure}",
+                            expected="a JSON-RPC error, code -32601", actual=ex.failure)
+        if ex.has_result:
+            raise Violation(f"{method} was answered with a result although the server does not advertise "
+                            f"{capability}: advertisement and behaviour disagree",
+                            expected="a JSON-RPC error, code -32601", actual=ex.response)
+        codes.append((ex.error or {}).get("code"))
+    wrong = [(m, c) for m, c in zip(methods, codes) if c != -32601]
+    if wrong:
+        raise Violation(", ".join(f"{m} answered code {c}" for m, c in wrong) + " instead of -32601 Method not found",
+                        expected=-32601, actual=[c for _, c in wrong], level="SHOULD")
+    return f"rejected with -32601: {', '.join(methods)}"
+
+
+def text_of(result: Any) -> str:
+    """All text of a CallToolResult's text blocks, joined."""
+    if not isinstance(result, dict):
+        return ""
+    return "\n".join(b.get("text", "") for b in result.get("content") or () if isinstance(b, dict)
+                     and b.get("type") == "text" and isinstance(b.get("text"), str))
+
+
+def error_text(ex) -> str:
+    """Everything an error says, whether it came as a JSON-RPC error or an isError result."""
+    if ex.has_error:
+        return canonical(ex.error)
+    return text_of(ex.result) + canonical((ex.result or {}).get("structuredContent"))

@@ -1,0 +1,209 @@
+"""Server role, profile `execution-requirements` (source 002, SEP-2487).
+
+Servers enforce every declared requirement at call time and fail the call when
+any is unmet; strings are opaque and match exactly. Whether a gated body ran
+is observed through the fixture counter `conformance_side_effects`, read before
+and after: the counter must move for the satisfied call (otherwise the suite
+cannot see anything, and says so) and must not move for any unmet call.
+
+Fixtures (DESIGN.md): `conformance:satisfied` is the one satisfied string;
+gated tools _ok, _unmet, _mixed, _case; `conformance_side_effects`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model import NotObserved, Violation, check
+from .common import error_text, judge_shapes, judge_wire, require_result, shape_violations, short, text_of
+from .recording import Recording, Session
+
+PROFILE = "execution-requirements"
+SATISFIED = "conformance:satisfied"
+GATED = {
+    "conformance_gated_ok": ["conformance:satisfied"],
+    "conformance_gated_unmet": ["conformance:unsatisfied"],
+    "conformance_gated_mixed": ["conformance:satisfied", "conformance:unsatisfied"],
+    "conformance_gated_case": ["Conformance:Satisfied"],
+}
+UNMET = ("conformance_gated_unmet", "conformance_gated_mixed", "conformance_gated_case")
+COUNTER = "conformance_side_effects"
+# A namespace is a non-empty prefix before a separator, as in "capability:rocket.launch".
+NAMESPACED = re.compile(r"^[^\s:/]+[:/]\S")
+
+
+def requirements_of(tool: dict):
+    execution = tool.get("execution")
+    return execution.get("requirements") if isinstance(execution, dict) else None
+
+
+def claimer(rec: Recording) -> str | None:
+    gated = [t.get("name") for t in rec.tools or () if isinstance(t, dict) and requirements_of(t) is not None]
+    return f"tools declare execution.requirements: {', '.join(map(str, gated[:5]))}" if gated else None
+
+
+async def driver(session: Session, rec: Recording) -> None:
+    present = {name for name in (*GATED, COUNTER) if rec.tool(name)}
+    if COUNTER in present:
+        await session.call_tool("counter before", COUNTER, {})
+    if "conformance_gated_ok" in present:
+        await session.call_tool("call conformance_gated_ok", "conformance_gated_ok", {})
+    if COUNTER in present:
+        await session.call_tool("counter after satisfied", COUNTER, {})
+    for name in UNMET:
+        if name in present:
+            await session.call_tool(f"call {name}", name, {})
+    if COUNTER in present:
+        await session.call_tool("counter after unmet", COUNTER, {})
+
+
+def counter(rec: Recording, label: str) -> int:
+    result = require_result(rec, label)
+    match = re.search(r"-?\d+", text_of(result))
+    if result.get("isError") is True or not match:
+        raise NotObserved(f"{COUNTER} did not return a count ({short(result)})")
+    return int(match.group())
+
+
+def failed(ex) -> bool:
+    """A call fails as a JSON-RPC error or as a result with isError: true."""
+    return ex.has_error or (ex.has_result and isinstance(ex.result, dict) and ex.result.get("isError") is True)
+
+
+def judge_unmet_fails(rec: Recording, name: str) -> str:
+    ex = rec.ex(f"call {name}")
+    if ex.failure:
+        raise Violation(f"{name}: {ex.failure}", expected="the call fails promptly", actual=ex.failure)
+    if not failed(ex):
+        raise Violation(f"{name} (requires {GATED[name]}) succeeded although a requirement is unmet",
+                        expected="a JSON-RPC error or a result with isError: true", actual=ex.response)
+    return f"{name} failed as required"
+
+
+def _gated_tools(rec: Recording) -> list[dict]:
+    rec.ex("tools/list")
+    if rec.tools is None:
+        raise NotObserved("tools/list returned no result")
+    return [t for t in rec.tools if isinstance(t, dict) and "execution" in t]
+
+
+@check("execution-requirements/server/requirements-are-strings",
+       does="validates every tool carrying `execution` against schemas/tool-execution.json",
+       must="execution is an object and execution.requirements, where present, an array of strings")
+def requirements_are_strings(rec: Recording):
+    tools = _gated_tools(rec)
+    if not tools:
+        raise NotObserved("no tool carries the execution field")
+    problems = [p for t in tools for p in shape_violations("tool-execution", t, f"tool {t.get('name')!r}")]
+    judge_shapes(problems, "execution: {requirements?: string[]}")
+    return f"{len(tools)} tool(s) with execution, all well-formed"
+
+
+@check("execution-requirements/server/requirements-namespaced",
+       does="reads every requirement string of every tool",
+       must="requirement strings SHOULD be namespaced, like capability:rocket.launch")
+def requirements_namespaced(rec: Recording):
+    strings = [s for t in _gated_tools(rec) if isinstance(requirements_of(t), list)
+               for s in requirements_of(t) if isinstance(s, str)]
+    if not strings:
+        raise NotObserved("no tool declares a requirement string")
+    bare = sorted({s for s in strings if not NAMESPACED.match(s)})
+    if bare:
+        raise Violation(f"{len(bare)} requirement string(s) without a namespace", expected="namespace:name",
+                        actual=bare[:10])
+    return f"{len(set(strings))} distinct string(s), all namespaced"
+
+
+@check("execution-requirements/server/fixture-requirements-declared-exactly",
+       does="compares the fixture tools' execution.requirements with the fixture contract, string for string",
+       must="requirement strings are opaque: declared exactly as written, never rewritten or normalised",
+       needs=tuple(f"tool:{name}" for name in GATED))
+def fixture_requirements_declared_exactly(rec: Recording):
+    # A set of strings (SEP-2487 "declares a set"): order is free, each string exact.
+    wrong = {name: requirements_of(rec.tool(name)) for name, want in GATED.items()
+             if not isinstance(requirements_of(rec.tool(name)), list)
+             or sorted(map(str, requirements_of(rec.tool(name)))) != sorted(want)}
+    if wrong:
+        raise Violation("fixture requirement lists differ from the contract",
+                        expected={n: GATED[n] for n in wrong}, actual=wrong)
+
+
+@check("execution-requirements/server/satisfied-requirement-allows-call",
+       does="calls conformance_gated_ok, whose only requirement (conformance:satisfied) the server satisfies",
+       must="a call whose requirements are all satisfied runs and succeeds",
+       needs=("tool:conformance_gated_ok",))
+def satisfied_requirement_allows_call(rec: Recording):
+    ex = rec.ex("call conformance_gated_ok")
+    if ex.failure:
+        raise Violation(f"conformance_gated_ok: {ex.failure}", expected="a successful result", actual=ex.failure)
+    if failed(ex):
+        raise Violation("the satisfied call failed", expected="a result without isError", actual=ex.response)
+
+
+@check("execution-requirements/server/unmet-requirement-fails-call",
+       does="calls conformance_gated_unmet, which requires conformance:unsatisfied",
+       must="if any requirement is not satisfied, the server fails the call",
+       needs=("tool:conformance_gated_unmet",))
+def unmet_requirement_fails_call(rec: Recording):
+    return judge_unmet_fails(rec, "conformance_gated_unmet")
+
+
+@check("execution-requirements/server/unmet-requirement-body-not-run",
+       does="reads conformance_side_effects before and after the satisfied call, and after the three unmet calls",
+       must="requirements are enforced before execution: no gated body runs when a requirement is unmet",
+       needs=(f"tool:{COUNTER}", "tool:conformance_gated_ok", *(f"tool:{n}" for n in UNMET)))
+def unmet_requirement_body_not_run(rec: Recording):
+    before, after_ok, after_unmet = (counter(rec, "counter before"), counter(rec, "counter after satisfied"),
+                                     counter(rec, "counter after unmet"))
+    if after_ok != before + 1:
+        raise NotObserved(f"the side-effect counter went {before} -> {after_ok} over the satisfied call "
+                          "(expected +1), so it cannot show whether unmet bodies ran")
+    if after_unmet != after_ok:
+        raise Violation(f"gated bodies ran {after_unmet - after_ok} time(s) during the unmet calls",
+                        expected=f"counter stays {after_ok}", actual=f"counter {after_unmet}")
+    return "counter moved for the satisfied call only"
+
+
+@check("execution-requirements/server/all-requirements-enforced",
+       does="calls conformance_gated_mixed, which requires conformance:satisfied and conformance:unsatisfied",
+       must="every declared requirement must hold, not any one of them",
+       needs=("tool:conformance_gated_mixed",))
+def all_requirements_enforced(rec: Recording):
+    return judge_unmet_fails(rec, "conformance_gated_mixed")
+
+
+@check("execution-requirements/server/requirement-matching-exact",
+       does="calls conformance_gated_case, which requires Conformance:Satisfied (a different string)",
+       must="requirement strings match exactly: a case variant of a satisfied string is unsatisfied",
+       needs=("tool:conformance_gated_case",))
+def requirement_matching_exact(rec: Recording):
+    return judge_unmet_fails(rec, "conformance_gated_case")
+
+
+@check("execution-requirements/server/unmet-error-names-requirement",
+       does="reads the error of each unmet call",
+       must="the error SHOULD name the unmet requirement(s)",
+       needs=tuple(f"tool:{n}" for n in UNMET))
+def unmet_error_names_requirement(rec: Recording):
+    silent, read = {}, 0
+    for name in UNMET:
+        ex = rec.ex(f"call {name}")
+        if not failed(ex):
+            continue  # unmet-requirement-fails-call and its siblings judge that
+        read += 1
+        unmet = [s for s in GATED[name] if s != SATISFIED]
+        if not all(s in error_text(ex) for s in unmet):
+            silent[name] = error_text(ex)[:200]
+    if not read:
+        raise NotObserved("no unmet call failed, so there is no error to read")
+    if silent:
+        raise Violation("errors do not name the unmet requirement",
+                        expected={n: [s for s in GATED[n] if s != SATISFIED] for n in silent}, actual=silent)
+    return f"{read} error(s) name what is unmet"
+
+
+@check("execution-requirements/server/wire-messages-valid",
+       does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
+       must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")
+def wire_messages_valid(rec: Recording):
+    return judge_wire(rec)

@@ -1,0 +1,103 @@
+"""Server role, profile `preprocessor-tools` (source 000, the Preprocessor Tools RFC).
+
+What a server can show of this profile is small: the `preprocessor` flag on a
+Tool (a JSON boolean), and that a flagged tool is an ordinary, callable tool
+otherwise; how hosts treat it is the host role's business. The server claims
+the profile when any tool carries the field.
+
+Fixtures (DESIGN.md): `conformance_memories` (flagged, `{query}` -> text that
+contains the query) and `conformance_echo` (unflagged, `{text}` -> that text).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from ..model import NotObserved, Violation, check
+from .common import judge_shapes, judge_wire, require_result, shape_violations, short, text_of
+from .recording import Recording, Session
+
+PROFILE = "preprocessor-tools"
+MEMORIES, ECHO = "conformance_memories", "conformance_echo"
+
+
+def claimer(rec: Recording) -> str | None:
+    flagged = [t.get("name") for t in rec.tools or () if isinstance(t, dict) and "preprocessor" in t]
+    return f"tools carry the preprocessor field: {', '.join(map(str, flagged[:5]))}" if flagged else None
+
+
+async def driver(session: Session, rec: Recording) -> None:
+    if rec.tool(MEMORIES):
+        await session.call_tool("call conformance_memories", MEMORIES, {"query": f"probe-{uuid.uuid4().hex[:8]}"})
+    if rec.tool(ECHO):
+        await session.call_tool("call conformance_echo", ECHO, {"text": f"echo-{uuid.uuid4().hex[:8]}"})
+
+
+def _tools(rec: Recording) -> list[dict]:
+    rec.ex("tools/list")
+    if rec.tools is None:
+        raise NotObserved("tools/list returned no result")
+    return [t for t in rec.tools if isinstance(t, dict)]
+
+
+@check("preprocessor-tools/server/flag-is-boolean",
+       does="lists every tool and validates each one carrying `preprocessor` against schemas/tool-preprocessor.json",
+       must="where a tool carries `preprocessor`, it is the JSON boolean true or false")
+def flag_is_boolean(rec: Recording):
+    tools = [t for t in _tools(rec) if "preprocessor" in t]
+    if not tools:
+        raise NotObserved("no tool carries the preprocessor field")
+    problems = [p for t in tools for p in shape_violations("tool-preprocessor", t, f"tool {t.get('name')!r}")]
+    judge_shapes(problems, "preprocessor: true | false")
+    return f"{len(tools)} flagged tool(s), all boolean"
+
+
+@check("preprocessor-tools/server/fixture-flagged",
+       does="looks up the fixture tool conformance_memories in tools/list",
+       must="the preprocessor fixture is listed with \"preprocessor\": true",
+       needs=(f"tool:{MEMORIES}",))
+def fixture_flagged(rec: Recording):
+    tool = rec.tool(MEMORIES)
+    if tool.get("preprocessor") is not True:
+        raise Violation("conformance_memories is not flagged as a preprocessor", expected={"preprocessor": True},
+                        actual={"preprocessor": tool.get("preprocessor", "(absent)")})
+
+
+@check("preprocessor-tools/server/preprocessor-tool-callable",
+       does="calls conformance_memories with a fresh query through tools/call",
+       must="a preprocessor tool is an executable tool: the call succeeds and returns text containing the query",
+       needs=(f"tool:{MEMORIES}",))
+def preprocessor_tool_callable(rec: Recording):
+    ex = rec.ex("call conformance_memories")
+    result = require_result(rec, "call conformance_memories")
+    query = ex.request["params"]["arguments"]["query"]
+    if result.get("isError") is True:
+        raise Violation("the preprocessor tool reported an error", expected="isError absent or false",
+                        actual=short(result))
+    if query not in text_of(result):
+        raise Violation("the result text does not contain the query", expected=f"text containing {query!r}",
+                        actual=short(result))
+
+
+@check("preprocessor-tools/server/ordinary-tool-unaffected",
+       does="looks up conformance_echo in tools/list and calls it",
+       must="an ordinary tool beside preprocessors is listed without the flag (or false) and works as before",
+       needs=(f"tool:{ECHO}",))
+def ordinary_tool_unaffected(rec: Recording):
+    tool = rec.tool(ECHO)
+    if tool.get("preprocessor", False) is not False:
+        raise Violation("the ordinary fixture tool is flagged", expected="preprocessor absent or false",
+                        actual={"preprocessor": tool.get("preprocessor")})
+    ex = rec.ex("call conformance_echo")
+    result = require_result(rec, "call conformance_echo")
+    text = ex.request["params"]["arguments"]["text"]
+    if result.get("isError") is True or text_of(result) != text:
+        raise Violation("conformance_echo did not echo its input", expected=f"one text block {text!r}",
+                        actual=short(result))
+
+
+@check("preprocessor-tools/server/wire-messages-valid",
+       does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
+       must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")
+def wire_messages_valid(rec: Recording):
+    return judge_wire(rec)

@@ -1,0 +1,165 @@
+"""Recording a server: drive one profile's exchange on a fresh connection, keep everything.
+
+Theory of operation
+-------------------
+For each profile the suite opens its own connection (its own process for
+stdio, its own session for HTTP), so a server that dies during one profile
+cannot take another profile's verdicts with it; the profiles are recorded
+concurrently. Each recording starts the same way: `initialize`, then
+`notifications/initialized`, then `tools/list` (following cursors). From what
+the server shows, the profile is claimed or not (see `claim`); then the
+profile's driver sends its requests. Nothing is judged here: the checks are
+pure functions of the finished `Recording`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+from ..model import NotObserved
+from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
+
+CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
+PROTOCOL_VERSION = "2025-11-25"
+MAX_PAGES = 20
+
+
+@dataclass
+class Recording:
+    profile: str
+    target: dict
+    claimed: bool = False
+    claimed_by: str | None = None  # "option" | "advertisement" | None
+    claim_reason: str = ""
+    capabilities: dict = field(default_factory=dict)
+    tools: list[dict] | None = None  # None: tools/list failed or was not offered
+    exchanges: dict[str, Exchange] = field(default_factory=dict)
+    wire: list[WireEvent] = field(default_factory=list)
+    fatal: str | None = None  # the connection broke before the driver finished
+    unavailable: str | None = None  # the target could not be started or reached
+    listing: dict[str, list[dict] | None] = field(default_factory=dict)  # extension lists, by kind
+
+    # -- what judges use -----------------------------------------------------------------
+    touched: list[str] = field(default_factory=list)  # labels the current judge looked at
+
+    def ex(self, label: str) -> Exchange:
+        """The exchange with this label; NotObserved when the suite never got to send it."""
+        if label not in self.touched:
+            self.touched.append(label)
+        if label in self.exchanges:
+            return self.exchanges[label]
+        why = f"; the connection failed first: {self.fatal}" if self.fatal else ""
+        raise NotObserved(f"the suite never sent {label!r}{why}")
+
+    def tool(self, name: str) -> dict | None:
+        for tool in self.tools or ():
+            if isinstance(tool, dict) and tool.get("name") == name:
+                return tool
+        return None
+
+    def listed(self, kind: str, name: str) -> dict | None:
+        for item in self.listing.get(kind) or ():
+            if isinstance(item, dict) and item.get("name") == name:
+                return item
+        return None
+
+    def has_fixture(self, need: str) -> bool:
+        kind, name = need.split(":", 1)
+        if kind == "tool":
+            return self.tool(name) is not None
+        return self.listed(kind, name) is not None
+
+    @property
+    def by_option(self) -> bool:
+        return self.claimed_by == "option"
+
+
+class Session:
+    """The suite's client on one connection, recording into one Recording."""
+
+    def __init__(self, conn: Connection, rec: Recording):
+        self.conn = conn
+        self.rec = rec
+
+    async def send(self, label: str, method: str, params: Any = None, **kw) -> Exchange:
+        exchange = await self.conn.request(method, params, label=label, **kw)
+        self.rec.exchanges[label] = exchange
+        return exchange
+
+    async def initialize(self) -> Exchange:
+        ex = await self.send("initialize", "initialize", {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO})
+        if ex.has_result:
+            caps = ex.result.get("capabilities")
+            self.rec.capabilities = caps if isinstance(caps, dict) else {}
+            await self.conn.notify("notifications/initialized")
+        return ex
+
+    async def list_all(self, method: str, key: str, label: str) -> list[dict] | None:
+        """Every page of a paginated list; None when the first page is not a result."""
+        items: list[dict] = []
+        cursor = None
+        for page in range(MAX_PAGES):
+            params = {"cursor": cursor} if cursor else {}
+            ex = await self.send(label if page == 0 else f"{label}#{page + 1}", method, params)
+            if not ex.has_result or not isinstance(ex.result, dict):
+                return None if page == 0 else items
+            got = ex.result.get(key)
+            items.extend(got if isinstance(got, list) else [])
+            cursor = ex.result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+        return items
+
+    async def call_tool(self, label: str, name: str, arguments: dict) -> Exchange:
+        return await self.send(label, "tools/call", {"name": name, "arguments": arguments})
+
+
+Driver = Callable[[Session, Recording], Awaitable[None]]
+Claimer = Callable[[Recording], str | None]  # the reason the server shows the profile, or None
+
+
+async def record(spec: TargetSpec, profile: str, claimer: Claimer, driver: Driver, unclaimed_driver: Driver | None,
+                 *, claimed_by_option: bool, run_timeout: float) -> Recording:
+    rec = Recording(profile, spec.describe())
+    try:
+        async with spec.connect() as conn:
+            if hasattr(conn, "probe"):
+                await conn.probe()
+            session = Session(conn, rec)
+            with anyio.move_on_after(run_timeout) as scope:
+                await _drive(session, rec, claimer, driver, unclaimed_driver, claimed_by_option)
+            if scope.cancelled_caught:
+                rec.fatal = f"the {profile} run did not finish within {run_timeout:g} s"
+            if conn.dead and not rec.fatal:
+                rec.fatal = conn.dead
+            rec.wire = conn.wire
+    except TargetUnavailable as exc:
+        rec.unavailable = str(exc)
+        rec.fatal = str(exc)
+    return rec
+
+
+async def _drive(session: Session, rec: Recording, claimer: Claimer, driver: Driver,
+                 unclaimed_driver: Driver | None, claimed_by_option: bool) -> None:
+    init = await session.initialize()
+    if not init.has_result:
+        rec.fatal = f"initialize failed: {init.outcome_text()}"
+        if claimed_by_option:
+            rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+        return
+    rec.tools = await session.list_all("tools/list", "tools", "tools/list")
+    shown = claimer(rec)
+    if claimed_by_option:
+        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+    elif shown:
+        rec.claimed, rec.claimed_by, rec.claim_reason = True, "advertisement", shown
+    else:
+        rec.claim_reason = "the server shows nothing of this profile"
+    if rec.claimed:
+        await driver(session, rec)
+    elif unclaimed_driver is not None:
+        await unclaimed_driver(session, rec)

@@ -1,0 +1,42 @@
+"""Targets: where the implementation under test runs, behind one small interface.
+
+`TargetSpec` says how to reach it (a command for stdio, a URL for Streamable
+HTTP); `TargetSpec.connect()` gives a fresh `Connection` (see base.py) as an
+async context manager. Every role's checks use this and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .base import Connection, Exchange, TargetUnavailable, WireEvent, now
+from .http import HttpConnection
+from .stdio import StdioConnection
+
+__all__ = ["Connection", "Exchange", "TargetSpec", "TargetUnavailable", "WireEvent", "now"]
+
+
+@dataclass
+class TargetSpec:
+    kind: str  # "stdio" | "http"
+    command: str | None = None
+    url: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    request_timeout: float = 10.0
+    max_message_bytes: int = 16 * 1024 * 1024
+
+    def describe(self) -> dict:
+        out = {"kind": self.kind}
+        if self.command:
+            out["command"] = self.command
+        if self.url:
+            out["url"] = self.url
+        return out
+
+    def connect(self) -> Connection:
+        common = dict(request_timeout=self.request_timeout, max_message_bytes=self.max_message_bytes)
+        if self.kind == "stdio":
+            return StdioConnection(self.command, env=self.env, **common)
+        if self.kind == "http":
+            return HttpConnection(self.url, **common)
+        raise ValueError(f"unknown target kind {self.kind!r}")

@@ -1,0 +1,261 @@
+"""The one small interface every target speaks: a raw JSON-RPC peer.
+
+Theory of operation
+-------------------
+The suite judges what crossed the wire, not what an SDK made of it, so a
+connection records every message in both directions (`WireEvent`) before it
+interprets anything, and a request yields an `Exchange`: the request exactly as
+sent and the response exactly as received, or a failure sentence a person can
+act on ("no response within 5.0 s", "server closed stdout (exit code 1)").
+
+Rules:
+- A request never waits longer than its timeout; a dead connection fails every
+  pending and later request at once with the reason it died.
+- Problems on the wire (non-JSON, a response to an id never used, a second
+  response for one id) are recorded as events with a `problem`, never raised:
+  the wire-validity checks judge them later.
+- Requests the target sends to the suite are answered (ping with an empty
+  result, anything else with -32601) so a target that asks does not stall.
+
+Transports differ only in how a message leaves (`_transmit`) and how received
+bytes arrive (they call `_on_incoming`); stdio and Streamable HTTP live in
+their own modules.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+JSON = Any
+
+# A run's clock: monotonic seconds since the suite started, shared by every
+# connection so orderings can be compared across them.
+_T0 = time.monotonic()
+
+
+def now() -> float:
+    return round(time.monotonic() - _T0, 6)
+
+
+class TargetUnavailable(Exception):
+    """The target could not be started or reached at all (exit code 2)."""
+
+
+@dataclass
+class WireEvent:
+    t: float
+    direction: str  # "out" (suite -> target), "in" (target -> suite), "note"
+    message: JSON | None = None  # parsed JSON, when it parsed
+    raw: str | None = None  # the text, when it did not parse (truncated)
+    problem: str | None = None  # what is wrong with it, if anything
+
+
+@dataclass
+class Exchange:
+    label: str
+    method: str
+    request: JSON
+    response: JSON | None = None
+    failure: str | None = None
+    started: float = 0.0
+    elapsed: float | None = None
+
+    @property
+    def result(self) -> JSON | None:
+        if isinstance(self.response, dict) and "result" in self.response:
+            return self.response["result"]
+        return None
+
+    @property
+    def error(self) -> JSON | None:
+        if isinstance(self.response, dict) and "error" in self.response:
+            return self.response["error"]
+        return None
+
+    @property
+    def has_result(self) -> bool:
+        return isinstance(self.response, dict) and "result" in self.response
+
+    @property
+    def has_error(self) -> bool:
+        return isinstance(self.response, dict) and "error" in self.response
+
+    def outcome_text(self, limit: int = 400) -> str:
+        """One line saying what came back, for failure messages."""
+        if self.failure:
+            return self.failure
+        return clip(json.dumps(self.response, sort_keys=True), limit)
+
+    def to_report(self) -> dict:
+        return {
+            "label": self.label,
+            "request": self.request,
+            "response": self.response,
+            "failure": self.failure,
+            "elapsedSeconds": self.elapsed,
+        }
+
+
+def clip(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
+@dataclass
+class _Pending:
+    exchange: Exchange
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+class Connection:
+    """Base class of a connection to a target. Use as an async context manager."""
+
+    kind = "?"
+
+    def __init__(self, *, request_timeout: float = 10.0, max_message_bytes: int = 16 * 1024 * 1024):
+        self.request_timeout = request_timeout
+        self.max_message_bytes = max_message_bytes
+        self.wire: list[WireEvent] = []
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, _Pending] = {}
+        self._answered: set[Any] = set()
+        self._dead: str | None = None
+
+    # -- what transports implement -------------------------------------------------
+    async def _transmit(self, message: dict) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def __aenter__(self) -> "Connection":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def __aexit__(self, *exc) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- the peer ---------------------------------------------------------------------
+    @property
+    def dead(self) -> str | None:
+        """Why the connection is unusable, or None while it works."""
+        return self._dead
+
+    def _die(self, reason: str) -> None:
+        if self._dead is None:
+            self._dead = reason
+            self.wire.append(WireEvent(now(), "note", problem=reason))
+        for pending in list(self._pending.values()):
+            if pending.exchange.failure is None and pending.exchange.response is None:
+                pending.exchange.failure = f"{reason} during {pending.exchange.method}"
+            pending.done.set()
+
+    async def request(self, method: str, params: JSON = None, *, label: str | None = None,
+                      timeout: float | None = None, omit_params: bool = False) -> Exchange:
+        """Send a request and wait for its response; never raises for target faults."""
+        rid = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if not omit_params and params is not None:
+            message["params"] = params
+        exchange = Exchange(label or method, method, message, started=now())
+        if self._dead:
+            exchange.failure = f"{self._dead} before {method}"
+            return exchange
+        pending = self._pending[rid] = _Pending(exchange)
+        limit = self.request_timeout if timeout is None else timeout
+        with anyio.move_on_after(limit):
+            try:
+                await self._send(message)
+            except Exception as exc:  # a transport fault is the target's, reported as a reason
+                await self._on_send_error(exc)
+            await pending.done.wait()
+        self._pending.pop(rid, None)
+        if exchange.response is None and exchange.failure is None:
+            exchange.failure = f"no response to {method} within {limit:g} s"
+        exchange.elapsed = round(now() - exchange.started, 6)
+        return exchange
+
+    async def notify(self, method: str, params: JSON = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if self._dead:
+            return
+        try:
+            with anyio.fail_after(self.request_timeout):
+                await self._send(message)
+        except TimeoutError:
+            self._die(f"the target accepted no input for {self.request_timeout:g} s")
+        except Exception as exc:
+            await self._on_send_error(exc)
+
+    async def _on_send_error(self, exc: BaseException) -> None:
+        self._die(f"could not send to the target ({describe(exc)})")
+
+    async def _send(self, message: dict) -> None:
+        self.wire.append(WireEvent(now(), "out", message))
+        await self._transmit(message)
+
+    async def _on_incoming(self, text: str | bytes) -> None:
+        """Record one received message and route it; `text` is one JSON-RPC message."""
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError:
+                self.wire.append(WireEvent(now(), "in", raw=clip(repr(text), 200), problem="not UTF-8"))
+                return
+        try:
+            message = json.loads(text)
+        except ValueError:
+            self.wire.append(WireEvent(now(), "in", raw=clip(text, 200), problem="not JSON"))
+            return
+        event = WireEvent(now(), "in", message)
+        self.wire.append(event)
+        if isinstance(message, list):
+            event.problem = "a JSON-RPC batch (batches were removed from MCP in 2025-06-18)"
+            for item in message:
+                await self._route(item, event)
+            return
+        await self._route(message, event)
+
+    async def _route(self, message: JSON, event: WireEvent) -> None:
+        if not isinstance(message, dict):
+            event.problem = "not a JSON object"
+            return
+        if "method" in message and "id" in message:  # a request to the suite
+            await self._answer_target_request(message)
+            return
+        if "method" in message:  # a notification; judged later, nothing to do now
+            return
+        rid = message.get("id")
+        pending = self._pending.get(rid) if isinstance(rid, (int, str)) else None
+        if pending is None:
+            if rid in self._answered:
+                event.problem = f"a second response for id {rid!r}"
+            elif "error" in message and rid is None:
+                event.problem = None  # an error about an unparseable request; judged later
+            else:
+                event.problem = f"a response to id {rid!r}, which the suite never sent or no longer waits for"
+            return
+        if pending.exchange.response is None:
+            pending.exchange.response = message
+            self._answered.add(rid)
+        pending.done.set()
+
+    async def _answer_target_request(self, message: dict) -> None:
+        if message.get("method") == "ping":
+            reply: dict = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        else:
+            reply = {"jsonrpc": "2.0", "id": message["id"],
+                     "error": {"code": -32601, "message": "the conformance client offers no such method"}}
+        try:
+            await self._send(reply)
+        except Exception as exc:
+            await self._on_send_error(exc)
+
+
+def describe(exc: BaseException) -> str:
+    """A short, traceback-free description of an exception."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,148 @@
+"""Streamable HTTP target: the suite is the client of a server at a URL.
+
+Each JSON-RPC message is one POST (MCP 2025-03-26 and later). The server
+answers a request with `application/json` (one message) or `text/event-stream`
+(SSE events, each a message, ending with the response); a notification or a
+response is accepted with 202. After `initialize`, the session id and the
+negotiated protocol version travel as headers.
+
+The transport is written on httpx and httpx-sse rather than the SDK's client,
+because the suite must see every byte (the 2.x SDK client drops extension
+fields and hides malformed messages). A POST runs in its own task; the
+connection's request timeout bounds it, and closing the connection cancels
+what is left and ends the session with DELETE.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import httpx
+from httpx_sse import EventSource
+
+from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
+
+MAX_ERROR_BODY = 2048
+
+
+class HttpConnection(Connection):
+    kind = "http"
+
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, **kw):
+        super().__init__(**kw)
+        self.url = url
+        self.extra_headers = dict(headers or {})
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._tg = None
+
+    async def __aenter__(self) -> "HttpConnection":
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=self.request_timeout),
+                                         follow_redirects=False, trust_env=False)
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)
+        with anyio.CancelScope(shield=True):
+            if self.session_id:
+                with anyio.move_on_after(2):
+                    try:
+                        await self._client.delete(self.url, headers=self._headers())
+                    except httpx.HTTPError:
+                        pass
+            await self._client.aclose()
+
+    async def probe(self) -> None:
+        """Raise TargetUnavailable when nothing listens at the URL."""
+        try:
+            with anyio.fail_after(self.request_timeout):
+                await self._client.get(self.url, headers={"Accept": "text/event-stream"})
+        except httpx.ConnectError as exc:
+            raise TargetUnavailable(f"nothing answers at {self.url} ({describe(exc)})") from None
+        except (httpx.HTTPError, TimeoutError):
+            pass  # it is there; how it answers a GET is not this probe's business
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        headers.update(self.extra_headers)
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    async def _transmit(self, message: dict) -> None:
+        # Fire the POST in the background; its answer arrives through _on_incoming.
+        self._tg.start_soon(self._post, message)
+
+    async def _post(self, message: dict) -> None:
+        method = message.get("method", "response")
+        body = json.dumps(message, ensure_ascii=False).encode()
+        try:
+            async with self._client.stream("POST", self.url, content=body, headers=self._headers()) as resp:
+                if method == "initialize" and resp.headers.get("mcp-session-id"):
+                    self.session_id = resp.headers["mcp-session-id"]
+                await self._read_answer(message, resp)
+        except httpx.HTTPError as exc:
+            self._fail_request(message, f"HTTP transport error on {method} ({describe(exc)})")
+
+    async def _read_answer(self, message: dict, resp: httpx.Response) -> None:
+        method = message.get("method", "response")
+        ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+        if resp.status_code == 202 or ("id" not in message or "method" not in message):
+            await resp.aclose()
+            if resp.status_code >= 400:
+                self.wire.append(WireEvent(now(), "note", problem=f"HTTP {resp.status_code} for a {method} notification"))
+            return
+        if ctype == "text/event-stream" and resp.status_code < 400:
+            async for sse in EventSource(resp).aiter_sse():
+                if sse.data:
+                    await self._on_incoming(sse.data)
+                    if self._answered_id(message["id"]):
+                        return
+            if not self._answered_id(message["id"]):
+                self._fail_request(message, f"the server ended the event stream of {method} without a response")
+            return
+        data = await _read_bounded(resp, self.max_message_bytes)
+        if ctype == "application/json" and data:
+            await self._on_incoming(data)
+            if self._answered_id(message["id"]):
+                return
+        self._fail_request(message, f"HTTP {resp.status_code} ({ctype or 'no content type'}) for {method}: "
+                                    f"{clip(data.decode('utf-8', 'replace'), 200) or 'empty body'}")
+
+    def _answered_id(self, rid) -> bool:
+        pending = self._pending.get(rid)
+        return pending is None or pending.exchange.response is not None
+
+    def _fail_request(self, message: dict, reason: str) -> None:
+        pending = self._pending.get(message.get("id"))
+        if pending is not None and pending.exchange.response is None:
+            pending.exchange.failure = reason
+            pending.done.set()
+        elif pending is None:
+            self.wire.append(WireEvent(now(), "note", problem=reason))
+
+    async def _on_incoming(self, text) -> None:
+        await super()._on_incoming(text)
+        # Remember the negotiated version for the header every later request must carry.
+        last = self.wire[-1].message if self.wire else None
+        if isinstance(last, dict) and isinstance(last.get("result"), dict):
+            version = last["result"].get("protocolVersion")
+            if isinstance(version, str) and self.protocol_version is None:
+                self.protocol_version = version
+
+
+async def _read_bounded(resp: httpx.Response, limit: int) -> bytes:
+    chunks, size = [], 0
+    async for chunk in resp.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            break
+    return b"".join(chunks)[:limit]

@@ -1,0 +1,185 @@
+"""stdio target: the suite starts the command and owns its process group.
+
+Rules:
+- The command runs in a new session (its own process group) with a scrubbed
+  environment (`environment.scrubbed`), so closing the connection can end the
+  whole tree, grandchildren included, and a user's secrets stay home.
+- stdout is read as newline-delimited JSON-RPC, one message a line, each line
+  capped at `max_message_bytes`: a longer line is recorded as a problem and
+  skipped, so a flood cannot exhaust memory.
+- stderr is drained into a bounded tail that failure reasons quote.
+- Closing: stdin is closed (the polite end for stdio servers), then SIGTERM
+  to the group after a grace period, then SIGKILL. Every group still alive at
+  interpreter exit is killed too (`reaper`), which covers Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+from collections import deque
+
+import anyio
+from anyio.abc import Process
+
+from . import reaper
+from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
+from .environment import scrubbed
+
+STDERR_TAIL_BYTES = 8192
+
+
+class StdioConnection(Connection):
+    kind = "stdio"
+
+    def __init__(self, command: str | list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                 grace: float = 1.0, **kw):
+        super().__init__(**kw)
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.env = scrubbed(env)
+        self.cwd = cwd
+        self.grace = grace
+        self.proc: Process | None = None
+        self._stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._tg = None
+        self._write_lock = anyio.Lock()
+        self._stderr_done = anyio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def __aenter__(self) -> "StdioConnection":
+        try:
+            self.proc = await anyio.open_process(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=self.env, cwd=self.cwd, start_new_session=True)
+        except (OSError, ValueError) as exc:
+            raise TargetUnavailable(f"cannot start {shlex.join(self.argv)!r}: {describe(exc)}") from None
+        reaper.track(self.proc.pid)
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._read_stdout)
+        self._tg.start_soon(self._read_stderr)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._stop()
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)
+
+    async def _stop(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            try:
+                await proc.stdin.aclose()
+            except Exception:
+                pass
+        with anyio.move_on_after(self.grace):
+            await proc.wait()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if proc.returncode is not None and not _group_alive(proc.pid):
+                break
+            _signal_group(proc.pid, sig)
+            with anyio.move_on_after(self.grace):
+                await proc.wait()
+        _signal_group(proc.pid, signal.SIGKILL)  # leave no grandchild behind
+        reaper.untrack(proc.pid)
+
+    # -- transport --------------------------------------------------------------------------
+    async def _transmit(self, message: dict) -> None:
+        import json
+
+        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        async with self._write_lock:
+            await self.proc.stdin.send(data)
+
+    async def _on_send_error(self, exc: BaseException) -> None:
+        # A broken pipe usually means the process is gone: prefer the reason the
+        # stdout reader gives (exit code, stderr tail) when it comes promptly.
+        with anyio.move_on_after(1.0):
+            while self._dead is None:
+                await anyio.sleep(0.02)
+        if self._dead is None:
+            self._die(f"could not write to the server's stdin ({describe(exc)})")
+
+    async def _read_stdout(self) -> None:
+        buffer = bytearray()
+        skipping = False  # inside a line that went over the cap
+        try:
+            while True:
+                try:
+                    chunk = await self.proc.stdout.receive(65536)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                start = 0
+                while True:
+                    nl = chunk.find(b"\n", start)
+                    if nl < 0:
+                        if not skipping:
+                            buffer += chunk[start:]
+                            if len(buffer) > self.max_message_bytes:
+                                self.wire.append(WireEvent(now(), "in", raw=clip(bytes(buffer[:200]).decode("utf-8", "replace"), 200),
+                                                           problem=f"a message over {self.max_message_bytes} bytes (skipped)"))
+                                buffer.clear()
+                                skipping = True
+                        break
+                    piece = chunk[start:nl]
+                    start = nl + 1
+                    if skipping:
+                        skipping = False
+                        continue
+                    buffer += piece
+                    line = bytes(buffer).strip()
+                    buffer.clear()
+                    if line:
+                        await self._on_incoming(line)
+        finally:
+            await self._on_stdout_closed()
+
+    async def _on_stdout_closed(self) -> None:
+        code = None
+        with anyio.move_on_after(0.5):
+            code = await self.proc.wait()
+        with anyio.move_on_after(0.5):
+            await self._stderr_done.wait()
+        detail = f"exit code {code}" if code is not None else "still running"
+        tail = self.stderr_tail()
+        if tail:
+            detail += f"; stderr ends: {clip(tail, 300)}"
+        self._die(f"server closed stdout ({detail})")
+
+    async def _read_stderr(self) -> None:
+        while True:
+            try:
+                chunk = await self.proc.stderr.receive(65536)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._stderr_done.set()
+                return
+            self._stderr.append(chunk)
+            self._stderr_size += len(chunk)
+            while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr) > 1:
+                self._stderr_size -= len(self._stderr.popleft())
+
+    def stderr_tail(self) -> str:
+        text = b"".join(self._stderr)[-STDERR_TAIL_BYTES:].decode("utf-8", "replace").strip()
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return " | ".join(lines[-3:])
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False

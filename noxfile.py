@@ -1,0 +1,38 @@
+"""Long and matrix runs, kept out of the default test run.
+
+    nox -s tests                 the suite's own tests (what CI runs)
+    nox -s lint                  ruff
+    nox -s sdk                   the reference server on each mcp release, every server check, stdio and HTTP
+    nox -s "sdk(mcp='1.9.4')"    one release
+"""
+
+import nox
+
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+# Releases the reference implementations must run on (DESIGN.md "SDK matrix").
+SDK_RELEASES = ["1.9.4", "1.23.3", "1.30.0", "2.0.0", "2.3.0"]
+
+
+@nox.session
+def tests(session):
+    session.install("-e", ".[reference,test]")
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+    session.run("ruff", "check", "conformance", "reference_servers", "reference_clients", "tests", "bench",
+                "--select", "E,F,W,I", "--ignore", "E501")
+
+
+@nox.session
+@nox.parametrize("mcp", SDK_RELEASES)
+def sdk(session, mcp):
+    """The reference server built on one mcp release, judged by the server-role checks."""
+    pins = [f"mcp=={mcp}"] + (["pydantic<2.14"] if mcp.startswith("1.") else [])
+    session.install("-e", ".[reference,test]", *pins)
+    session.run("python", "-m", "pytest", "tests/test_reference_server.py", "-q", *session.posargs,
+                env={"MCPX_SDK_UNDER_TEST": mcp})

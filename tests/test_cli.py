@@ -1,0 +1,100 @@
+"""The command line, end to end: exit codes, reports, and no traceback at the user."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conformance import schemas_loader
+from tests.helpers import ROOT, fake_command
+
+
+def cli(*argv, timeout=120):
+    return subprocess.run([sys.executable, "-m", "conformance", *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def assert_clean(proc):
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_list_prints_every_check_with_rows_and_level():
+    proc = cli("list", "--role", "server")
+    assert proc.returncode == 0
+    assert "execution-requirements/server/unmet-requirement-fails-call" in proc.stdout
+    assert "MUST" in proc.stdout and "35 checks" in proc.stdout
+
+
+def test_list_as_json():
+    rows = json.loads(cli("list", "--json").stdout)
+    assert all(r["rows"] for r in rows)
+
+
+def test_passing_server_exits_0_and_writes_reports(tmp_path):
+    proc = cli("server", "--command", fake_command(), "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert schemas_loader.errors("results", doc) == []
+    assert doc["exitCode"] == 0 and doc["summary"]["fail"] == 0 and doc["summary"]["total"] == 35
+    assert (tmp_path / "junit.xml").read_text().count("<testcase") == 35
+    assert "| execution-requirements | yes (advertisement) |" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "pytest-report.json").exists()
+
+
+def test_broken_server_exits_1_naming_the_check(tmp_path):
+    proc = cli("server", "--command", fake_command("--break", "execution-requirements/all-requirements-enforced"),
+               "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 1
+    assert "FAIL  execution-requirements/server/all-requirements-enforced" in proc.stdout
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [c["id"] for c in doc["checks"] if c["outcome"] == "fail"] == [
+        "execution-requirements/server/all-requirements-enforced"]
+
+
+def test_warning_fails_only_under_strict(tmp_path):
+    mutant = fake_command("--break", "execution-requirements/unmet-error-names-requirement")
+    assert cli("server", "--command", mutant, "--report-dir", str(tmp_path)).returncode == 0
+    assert cli("server", "--command", mutant, "--report-dir", str(tmp_path), "--strict").returncode == 1
+
+
+def test_plain_server_reports_profiles_not_claimed(tmp_path):
+    proc = cli("server", "--command", fake_command("--plain"), "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert not any(p["claimed"] for p in doc["profiles"].values())
+
+
+def test_unstartable_target_exits_2_without_traceback(tmp_path):
+    proc = cli("server", "--command", "/nonexistent/server --flag", "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 2
+    assert "cannot start" in proc.stdout + proc.stderr
+
+
+def test_unreachable_url_exits_2(tmp_path):
+    from conformance.cli import free_port
+
+    proc = cli("server", "--url", f"http://127.0.0.1:{free_port()}/mcp", "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 2
+
+
+@pytest.mark.parametrize("argv", [["server"], ["server", "--command", "x", "--profile", "nope"], ["bogus"]])
+def test_bad_usage_exits_2(argv, tmp_path):
+    proc = cli(*argv, "--report-dir", str(tmp_path)) if argv[0] == "server" and len(argv) > 1 else cli(*argv)
+    assert_clean(proc)
+    assert proc.returncode == 2
+
+
+def test_profile_option_claims_and_limits(tmp_path):
+    proc = cli("server", "--command", fake_command("--plain"), "--profile", "context-middleware",
+               "--report-dir", str(tmp_path))
+    assert proc.returncode == 1
+    doc = json.loads((tmp_path / "results.json").read_text())
+    failing = {c["id"] for c in doc["checks"] if c["outcome"] == "fail"}
+    assert "context-middleware/server/capability-advertised" in failing
+    assert {c["profile"] for c in doc["checks"] if c["outcome"] != "skip"} == {"context-middleware"}

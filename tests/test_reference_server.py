@@ -1,0 +1,52 @@
+"""The reference server passes every server-role check, over stdio and over Streamable HTTP."""
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conformance.cli import free_port, wait_for_port
+from conformance.targets import TargetSpec
+from tests.helpers import ROOT, not_ok, reference_command, server_verdicts
+
+EXPECTED_SKIPS = {"context-middleware/server/unadvertised-method-rejected",
+                  "augmentation/server/unadvertised-method-rejected"}
+
+
+def assert_all_pass(verdicts):
+    assert not_ok(verdicts) == {}
+    assert {cid for cid, r in verdicts.items() if r.outcome == "skip"} == EXPECTED_SKIPS
+    assert all(r.claim["claimed"] for cid, r in verdicts.items() if cid not in EXPECTED_SKIPS)
+
+
+def test_reference_server_stdio_passes_every_check():
+    assert_all_pass(server_verdicts(TargetSpec("stdio", command=reference_command())))
+
+
+@pytest.fixture
+def reference_http():
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert wait_for_port(port, proc), proc.stderr.read().decode() if proc.poll() is not None else "no listen"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_reference_server_http_passes_every_check(reference_http):
+    assert_all_pass(server_verdicts(TargetSpec("http", url=reference_http)))
+
+
+def test_reference_server_with_every_profile_claimed():
+    claimed = {"preprocessor-tools", "execution-requirements", "context-middleware", "augmentation"}
+    verdicts = server_verdicts(TargetSpec("stdio", command=reference_command()), claimed=claimed)
+    assert not_ok(verdicts) == {}
+    assert all(r.claim["claimedBy"] == "option" for r in verdicts.values())

@@ -1,0 +1,51 @@
+"""Every server-role check can fail: each mutant of the fake server fails exactly its own check.
+
+The fake server (tests/servers/fake_server.py) is an independent, SDK-free
+implementation of the fixture contract. Unbroken, it passes every check; with
+`--break X` it breaks one rule and check X, and no other, must stop passing.
+"""
+
+import pytest
+
+from conformance.targets import TargetSpec
+from tests.helpers import SERVER_CHECKS, fake_command, not_ok, server_verdicts
+from tests.servers.fake_server import MUTANTS
+
+
+def check_id(mutant: str) -> str:
+    profile, slug = mutant.split("/")
+    return f"{profile}/server/{slug}"
+
+
+def test_every_server_check_has_a_mutant():
+    assert sorted(map(check_id, MUTANTS)) == SERVER_CHECKS
+
+
+def test_unbroken_fake_passes_every_check():
+    verdicts = server_verdicts(TargetSpec("stdio", command=fake_command()))
+    assert not_ok(verdicts) == {}
+    skipped = {cid for cid, r in verdicts.items() if r.outcome == "skip"}
+    # A server that advertises everything cannot be asked about unadvertised methods.
+    assert skipped == {"context-middleware/server/unadvertised-method-rejected",
+                       "augmentation/server/unadvertised-method-rejected"}
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_mutant_fails_exactly_its_check(mutant):
+    expected = check_id(mutant)
+    # A server that hides its capability is only caught when the user claims the profile.
+    claimed = {mutant.split("/")[0]} if mutant.endswith("/capability-advertised") else set()
+    verdicts = server_verdicts(TargetSpec("stdio", command=fake_command("--break", mutant)), claimed=claimed)
+    assert set(not_ok(verdicts)) == {expected}, not_ok(verdicts)
+    result = verdicts[expected]
+    assert result.reason and "internal error" not in result.reason
+    assert result.outcome == ("warn" if result.level == "SHOULD" else "fail")
+
+
+def test_plain_server_claims_nothing():
+    verdicts = server_verdicts(TargetSpec("stdio", command=fake_command("--plain")))
+    assert not_ok(verdicts) == {}
+    ran = {cid for cid, r in verdicts.items() if r.outcome != "skip"}
+    assert ran == {"context-middleware/server/unadvertised-method-rejected",
+                   "augmentation/server/unadvertised-method-rejected"}
+    assert all("not claimed" in r.reason for cid, r in verdicts.items() if cid not in ran)

@@ -1,0 +1,55 @@
+"""The base-protocol validators say precisely what is wrong with a message."""
+
+import pytest
+
+from conformance.targets import WireEvent
+from conformance.wire import base_problems, envelope_problems, transcript_problems
+
+VALID = [
+    {"jsonrpc": "2.0", "id": 1, "result": {}},
+    {"jsonrpc": "2.0", "id": "a", "error": {"code": -32601, "message": "Method not found"}},
+    {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}},
+    {"jsonrpc": "2.0", "id": 7, "method": "ping"},
+]
+INVALID = {
+    "wrong version": ({"jsonrpc": "1.0", "id": 1, "result": {}}, "jsonrpc"),
+    "result and error": ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": ""}}, "exactly one"),
+    "neither result nor error": ({"jsonrpc": "2.0", "id": 1}, "exactly one"),
+    "string error code": ({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}}, "error.code"),
+    "no id no method": ({"jsonrpc": "2.0", "result": {}}, "no method, no id"),
+    "positional params": ({"jsonrpc": "2.0", "method": "x", "params": [1]}, "named params"),
+    "array": ([1], "not a JSON object"),
+}
+
+
+@pytest.mark.parametrize("message", VALID)
+def test_valid_envelopes(message):
+    assert envelope_problems(message) == []
+
+
+@pytest.mark.parametrize("name", INVALID)
+def test_invalid_envelopes(name):
+    message, fragment = INVALID[name]
+    problems = envelope_problems(message)
+    assert problems and fragment in " ".join(problems)
+
+
+def test_base_types_catch_a_bad_tool_list():
+    problems = base_problems("tools/list", {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": 3}]}})
+    assert problems and "tools/list result is not valid MCP" in problems[0]
+
+
+def test_base_types_catch_a_bad_notification():
+    problems = base_problems(None, {"jsonrpc": "2.0", "method": "notifications/message",
+                                    "params": {"level": "loud", "data": "x"}})
+    assert problems and "notification notifications/message" in problems[0]
+
+
+def test_transcript_reports_wire_problems_in_order():
+    wire = [WireEvent(0.1, "out", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            WireEvent(0.2, "in", raw="garbage", problem="not JSON"),
+            WireEvent(0.3, "in", {"jsonrpc": "2.0", "id": 1, "result": {"tools": "no"}})]
+    problems = transcript_problems(wire)
+    assert len(problems) == 2
+    assert problems[0].startswith("t=0.200s: not JSON")
+    assert "tools/list result" in problems[1]
