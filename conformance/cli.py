@@ -32,6 +32,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR",
                         help=f"where to write results.json, junit.xml, summary.md (default {DEFAULT_REPORT_DIR})")
     parser.add_argument("--strict", action="store_true", help="SHOULD-level violations fail the run")
+    parser.add_argument("--expected-failures", metavar="FILE",
+                        help="YAML list of check ids or profiles expected to fail; a listed check that passes is stale")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="seconds to wait for any one response (default 10)")
     parser.add_argument("--run-timeout", type=float, default=120.0, metavar="SECONDS",
@@ -45,7 +47,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-ext-conformance",
                                      description="Conformance suite for MCP context extensions.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="subcommand", required=True)
 
     server = sub.add_parser("server", help="check an MCP server")
     where = server.add_mutually_exclusive_group(required=True)
@@ -70,11 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse prints its own usage message
         return 2 if exc.code else 0
     try:
-        if args.command == "list":
+        if args.subcommand == "list":
             return cmd_list(args)
-        if args.command == "server":
+        if args.subcommand == "server":
             return cmd_server(args)
-        if args.command == "demo":
+        if args.subcommand == "demo":
             return cmd_demo(args)
     except KeyboardInterrupt:
         print("mcp-ext-conformance: interrupted", file=sys.stderr)
@@ -89,7 +91,7 @@ def pytest_args(args, role_args: list[str], test_file: str) -> list[str]:
     report_dir = Path(args.report_dir)
     out = [str(PACKAGE_DIR / test_file), *role_args,
            "-c", str(PACKAGE_DIR / "pytest-cli.ini"), "--rootdir", str(PACKAGE_DIR),
-           "-p", "no:cacheprovider", "--no-header", "-q" if not args.verbose else "-v",
+           "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header", "-q" if not args.verbose else "-v",
            "--mcp-report-dir", str(report_dir), "--mcp-timeout", str(args.timeout),
            "--mcp-run-timeout", str(args.run_timeout),
            "--junitxml", str(report_dir / "junit.xml"),
@@ -100,6 +102,8 @@ def pytest_args(args, role_args: list[str], test_file: str) -> list[str]:
         out += ["--mcp-env", item]
     if args.strict:
         out.append("--mcp-strict")
+    if args.expected_failures:
+        out += ["--mcp-expected-failures", args.expected_failures]
     if args.keyword:
         out += ["-k", args.keyword]
     return out

@@ -41,12 +41,23 @@ def pytest_addoption(parser):
                     help="seconds one profile's whole run may take (default 120)")
     group.addoption("--mcp-env", dest="mcpx_env", action="append", default=[],
                     help="KEY=VALUE passed to a started target (its environment is otherwise scrubbed)")
+    group.addoption("--mcp-expected-failures", dest="mcpx_expected_failures", default=None,
+                    help="YAML list of check ids or profiles expected to fail (listed passes go stale and fail)")
     group.addoption("--mcp-report-dir", dest="mcpx_report_dir", default=None,
                     help="write results.json and summary.md here")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "mcpx_check(id): a conformance check")
+    config._mcpx_baseline = None
+    if config.getoption("mcpx_expected_failures", None):
+        from . import server  # noqa: F401  (registers the checks a baseline may name)
+        from .baseline import BaselineError, load
+
+        try:
+            config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
+        except BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if config.getoption("mcpx_report_dir", None) or _server_target(config):
         config.pluginmanager.register(Reporter(config), "mcpx-reporter")
 
@@ -101,13 +112,22 @@ def mcpx_verdict(request):
             pytest.skip(f"profile not selected (--mcp-profile limits the run to "
                         f"{', '.join(request.config.getoption('mcpx_profiles'))})")
         result = evaluate(check, rec)
+        strict = request.config.getoption("mcpx_strict")
+        baseline = request.config._mcpx_baseline
+        if baseline is not None:
+            outcome, why = baseline.apply(result.outcome, check_id, strict)
+            if why:
+                result.expected_failure = outcome == "xfail"
+                result.reason = f"{why}: {result.reason}" if outcome == "xfail" else why
+                result.outcome = outcome
         payload = result.to_json()
         payload["claim"] = result.claim
         request.node.user_properties.append((PROPERTY, json.dumps(payload)))
-        strict = request.config.getoption("mcpx_strict")
         if result.outcome == "skip":
             pytest.skip(result.reason)
-        if result.outcome == "fail" or (strict and result.outcome == "warn"):
+        if result.outcome == "xfail":
+            pytest.xfail(result.reason)
+        if result.outcome in ("fail", "stale") or (strict and result.outcome == "warn"):
             pytest.fail(format_failure(result), pytrace=False)
         return result
 
@@ -133,9 +153,17 @@ class Reporter:
                 if claim is not None:
                     self.claims[result.profile] = claim
 
+    def stale_profiles(self) -> list[str]:
+        baseline = self.config._mcpx_baseline
+        if baseline is None:
+            return []
+        return baseline.stale_profiles({cid: r.outcome for cid, r in self.results.items()})
+
     def exit_code(self, session_status: int) -> int:
         if getattr(self.config, "_mcpx_unavailable", None):
             return 2
+        if self.stale_profiles():
+            return 1
         strict = self.config.getoption("mcpx_strict")
         bad = [r for r in self.results.values() if r.outcome in ("fail", "stale") or (strict and r.outcome == "warn")]
         if bad:
@@ -143,6 +171,8 @@ class Reporter:
         return 0 if session_status in (0, 5) and self.results else int(session_status) or 0
 
     def pytest_sessionfinish(self, session, exitstatus):
+        if self.stale_profiles() and session.exitstatus == 0:
+            session.exitstatus = 1  # a whole-profile baseline entry nothing fails any more
         directory = self.config.getoption("mcpx_report_dir")
         if not directory or hasattr(self.config, "workerinput"):  # xdist workers leave it to the controller
             return
@@ -164,6 +194,8 @@ class Reporter:
 
         for line in reports.terminal_table(list(self.results.values()), self.claims):
             terminalreporter.write_line(line)
+        for profile in self.stale_profiles():
+            terminalreporter.write_line(f"  STALE expected-failures entry {profile!r}: no check of it fails now")
 
 
 def _target_description(config) -> dict:

@@ -98,3 +98,33 @@ def test_profile_option_claims_and_limits(tmp_path):
     failing = {c["id"] for c in doc["checks"] if c["outcome"] == "fail"}
     assert "context-middleware/server/capability-advertised" in failing
     assert {c["profile"] for c in doc["checks"] if c["outcome"] != "skip"} == {"context-middleware"}
+
+
+def test_expected_failure_baseline_hides_a_known_failure_and_goes_stale(tmp_path):
+    mutant = fake_command("--break", "execution-requirements/all-requirements-enforced")
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text("execution-requirements/server/all-requirements-enforced: tracked in issue 12\n")
+    known = cli("server", "--command", mutant, "--expected-failures", str(baseline), "--report-dir", str(tmp_path))
+    assert known.returncode == 0, known.stdout[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert {c["id"]: c["outcome"] for c in doc["checks"]}["execution-requirements/server/all-requirements-enforced"] == "xfail"
+    fixed = cli("server", "--command", fake_command(), "--expected-failures", str(baseline), "--report-dir", str(tmp_path))
+    assert fixed.returncode == 1
+    assert "stale" in fixed.stdout.lower()
+
+
+def test_baseline_with_unknown_id_is_a_usage_error(tmp_path):
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text("- execution-requirements/server/no-such-check\n")
+    proc = cli("server", "--command", fake_command(), "--expected-failures", str(baseline), "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 2
+    assert "no-such-check" in proc.stdout + proc.stderr
+
+
+def test_whole_profile_baseline_goes_stale_when_nothing_fails(tmp_path):
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text("- augmentation\n")
+    proc = cli("server", "--command", fake_command(), "--expected-failures", str(baseline), "--report-dir", str(tmp_path))
+    assert proc.returncode == 1
+    assert "STALE expected-failures entry 'augmentation'" in proc.stdout
