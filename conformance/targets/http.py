@@ -77,8 +77,13 @@ class HttpConnection(Connection):
         return headers
 
     async def _transmit(self, message: dict) -> None:
-        # Fire the POST in the background; its answer arrives through _on_incoming.
-        self._tg.start_soon(self._post, message)
+        if "method" in message and "id" in message:
+            # A request: POST in the background; its answer arrives through _on_incoming.
+            self._tg.start_soon(self._post, message)
+        else:
+            # A notification or a response: wait for the 202, so that what the suite sends
+            # next cannot overtake it (notifications/initialized before the first request).
+            await self._post(message)
 
     async def _post(self, message: dict) -> None:
         method = message.get("method", "response")

@@ -1,0 +1,217 @@
+"""The reference server's behaviour, independent of any SDK release.
+
+An `App` holds the tools (with their extension fields), the context middleware
+and the augmentations a deployment offers, and the requirement strings it
+satisfies. Everything the extensions define is decided here, once:
+
+- `call_tool` enforces `execution.requirements` before the tool body runs: each
+  declared string must be in `satisfied` by exact string equality (SEP-2487: no
+  case folding, no normalisation); an unmet call fails as a tool error that
+  names what is unmet, and the body never runs.
+- `handle_extension` serves `middleware/list`, `middleware/invoke`,
+  `augmentation/list` and `augmentation/augment`, validating parameters and
+  arguments (JSON Schema 2020-12) and answering faults with JSON-RPC errors.
+
+The SDK adapters (reference_servers/sdk/) only put this on the wire.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from jsonschema import Draft202012Validator
+
+log = logging.getLogger("reference_servers")
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+EXTENSION_METHODS = ("middleware/list", "middleware/invoke", "augmentation/list", "augmentation/augment")
+
+
+class JsonRpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+class ToolFailure(Exception):
+    """A tool body's failure, reported to the caller as a result with isError: true."""
+
+
+@dataclass
+class Session:
+    """Per MCP session state (one stdio connection, one HTTP session)."""
+
+    gated_runs: int = 0  # how many times the body of a gated tool has run
+
+
+@dataclass
+class ToolDef:
+    name: str
+    description: str
+    input_schema: dict
+    handler: Callable[[dict, Session], Awaitable[list[dict]]]  # returns content blocks; raises ToolFailure
+    extensions: dict = field(default_factory=dict)  # extra Tool fields, on the wire verbatim
+
+    @property
+    def requirements(self) -> list[str]:
+        execution = self.extensions.get("execution") or {}
+        return list(execution.get("requirements") or ())
+
+    def to_wire(self) -> dict:
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema,
+                **copy.deepcopy(self.extensions)}
+
+
+@dataclass
+class MiddlewareDef:
+    name: str
+    description: str
+    input_schema: dict
+    fn: Callable[[list[dict], dict], dict]  # (context, arguments) -> {"content": [...], "metadata"?: {...}}
+
+    def to_wire(self) -> dict:
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+
+@dataclass
+class AugmentationDef:
+    name: str
+    description: str
+    input_schema: dict
+    fn: Callable[[list[dict], dict], dict]  # -> {"content": [{"content", "properties"?}], "hint"?, "metadata"?}
+
+    def to_wire(self) -> dict:
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+
+@dataclass
+class App:
+    name: str = "mcp-ext-reference"
+    version: str = "0.1.0"
+    tools: dict[str, ToolDef] = field(default_factory=dict)
+    middleware: dict[str, MiddlewareDef] = field(default_factory=dict)
+    augmentations: dict[str, AugmentationDef] = field(default_factory=dict)
+    satisfied: set[str] = field(default_factory=set)
+    sessions: dict[Any, Session] = field(default_factory=dict)
+
+    # -- registration --------------------------------------------------------------------
+    def add_tool(self, tool: ToolDef) -> None:
+        self.tools[tool.name] = tool
+
+    def add_middleware(self, item: MiddlewareDef) -> None:
+        self.middleware[item.name] = item
+
+    def add_augmentation(self, item: AugmentationDef) -> None:
+        self.augmentations[item.name] = item
+
+    def session(self, key: Any) -> Session:
+        return self.sessions.setdefault(key, Session())
+
+    # -- what the adapters put on the wire -------------------------------------------------
+    def capabilities(self) -> dict:
+        """Extension capabilities to merge into the SDK's own."""
+        caps: dict = {}
+        if self.middleware:
+            caps["contextMiddleware"] = {}
+        if self.augmentations:
+            caps["augmentation"] = {"listChanged": False}
+        return caps
+
+    def tool_list(self) -> list[dict]:
+        return [tool.to_wire() for tool in self.tools.values()]
+
+    def patch_tool_list(self, result: dict) -> dict:
+        """Put each tool's extension fields back on a tools/list result an SDK produced."""
+        for tool in result.get("tools") or ():
+            mine = self.tools.get(tool.get("name"))
+            if mine is not None:
+                tool.update(copy.deepcopy(mine.extensions))
+        return result
+
+    def patch_capabilities(self, result: dict) -> dict:
+        caps = result.setdefault("capabilities", {})
+        caps.update(self.capabilities())
+        return result
+
+    # -- tools/call --------------------------------------------------------------------------
+    def unmet(self, tool: ToolDef) -> list[str]:
+        return [req for req in tool.requirements if req not in self.satisfied]
+
+    async def call_tool(self, name: str, arguments: dict | None, session_key: Any) -> dict:
+        tool = self.tools.get(name)
+        if tool is None:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+        unmet = self.unmet(tool)
+        if unmet:  # enforced before the body, so an unmet call has no side effect
+            return error_result(f"unmet execution requirements: {', '.join(unmet)}",
+                                {"unmetRequirements": unmet})
+        problems = schema_problems(tool.input_schema, arguments or {})
+        if problems:
+            return error_result(f"invalid arguments for {name}: {'; '.join(problems)}")
+        try:
+            content = await tool.handler(arguments or {}, self.session(session_key))
+        except ToolFailure as exc:
+            return error_result(str(exc))
+        return {"content": content}
+
+    # -- extension methods -----------------------------------------------------------------
+    def handle_extension(self, method: str, params: Any) -> dict:
+        """Serve one of EXTENSION_METHODS; raises JsonRpcError for faults."""
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise JsonRpcError(INVALID_PARAMS, "params must be an object")
+        if method == "middleware/list":
+            return {"middleware": [m.to_wire() for m in self.middleware.values()]}
+        if method == "augmentation/list":
+            return {"augmentations": [a.to_wire() for a in self.augmentations.values()]}
+        registry = self.middleware if method == "middleware/invoke" else self.augmentations
+        kind = "middleware" if method == "middleware/invoke" else "augmentation"
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise JsonRpcError(INVALID_PARAMS, f"{method}: name must be a string")
+        item = registry.get(name)
+        if item is None:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown {kind}: {name}")
+        context = params.get("context")
+        if not isinstance(context, list) or not all(isinstance(b, dict) and isinstance(b.get("type"), str)
+                                                    for b in context):
+            raise JsonRpcError(INVALID_PARAMS, f"{method}: context must be an array of content blocks")
+        arguments = params.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(INVALID_PARAMS, f"{method}: arguments must be an object")
+        problems = schema_problems(item.input_schema, arguments)
+        if problems:
+            raise JsonRpcError(INVALID_PARAMS, f"invalid arguments for {kind} {name}: {'; '.join(problems)}",
+                               {"errors": problems})
+        try:
+            return item.fn(copy.deepcopy(context), copy.deepcopy(arguments))
+        except ValueError as exc:  # semantically wrong arguments, beyond what the schema says
+            raise JsonRpcError(INVALID_PARAMS, f"{kind} {name}: {exc}") from None
+        except Exception as exc:  # a bug in a middleware must not take the connection down
+            log.exception("%s %s failed", kind, name)
+            raise JsonRpcError(INTERNAL_ERROR, f"{kind} {name} failed: {type(exc).__name__}") from None
+
+
+def error_result(text: str, structured: dict | None = None) -> dict:
+    out: dict = {"content": [{"type": "text", "text": text}], "isError": True}
+    del structured  # kept out of the wire: structuredContent needs an outputSchema
+    return out
+
+
+_validators: dict[int, Draft202012Validator] = {}
+
+
+def schema_problems(schema: dict, instance: Any) -> list[str]:
+    validator = _validators.get(id(schema))
+    if validator is None:
+        validator = _validators[id(schema)] = Draft202012Validator(schema)
+    out = []
+    for error in validator.iter_errors(instance):
+        where = "/".join(str(p) for p in error.absolute_path)
+        out.append(f"{where + ': ' if where else ''}{error.message}")
+    return out

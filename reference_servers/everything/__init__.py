@@ -1,0 +1,1 @@
+"""The reference server: every server-role profile, its fixtures, and real middleware."""

@@ -1,0 +1,64 @@
+"""Run the reference server.
+
+    python -m reference_servers.everything [--http PORT] [--host HOST] [--config FILE]
+
+stdio by default; with --http, Streamable HTTP at http://HOST:PORT/mcp (HOST
+defaults to 127.0.0.1). Logs go to stderr; stdout carries JSON-RPC only.
+
+--config FILE is JSON:
+    {
+      "profiles": ["preprocessor-tools", "execution-requirements", "context-middleware", "augmentation"],
+      "satisfiedRequirements": ["env:production", ...],   # strings this deployment satisfies, exactly
+      "fixtures": true                                      # expose the conformance_* fixtures
+    }
+MCPX_SATISFIED_REQUIREMENTS (comma-separated) adds satisfied strings from the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+
+from ..sdk import adapter
+from .app import build_app
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reference_servers.everything")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on this port")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--config", metavar="FILE", help="JSON configuration (see the module docstring)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    config = {}
+    if args.config:
+        try:
+            with open(args.config, encoding="utf-8") as handle:
+                config = json.load(handle)
+        except (OSError, ValueError) as exc:
+            print(f"reference server: cannot read config {args.config}: {exc}", file=sys.stderr)
+            return 2
+    env_satisfied = [s for s in os.environ.get("MCPX_SATISFIED_REQUIREMENTS", "").split(",") if s]
+    config["satisfiedRequirements"] = list(config.get("satisfiedRequirements") or ()) + env_satisfied
+    try:
+        app = build_app(config)
+    except ValueError as exc:
+        print(f"reference server: {exc}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        if args.http:
+            adapter().run_http(app, args.host, args.http)
+        else:
+            adapter().run_stdio(app)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

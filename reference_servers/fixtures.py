@@ -1,0 +1,102 @@
+"""The conformance fixtures every profile's checks drive (the fixture contract).
+
+Tools: conformance_memories (preprocessor), conformance_echo, the gated tools
+and conformance_side_effects. Middleware: conformance_identity,
+conformance_uppercase, conformance_strict_args. Augmentations:
+conformance_identity, conformance_prepend_note.
+"""
+
+from __future__ import annotations
+
+from .core import App, AugmentationDef, MiddlewareDef, Session, ToolDef
+
+SATISFIED = "conformance:satisfied"
+GATED = {
+    "conformance_gated_ok": ["conformance:satisfied"],
+    "conformance_gated_unmet": ["conformance:unsatisfied"],
+    "conformance_gated_mixed": ["conformance:satisfied", "conformance:unsatisfied"],
+    "conformance_gated_case": ["Conformance:Satisfied"],
+}
+EMPTY_OBJECT = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def text(value: str) -> list[dict]:
+    return [{"type": "text", "text": value}]
+
+
+async def memories(args: dict, session: Session) -> list[dict]:
+    return text(f"conformance memories for: {args['query']}")
+
+
+async def echo(args: dict, session: Session) -> list[dict]:
+    return text(args["text"])
+
+
+async def gated_body(args: dict, session: Session) -> list[dict]:
+    session.gated_runs += 1
+    return text("ran")
+
+
+async def side_effects(args: dict, session: Session) -> list[dict]:
+    return text(str(session.gated_runs))
+
+
+def identity(context: list[dict], arguments: dict) -> dict:
+    return {"content": context}
+
+
+def uppercase(context: list[dict], arguments: dict) -> dict:
+    changed = 0
+    for block in context:
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            upper = block["text"].upper()
+            changed += upper != block["text"]
+            block["text"] = upper
+    return {"content": context, "metadata": {"changed": changed}}
+
+
+def strict_args(context: list[dict], arguments: dict) -> dict:
+    return {"content": context, "metadata": {"mode": arguments["mode"]}}
+
+
+def augment_identity(context: list[dict], arguments: dict) -> dict:
+    return {"content": [{"content": block} for block in context]}
+
+
+def prepend_note(context: list[dict], arguments: dict) -> dict:
+    return {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
+
+
+def register(app: App, profiles: set[str]) -> None:
+    if "preprocessor-tools" in profiles:
+        app.add_tool(ToolDef("conformance_memories", "Conformance fixture: a preprocessor returning memories for a query.",
+                             {"type": "object", "properties": {"query": {"type": "string", "description":
+                                                                           "The user input to match against memories"}},
+                              "required": ["query"]}, memories, {"preprocessor": True}))
+        app.add_tool(ToolDef("conformance_echo", "Conformance fixture: returns its text unchanged.",
+                             {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}, echo))
+    if "execution-requirements" in profiles:
+        app.satisfied.add(SATISFIED)
+        for name, requirements in GATED.items():
+            app.add_tool(ToolDef(name, f"Conformance fixture: gated by {', '.join(requirements)}; counts its runs.",
+                                 EMPTY_OBJECT, gated_body, {"execution": {"requirements": list(requirements)}}))
+        app.add_tool(ToolDef("conformance_side_effects",
+                             "Conformance fixture: how many times a gated tool's body has run in this session.",
+                             EMPTY_OBJECT, side_effects))
+    if "context-middleware" in profiles:
+        app.add_middleware(MiddlewareDef("conformance_identity", "Conformance fixture: returns the context unchanged.",
+                                         {"type": "object", "properties": {}}, identity))
+        app.add_middleware(MiddlewareDef("conformance_uppercase",
+                                         "Conformance fixture: uppercases text blocks; metadata.changed counts them.",
+                                         {"type": "object", "properties": {}}, uppercase))
+        app.add_middleware(MiddlewareDef("conformance_strict_args",
+                                         "Conformance fixture: requires mode \"a\" or \"b\", returns the context.",
+                                         {"type": "object", "properties": {"mode": {"type": "string", "enum": ["a", "b"]}},
+                                          "required": ["mode"], "additionalProperties": False}, strict_args))
+    if "augmentation" in profiles:
+        app.add_augmentation(AugmentationDef("conformance_identity",
+                                             "Conformance fixture: each context block as one augmented content.",
+                                             {"type": "object", "properties": {}}, augment_identity))
+        app.add_augmentation(AugmentationDef("conformance_prepend_note",
+                                             "Conformance fixture: one text block NOTE to prepend.",
+                                             {"type": "object", "properties": {}}, prepend_note))

@@ -1,0 +1,135 @@
+"""mcp 1.x adapter (tested on 1.9.4 to 1.30): a layer on the message streams, under the session.
+
+`ExtensionServer.run` is what both stdio and the Streamable HTTP session
+manager call for each connection, so wrapping its two streams there covers both
+transports. Incoming requests for the extension methods are answered directly;
+every other message goes to the SDK. Outgoing responses to `initialize` and
+`tools/list` get the extension capabilities and Tool fields merged in (1.x
+would keep extra Tool fields, but merging makes the wire exact regardless).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
+
+from ..core import EXTENSION_METHODS, App, JsonRpcError
+
+PATCHED = ("initialize", "tools/list")
+
+
+class ExtensionServer(Server):
+    def __init__(self, app: App):
+        super().__init__(app.name)
+        self.ext_app = app
+
+        @self.list_tools()
+        async def list_tools() -> list[types.Tool]:
+            return [types.Tool(**tool) for tool in app.tool_list()]
+
+        @self.call_tool()
+        async def call_tool(name: str, arguments: dict):
+            result = await app.call_tool(name, arguments, id(self.request_context.session))
+            content = [types.TextContent(**block) if block.get("type") == "text" else block
+                       for block in result.get("content", [])]
+            if result.get("isError"):
+                # 1.x turns an exception in a tool handler into a result with isError: true.
+                raise ToolError(" ".join(b.text for b in content if isinstance(b, types.TextContent)))
+            return content
+
+    async def run(self, read_stream, write_stream, initialization_options, *args, **kwargs):
+        app = self.ext_app
+        initialization_options.capabilities = types.ServerCapabilities(
+            **initialization_options.capabilities.model_dump(exclude_none=True), **app.capabilities())
+        to_sdk_send, to_sdk_recv = anyio.create_memory_object_stream(32)
+        from_sdk_send, from_sdk_recv = anyio.create_memory_object_stream(32)
+        pending: dict = {}  # request id -> method, for responses we patch
+
+        # A transport may close its streams under us when a session ends (1.9.x does, on
+        # DELETE): a closed stream ends the pump quietly instead of failing the whole
+        # session manager.
+        closed = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+        async def inbound():
+            async with to_sdk_send:
+                with contextlib.suppress(*closed):
+                    async for item in read_stream:
+                        message = getattr(getattr(item, "message", None), "root", None)
+                        if isinstance(message, types.JSONRPCRequest) and message.method in EXTENSION_METHODS:
+                            await write_stream.send(self._answer(message))
+                            continue
+                        if isinstance(message, types.JSONRPCRequest) and message.method in PATCHED:
+                            pending[message.id] = message.method
+                        await to_sdk_send.send(item)
+
+        async def outbound():
+            async with from_sdk_recv:
+                with contextlib.suppress(*closed):
+                    async for item in from_sdk_recv:
+                        message = getattr(getattr(item, "message", None), "root", None)
+                        if isinstance(message, types.JSONRPCResponse) and message.id in pending:
+                            if pending.pop(message.id) == "initialize":
+                                app.patch_capabilities(message.result)
+                            else:
+                                app.patch_tool_list(message.result)
+                        await write_stream.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(inbound)
+            tg.start_soon(outbound)
+            async with from_sdk_send:
+                await super().run(to_sdk_recv, from_sdk_send, initialization_options, *args, **kwargs)
+            tg.cancel_scope.cancel()
+
+    def _answer(self, request: types.JSONRPCRequest) -> SessionMessage:
+        try:
+            result = self.ext_app.handle_extension(request.method, request.params)
+            reply = types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result=result)
+        except JsonRpcError as err:
+            reply = types.JSONRPCError(jsonrpc="2.0", id=request.id,
+                                       error=types.ErrorData(code=err.code, message=err.message, data=err.data))
+        return SessionMessage(types.JSONRPCMessage(reply))
+
+
+class ToolError(Exception):
+    pass
+
+
+def run_stdio(app: App) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = ExtensionServer(app)
+
+    async def main():
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def run_http(app: App, host: str, port: int) -> None:
+    import contextlib
+
+    import uvicorn
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    manager = StreamableHTTPSessionManager(app=ExtensionServer(app), json_response=False, stateless=False)
+
+    class Endpoint:  # a raw ASGI endpoint, so /mcp is served without a redirect to /mcp/
+        async def __call__(self, scope, receive, send):
+            await manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_):
+        async with manager.run():
+            yield
+
+    starlette = Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],
+                          lifespan=lifespan)
+    uvicorn.run(starlette, host=host, port=port, log_level="warning")

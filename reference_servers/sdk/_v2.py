@@ -1,0 +1,79 @@
+"""mcp 2.x adapter (tested on 2.0.0 and the newest 2.x): a `Server.middleware` entry.
+
+2.x re-validates results against typed models, dropping unknown fields, and
+answers methods it does not know with -32601. The SDK's provisional
+middleware hook sees every request before lookup and the wire result dict
+after the SDK's own filtering, so one middleware serves the extension methods
+(short-circuiting the chain) and puts capabilities and Tool fields back.
+Tools are served by ordinary `on_list_tools` / `on_call_tool` handlers.
+"""
+
+from __future__ import annotations
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from ..core import EXTENSION_METHODS, App, JsonRpcError
+
+
+class ExtensionMiddleware:
+    def __init__(self, app: App):
+        self.app = app
+
+    async def __call__(self, ctx, call_next):
+        if ctx.method in EXTENSION_METHODS:
+            try:
+                return self.app.handle_extension(ctx.method, dict(ctx.params) if ctx.params is not None else None)
+            except JsonRpcError as err:
+                raise MCPError(code=err.code, message=err.message, data=err.data) from None
+        result = await call_next(ctx)
+        if hasattr(result, "model_dump"):
+            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if isinstance(result, dict):
+            if ctx.method in ("initialize", "server/discover"):
+                self.app.patch_capabilities(result)
+            elif ctx.method == "tools/list":
+                self.app.patch_tool_list(result)
+        return result
+
+
+def session_key(ctx):
+    """One key per MCP session: ctx.session is per request in 2.x; its connection is per session."""
+    connection = getattr(ctx.session, "connection", None) or getattr(ctx.session, "_connection", None)
+    if connection is None:
+        return "process"
+    return getattr(connection, "session_id", None) or id(connection)
+
+
+def build_server(app: App) -> Server:
+    async def on_list_tools(ctx, params):
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in app.tool_list()])
+
+    async def on_call_tool(ctx, params):
+        result = await app.call_tool(params.name, params.arguments, session_key(ctx))
+        return types.CallToolResult.model_validate(result)
+
+    server = Server(app.name, version=app.version, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    server.middleware.append(ExtensionMiddleware(app))
+    return server
+
+
+def run_stdio(app: App) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(app)
+
+    async def main():
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def run_http(app: App, host: str, port: int) -> None:
+    import uvicorn
+
+    starlette = build_server(app).streamable_http_app(host=host)
+    uvicorn.run(starlette, host=host, port=port, log_level="warning")
