@@ -24,8 +24,7 @@ def tests(session):
 @nox.session
 def lint(session):
     session.install("ruff")
-    session.run("ruff", "check", "conformance", "reference_servers", "reference_clients", "tests", "bench",
-                "--select", "E,F,W,I", "--ignore", "E501")
+    session.run("ruff", "check", "conformance", "reference_servers", "reference_clients", "tests", "bench")
 
 
 @nox.session

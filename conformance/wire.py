@@ -27,9 +27,8 @@ _RESULT_TYPES = {
 
 @lru_cache(maxsize=None)
 def _adapter(type_name: str):
-    from pydantic import TypeAdapter
-
     import mcp.types as sdk_types
+    from pydantic import TypeAdapter
 
     return TypeAdapter(getattr(sdk_types, type_name))
 

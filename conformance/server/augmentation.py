@@ -11,8 +11,21 @@ that ambiguity and the suite sends the schema's shape.
 from __future__ import annotations
 
 from ..model import NotObserved, Violation, check
-from .common import (AUDIO_BLOCK, EMBEDDED_BLOCK, IMAGE_BLOCK, TEXT_BLOCK, blocks, canonical, judge_shapes,
-                     judge_unadvertised, judge_wire, require_error, require_result, shape_violations, short)
+from .common import (
+    AUDIO_BLOCK,
+    EMBEDDED_BLOCK,
+    IMAGE_BLOCK,
+    TEXT_BLOCK,
+    blocks,
+    canonical,
+    judge_shapes,
+    judge_unadvertised,
+    judge_wire,
+    require_error,
+    require_result,
+    shape_violations,
+    short,
+)
 from .recording import Recording, Session
 
 PROFILE = "augmentation"

@@ -15,8 +15,21 @@ must agree.
 from __future__ import annotations
 
 from ..model import NotObserved, Violation, check
-from .common import (EMBEDDED_BLOCK, EVERY_CONTENT_TYPE, IMAGE_BLOCK, TEXT_BLOCK, blocks, canonical, judge_shapes,
-                     judge_unadvertised, judge_wire, require_error, require_result, shape_violations, short)
+from .common import (
+    EMBEDDED_BLOCK,
+    EVERY_CONTENT_TYPE,
+    IMAGE_BLOCK,
+    TEXT_BLOCK,
+    blocks,
+    canonical,
+    judge_shapes,
+    judge_unadvertised,
+    judge_wire,
+    require_error,
+    require_result,
+    shape_violations,
+    short,
+)
 from .recording import Recording, Session
 
 PROFILE = "context-middleware"

@@ -61,7 +61,9 @@ class HttpConnection(Connection):
         """Raise TargetUnavailable when nothing listens at the URL."""
         try:
             with anyio.fail_after(self.request_timeout):
-                await self._client.get(self.url, headers={"Accept": "text/event-stream"})
+                # Headers are enough: a server may answer a GET with an event stream that never ends.
+                async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream"}):
+                    pass
         except httpx.ConnectError as exc:
             raise TargetUnavailable(f"nothing answers at {self.url} ({describe(exc)})") from None
         except (httpx.HTTPError, TimeoutError):
