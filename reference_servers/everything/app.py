@@ -1,11 +1,26 @@
-"""The reference server's App: the conformance fixtures, then the real middleware and tools."""
+"""The reference server's App: the conformance fixtures, then the real middleware and tools.
+
+Configuration (JSON, see __main__.py): which profiles, which middleware, the
+satisfied requirement strings, the memory store and the retrieval corpus.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from .. import fixtures
-from ..core import App
+from ..core import App, AugmentationDef, MiddlewareDef, Session, ToolDef, ToolFailure
+from ..middleware import AUGMENTATIONS, MIDDLEWARE, retrieval
+from ..middleware.memory import MemoryStore
 
 SERVER_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
+MEMORY_ADMIN = "auth:role:memory_admin"
+
+
+def default_memory_path() -> str:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "mcp-ext-reference", "memories.sqlite")
 
 
 def build_app(config: dict) -> App:
@@ -22,5 +37,59 @@ def build_app(config: dict) -> App:
 
 
 def register_real(app: App, config: dict, profiles: set[str]) -> None:
-    """The middleware, preprocessors and gated tools a team would deploy (reference_servers/middleware)."""
-    return None
+    """The middleware, preprocessor and gated tools a team would deploy."""
+    wanted = config.get("middleware")
+    known = {spec.name for spec in MIDDLEWARE}
+    if wanted is not None and set(wanted) - known:
+        raise ValueError(f"unknown middleware in config: {', '.join(sorted(set(wanted) - known))}")
+    chosen = known if wanted is None else set(wanted)
+    if config.get("corpus"):
+        retrieval.use_default_corpus(config["corpus"])
+    for spec in MIDDLEWARE:
+        if "context-middleware" in profiles and spec.name in chosen:
+            app.add_middleware(MiddlewareDef(spec.name, spec.description, spec.input_schema, spec.fn))
+    for spec in AUGMENTATIONS:
+        if "augmentation" in profiles and spec.name in chosen:
+            app.add_augmentation(AugmentationDef(spec.name, spec.description, spec.input_schema, spec.fn))
+    if config.get("memory", True) and profiles & {"preprocessor-tools", "execution-requirements"}:
+        path = config.get("memoryStore") or os.environ.get("MCPX_MEMORY_STORE") or default_memory_path()
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        register_memory_tools(app, MemoryStore(path), profiles)
+
+
+def register_memory_tools(app: App, store: MemoryStore, profiles: set[str]) -> None:
+    async def retrieve_memories(args: dict, session: Session) -> list[dict]:
+        hits = store.search(args["query"], int(args.get("limit", 5)))
+        if not hits:
+            return [{"type": "text", "text": "No relevant memories."}]
+        lines = "\n".join(f"- {h['text']} (remembered {h['createdAt']}, score {h['score']})" for h in hits)
+        return [{"type": "text", "text": f"Relevant memories:\n{lines}"}]
+
+    async def remember(args: dict, session: Session) -> list[dict]:
+        try:
+            memory_id = store.remember(args["text"], args.get("tags"))
+        except ValueError as exc:
+            raise ToolFailure(str(exc)) from None
+        return [{"type": "text", "text": f"Remembered (id {memory_id})."}]
+
+    async def forget_memory(args: dict, session: Session) -> list[dict]:
+        if not store.forget(int(args["id"])):
+            raise ToolFailure(f"no memory with id {args['id']}")
+        return [{"type": "text", "text": f"Forgot memory {args['id']}."}]
+
+    if "preprocessor-tools" in profiles:
+        app.add_tool(ToolDef("RetrieveMemories", "Retrieves the user's memories relevant to the prompt. A "
+                             "preprocessor: hosts run it before every prompt and never offer it to the model.",
+                             {"type": "object", "properties": {
+                                 "query": {"type": "string", "description": "The user input to match against memories"},
+                                 "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5}},
+                              "required": ["query"]}, retrieve_memories, {"preprocessor": True}))
+        app.add_tool(ToolDef("remember", "Store a memory about the user for later prompts.",
+                             {"type": "object", "properties": {"text": {"type": "string"},
+                                                               "tags": {"type": "array", "items": {"type": "string"}}},
+                              "required": ["text"]}, remember))
+    if "execution-requirements" in profiles:
+        app.add_tool(ToolDef("forget_memory", f"Delete one memory by id. Requires {MEMORY_ADMIN}.",
+                             {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+                             forget_memory, {"execution": {"requirements": [MEMORY_ADMIN]}}))
