@@ -20,11 +20,13 @@ from .common import (
     canonical,
     judge_shapes,
     judge_unadvertised,
-    judge_wire,
+    real_items,
     require_error,
+    require_errors,
     require_result,
     shape_violations,
     short,
+    wire_check,
 )
 from .recording import Recording, Session
 
@@ -60,25 +62,13 @@ async def driver(session: Session, rec: Recording) -> None:
     await session.send("augment without context", "augmentation/augment", {"name": any_name, "arguments": {}})
     await session.send("augment context not array", "augmentation/augment",
                        {"name": any_name, "arguments": {}, "context": 42})
-    for item in real_augmentations(rec)[:MAX_REAL]:
+    for item in real_items(rec, "augmentations")[:MAX_REAL]:
         await augment(session, f"augment real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {})
 
 
 async def unclaimed_driver(session: Session, rec: Recording) -> None:
     await session.send("unadvertised augmentation/list", "augmentation/list", {})
     await augment(session, "unadvertised augmentation/augment", IDENTITY, blocks(TEXT_BLOCK), {})
-
-
-def real_augmentations(rec: Recording) -> list[dict]:
-    out = []
-    for item in rec.listing.get("augmentations") or ():
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"].startswith("conformance_"):
-            continue
-        schema = item.get("inputSchema")
-        if isinstance(schema, dict) and schema.get("required"):
-            continue
-        out.append(item)
-    return out
 
 
 @check("augmentation/server/capability-advertised",
@@ -159,10 +149,8 @@ def unknown_augmentation_rejected(rec: Recording):
        does="sends augmentation/augment without context, and with a context that is a number",
        must="context is required and an array: a malformed augment is answered with a JSON-RPC error")
 def malformed_augment_rejected(rec: Recording):
-    codes = [require_error(rec, label, what).get("code") for label, what in
-             (("augment without context", "an augment without context"),
-              ("augment context not array", "an augment whose context is a number"))]
-    return f"rejected with codes {codes}"
+    return require_errors(rec, [("augment without context", "an augment without context"),
+                                ("augment context not array", "an augment whose context is a number")])
 
 
 @check("augmentation/server/unadvertised-method-rejected",
@@ -173,8 +161,4 @@ def unadvertised_method_rejected(rec: Recording):
     return judge_unadvertised(rec, ["augmentation/list", "augmentation/augment"], CAPABILITY)
 
 
-@check("augmentation/server/wire-messages-valid",
-       does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
-       must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")
-def wire_messages_valid(rec: Recording):
-    return judge_wire(rec)
+wire_check(PROFILE)

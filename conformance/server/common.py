@@ -10,7 +10,7 @@ import copy
 import json
 from typing import Any
 
-from ..model import NotObserved, Violation
+from ..model import NotObserved, Violation, check
 from ..wire import transcript_problems
 from .recording import Recording
 
@@ -64,6 +64,32 @@ def require_error(rec: Recording, label: str, what: str) -> dict:
         raise Violation(f"{what} was answered with a result", expected="a JSON-RPC error response",
                         actual=ex.response)
     return ex.error
+
+
+def require_errors(rec: Recording, cases: list[tuple[str, str]]) -> str:
+    """Each (label, what) exchange must be a JSON-RPC error; says which codes came back."""
+    codes = [require_error(rec, label, what).get("code") for label, what in cases]
+    return f"rejected with code(s) {codes}"
+
+
+def real_items(rec: Recording, kind: str) -> list[dict]:
+    """Listed middleware or augmentations that are not fixtures and need no arguments (black-box probes)."""
+    out = []
+    for item in rec.listing.get(kind) or ():
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"].startswith("conformance_"):
+            continue
+        schema = item.get("inputSchema")
+        if isinstance(schema, dict) and schema.get("required"):
+            continue
+        out.append(item)
+    return out
+
+
+def wire_check(profile: str) -> None:
+    """Register `<profile>/server/wire-messages-valid`, the same judge for every profile."""
+    check(f"{profile}/server/wire-messages-valid",
+          does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
+          must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")(judge_wire)
 
 
 def shape_violations(schema: str, instance: Any, where: str) -> list[str]:

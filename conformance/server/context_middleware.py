@@ -24,11 +24,13 @@ from .common import (
     canonical,
     judge_shapes,
     judge_unadvertised,
-    judge_wire,
+    real_items,
     require_error,
+    require_errors,
     require_result,
     shape_violations,
     short,
+    wire_check,
 )
 from .recording import Recording, Session
 
@@ -69,26 +71,13 @@ async def driver(session: Session, rec: Recording) -> None:
     await session.send("invoke without context", "middleware/invoke", {"name": any_name, "arguments": {}})
     await session.send("invoke context not array", "middleware/invoke",
                        {"name": any_name, "arguments": {}, "context": "not an array"})
-    for item in real_middleware(rec)[:MAX_REAL]:
+    for item in real_items(rec, "middleware")[:MAX_REAL]:
         await invoke(session, f"invoke real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {})
 
 
 async def unclaimed_driver(session: Session, rec: Recording) -> None:
     await session.send("unadvertised middleware/list", "middleware/list", {})
     await invoke(session, "unadvertised middleware/invoke", IDENTITY, blocks(TEXT_BLOCK), {})
-
-
-def real_middleware(rec: Recording) -> list[dict]:
-    """Listed middleware that is not a fixture and needs no arguments."""
-    out = []
-    for item in rec.listing.get("middleware") or ():
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"].startswith("conformance_"):
-            continue
-        schema = item.get("inputSchema")
-        if isinstance(schema, dict) and schema.get("required"):
-            continue
-        out.append(item)
-    return out
 
 
 @check("context-middleware/server/capability-advertised",
@@ -187,9 +176,7 @@ def invalid_arguments_rejected(rec: Recording):
     ex = rec.ex("invoke strict valid")
     if not ex.has_result:
         raise NotObserved(f"valid arguments were rejected too ({ex.outcome_text()}), so a rejection shows nothing")
-    codes = [require_error(rec, label, what).get("code") for label, what in
-             (("invoke strict invalid", "mode \"c\""), ("invoke strict missing", "missing mode"))]
-    return f"rejected with codes {codes}"
+    return require_errors(rec, [("invoke strict invalid", "mode \"c\""), ("invoke strict missing", "missing mode")])
 
 
 @check("context-middleware/server/unknown-middleware-rejected",
@@ -204,10 +191,8 @@ def unknown_middleware_rejected(rec: Recording):
        does="sends middleware/invoke without context, and with a context that is not an array",
        must="context: Content[] is required: a malformed invoke is answered with a JSON-RPC error")
 def malformed_invoke_rejected(rec: Recording):
-    codes = [require_error(rec, label, what).get("code") for label, what in
-             (("invoke without context", "an invoke without context"),
-              ("invoke context not array", "an invoke whose context is a string"))]
-    return f"rejected with codes {codes}"
+    return require_errors(rec, [("invoke without context", "an invoke without context"),
+                                ("invoke context not array", "an invoke whose context is a string")])
 
 
 @check("context-middleware/server/unadvertised-method-rejected",
@@ -218,8 +203,4 @@ def unadvertised_method_rejected(rec: Recording):
     return judge_unadvertised(rec, ["middleware/list", "middleware/invoke"], CAPABILITY)
 
 
-@check("context-middleware/server/wire-messages-valid",
-       does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
-       must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")
-def wire_messages_valid(rec: Recording):
-    return judge_wire(rec)
+wire_check(PROFILE)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ..model import NotObserved, Violation, check
-from .common import error_text, judge_shapes, judge_wire, require_result, shape_violations, short, text_of
+from .common import error_text, judge_shapes, require_result, shape_violations, short, text_of, wire_check
 from .recording import Recording, Session
 
 PROFILE = "execution-requirements"
@@ -202,8 +202,4 @@ def unmet_error_names_requirement(rec: Recording):
     return f"{read} error(s) name what is unmet"
 
 
-@check("execution-requirements/server/wire-messages-valid",
-       does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
-       must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")
-def wire_messages_valid(rec: Recording):
-    return judge_wire(rec)
+wire_check(PROFILE)

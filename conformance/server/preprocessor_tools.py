@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 
 from ..model import NotObserved, Violation, check
-from .common import judge_shapes, judge_wire, require_result, shape_violations, short, text_of
+from .common import judge_shapes, require_result, shape_violations, short, text_of, wire_check
 from .recording import Recording, Session
 
 PROFILE = "preprocessor-tools"
@@ -96,8 +96,4 @@ def ordinary_tool_unaffected(rec: Recording):
                         actual=short(result))
 
 
-@check("preprocessor-tools/server/wire-messages-valid",
-       does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
-       must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")
-def wire_messages_valid(rec: Recording):
-    return judge_wire(rec)
+wire_check(PROFILE)
