@@ -4,6 +4,7 @@
     nox -s lint                  ruff
     nox -s sdk                   the reference server on each mcp release, every server check, stdio and HTTP
     nox -s "sdk(mcp='1.9.4')"    one release
+    nox -s matrix                the SDK matrix: reference and naive servers on each release -> reports/sdk-matrix.md
 """
 
 import nox
@@ -35,3 +36,12 @@ def sdk(session, mcp):
     session.install("-e", ".[reference,test]", *pins)
     session.run("python", "-m", "pytest", "tests/test_reference_server.py", "-q", *session.posargs,
                 env={"MCPX_SDK_UNDER_TEST": mcp})
+
+
+@nox.session
+@nox.parametrize("mcp", SDK_RELEASES)
+def matrix(session, mcp):
+    """One release of the SDK matrix; each run rewrites reports/sdk-matrix.md from every release done so far."""
+    pins = [f"mcp=={mcp}"] + (["pydantic<2.14"] if mcp.startswith("1.") else [])
+    session.install("-e", ".[reference,test]", *pins)
+    session.run("python", "-m", "conformance.matrix", "run", "reports/sdk-matrix")

@@ -94,6 +94,11 @@ def write_all(directory: str | os.PathLike, doc: dict) -> Path:
     (path / "results.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n",
                                        encoding="utf-8")
     (path / "summary.md").write_text(summary_markdown(doc), encoding="utf-8")
+    from .badges import write_badges
+    from .html_report import render
+
+    (path / "index.html").write_text(render(doc), encoding="utf-8")
+    write_badges(path / "badges", doc)
     return path
 
 

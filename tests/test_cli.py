@@ -41,6 +41,14 @@ def test_passing_server_exits_0_and_writes_reports(tmp_path):
     assert (tmp_path / "junit.xml").read_text().count("<testcase") == 35
     assert "| execution-requirements | yes (advertisement) |" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "pytest-report.json").exists()
+    html = (tmp_path / "index.html").read_text()
+    assert html.startswith("<!doctype html>") and "execution-requirements/server/unmet-requirement-fails-call" in html
+    assert "<script" not in html and "http" not in html.split("<body>")[1].split("Target")[0]
+    badge = (tmp_path / "badges" / "server.svg").read_text()
+    assert "<svg" in badge and "33/33 passed" in badge
+    assert sorted(p.name for p in (tmp_path / "badges").iterdir()) == [
+        "server-augmentation.svg", "server-context-middleware.svg", "server-execution-requirements.svg",
+        "server-preprocessor-tools.svg", "server.svg"]
 
 
 def test_broken_server_exits_1_naming_the_check(tmp_path):
@@ -52,6 +60,8 @@ def test_broken_server_exits_1_naming_the_check(tmp_path):
     doc = json.loads((tmp_path / "results.json").read_text())
     assert [c["id"] for c in doc["checks"] if c["outcome"] == "fail"] == [
         "execution-requirements/server/all-requirements-enforced"]
+    assert "1 failed" in (tmp_path / "badges" / "server-execution-requirements.svg").read_text()
+    assert "<details class=check open>" in (tmp_path / "index.html").read_text()
 
 
 def test_warning_fails_only_under_strict(tmp_path):

@@ -1,9 +1,29 @@
-"""Real context middleware a team would deploy, as pure functions `(context, arguments) -> result`.
+"""Context middleware a team would deploy, as pure functions `(context, arguments) -> result`.
 
-Each entry has a name, a description and an accurate JSON Schema for its
-arguments; `MIDDLEWARE` is offered through `middleware/invoke`, `AUGMENTATIONS`
-through `augmentation/augment` (same functions, PR #142's result shape).
-Functions raise ValueError for arguments that are wrong beyond the schema.
+Every middleware is a plain function `fn(context: list[dict], arguments: dict) -> dict`
+that answers `{"content": [content blocks], "metadata": {...}}` (the Context
+Middleware SEP's MiddlewareInvokeResult). It never mutates what it is given:
+text blocks it changes are copied, every other block (image, audio, resource,
+resource_link, or a type it does not know) is passed through as the very same
+object. Arguments that are wrong beyond what the JSON Schema can say raise
+`ValueError` with a message meant for the caller; the server turns that into a
+JSON-RPC invalid-params error.
+
+Each module exposes `DEFINITION` (pii.py also `RESTORATION`), a `MiddlewareSpec`
+with the name, description and JSON Schema (draft 2020-12, `type: object`) that
+`middleware/list` shows. `ALL` lists them in the order a server offers them;
+`augment.AUGMENTATIONS` offers the same functions in the augmentation shape of
+MCP PR #142 (`AugmentationSpec`).
+
+| module        | middleware                          |
+|---------------|-------------------------------------|
+| pii.py        | pii_redaction, pii_restoration      |
+| moderation.py | content_moderation                  |
+| retrieval.py  | document_retrieval (corpus.json)    |
+| timestamp.py  | timestamp_injector                  |
+| tool_filter.py| tool_filter                         |
+| memory.py     | MemoryStore for the RetrieveMemories preprocessor tool (not a middleware) |
+| augment.py    | AUGMENTATIONS                       |
 """
 
 from __future__ import annotations
@@ -11,44 +31,52 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import augment, moderation, pii, retrieval, timestamp, tool_filter
+Context = list  # list[dict]: MCP content blocks
+Fn = Callable[[list, dict], dict]
 
 
 @dataclass(frozen=True)
-class Spec:
+class MiddlewareSpec:
+    """What `middleware/list` shows about one middleware, and the function `middleware/invoke` runs."""
+
     name: str
     description: str
     input_schema: dict
-    fn: Callable[[list[dict], dict], dict]
+    fn: Fn
+
+    def to_wire(self) -> dict:
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
 
 
-MIDDLEWARE = [
-    Spec("pii_redaction", "Replace emails, phone numbers, US SSNs, payment cards and IPv4 addresses with typed "
-         "handles like [EMAIL_1]; metadata.redactions maps handles to values.", pii.REDACTION_SCHEMA, pii.pii_redaction),
-    Spec("pii_restoration", "Put the original values back for the handles pii_redaction made.",
-         pii.RESTORATION_SCHEMA, pii.pii_restoration),
-    Spec("content_moderation", "Score the context against policy categories; flags, severity and allow in "
-         "metadata, a warning block first when flagged.", moderation.SCHEMA, moderation.content_moderation),
-    Spec("document_retrieval", "Prepend the most relevant documents of the corpus (BM25), with titles and "
-         "relevance in metadata.", retrieval.SCHEMA, retrieval.document_retrieval),
-    Spec("timestamp_injector", "Prepend the current time in a time zone.", timestamp.SCHEMA,
-         timestamp.timestamp_injector),
-    Spec("tool_filter", "Score how relevant each available tool is to the context; relevantTools and "
-         "suggestedToolSet in metadata.", tool_filter.SCHEMA, tool_filter.tool_filter),
+@dataclass(frozen=True)
+class AugmentationSpec:
+    """The same for `augmentation/list` and `augmentation/augment` (PR #142).
+
+    `fn` answers `{"content": [{"content": block, "properties": {...}}], "hint": str, "metadata"?: {...}}`.
+    """
+
+    name: str
+    description: str
+    input_schema: dict
+    fn: Fn
+
+    def to_wire(self) -> dict:
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+
+# The submodules import the dataclasses above, so they are imported after them.
+from . import moderation, pii, retrieval, timestamp, tool_filter  # noqa: E402
+from .augment import AUGMENTATIONS  # noqa: E402
+
+ALL: list[MiddlewareSpec] = [
+    pii.DEFINITION,
+    pii.RESTORATION,
+    moderation.DEFINITION,
+    retrieval.DEFINITION,
+    timestamp.DEFINITION,
+    tool_filter.DEFINITION,
 ]
+MIDDLEWARE = ALL  # the name the reference server's app imports
+BY_NAME: dict[str, MiddlewareSpec] = {spec.name: spec for spec in ALL}
 
-AUGMENTATIONS = [
-    Spec("document_retrieval", "Relevant documents to prepend, each with its relevance.", retrieval.SCHEMA,
-         augment.augment_retrieval),
-    Spec("pii_redaction", "The context with PII replaced by handles (hint replace).", pii.REDACTION_SCHEMA,
-         augment.augment_redaction),
-    Spec("pii_restoration", "The context with handles restored (hint replace).", pii.RESTORATION_SCHEMA,
-         augment.augment_restoration),
-    Spec("content_moderation", "safe or unsafe, with a warning when flagged.", moderation.SCHEMA,
-         augment.augment_moderation),
-    Spec("timestamp_injector", "The current time to prepend.", timestamp.SCHEMA, augment.augment_timestamp),
-    Spec("tool_filter", "The relevant tools, one entry each with its relevance (hint filter).", tool_filter.SCHEMA,
-         augment.augment_tool_relevance),
-]
-
-BY_NAME = {spec.name: spec for spec in MIDDLEWARE}
+__all__ = ["ALL", "AUGMENTATIONS", "BY_NAME", "MIDDLEWARE", "AugmentationSpec", "MiddlewareSpec"]

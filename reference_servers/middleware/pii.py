@@ -1,213 +1,454 @@
-"""PII redaction and exact restoration (the SEP's examples 1 and 2).
+"""PII redaction and exact restoration (the Context Middleware SEP's examples 1 and 2).
 
-Detectors (each a regular expression plus a validity test, so look-alikes are
-not redacted):
-- EMAIL: RFC 5322's common subset (local@domain.tld).
-- PHONE: international (+CC …) and North American formats with separators;
-  dates (2025-10-04, 10/04/2025), versions and plain numbers are not phones.
-  `strict` adds bare runs of 10-15 digits.
-- SSN: US ###-##-####, area not 000/666/9xx, group not 00, serial not 0000;
-  any ###-##-#### right after the word "SSN" (what the text calls an SSN is
-  treated as one). `strict` adds bare 9-digit runs passing the SSA rules.
-- CARD: 13-19 digits, optionally grouped by spaces or dashes, Luhn-valid.
-- IPV4: dotted quad, each octet 0-255.
+`pii_redaction` replaces personal data in the context's text blocks with typed
+handles, `[EMAIL_1]`, `[PHONE_2]`, ... and returns the handle -> value map in
+`metadata.redactions`; `pii_restoration` puts the values back. Non-text blocks
+(image, audio, resource, resource_link) pass through untouched, so PII inside
+an embedded resource's text is *not* redacted: send it as a text block.
 
-Handles are `[TYPE_N]`, numbered per type in order of first appearance; the
-same value always gets the same handle, also across calls when the caller
-passes the previous map back as `redactions`.
+What is found (each detector is a candidate pattern plus a validity test, so
+look-alikes stay as they are):
 
-Exact round trip: text that already looks like a handle (`[EMAIL_1]` typed by
-a user) would be ambiguous after redaction, so such text is itself redacted,
-as a LITERAL handle whose value is the original text. Restoration replaces
-every known handle by its value in one left-to-right pass (values are never
-rescanned), so redaction followed by restoration gives the input back byte
-for byte.
+EMAIL   `local@domain.tld`: the local part is letters, digits and `_ % + -`, with
+        single dots or apostrophes between them; the domain is dot-separated
+        labels of letters, digits and inner hyphens, ending in a letters-only TLD of
+        2-63 characters. Unicode letters count (`josé@exemplo.com.br`).
+PHONE   Validated with `phonenumbers` (Google's libphonenumber metadata;
+        `is_valid_number`, so the country code, length and number ranges must be
+        real). Candidates, in standard mode:
+        - international: `+` and a country code, then digit groups separated by a
+          single space, dot or dash, a group possibly in parentheses:
+          `+44 20 7946 0958`, `+1 (415) 555-2671`, `+49 30 123456`,
+          `+44 (0)20 7946 0958`, `+442079460958`. If the whole run is not a valid
+          number, trailing groups are dropped one by one until it is (so a year
+          written after a number does not hide it);
+        - North American: `415-555-2671`, `415.555.2671`, `415 555 2671`,
+          `(415) 555-2671`, `1-415-555-2671` (checked as +1 numbers);
+        - national numbers with a trunk 0 (`020 7946 0958`, `030 123456`), checked
+          against `defaultRegion` and only for regions whose trunk prefix is 0.
+        Date shapes (`2025-10-04`, `10/04/2025`, `04.10.2025`), versions
+        (`3.11.7`), plain years and digit runs without separators are never
+        standard-mode phone candidates.
+SSN     US `###-##-####` valid under the SSA rules, as `stdnum.us.ssn` checks
+        them: area not 000, 666 or 9xx, group not 00, serial not 0000, and not
+        one of the numbers the SSA voided after they were published. A number
+        the text itself labels as one ("SSN: 987-65-4321", "social security
+        number 123456789") is redacted even when the SSA would never issue it:
+        9xx numbers are ITINs, and the label says what the writer meant.
+CARD    13-19 digits, in one run or grouped by a single kind of separator
+        (spaces or dashes) in the groupings cards are printed with (4-4-4-4,
+        4-4-4-4-3 and other 4-groups with a shorter last group, Amex 4-6-5,
+        Diners 4-6-4); the first digit is 2-6 (the major industry identifiers of
+        the payment networks) and the Luhn checksum (`stdnum.luhn`) holds. So
+        `4111 1111 1111 1111` is redacted and a random 16-digit order number is
+        redacted only by the ~5% chance that it looks exactly like a card.
+IPV4    four dot-separated decimal octets, valid for `ipaddress.IPv4Address`
+        (each 0-255, no leading zeros: `999.1.1.1` and `01.2.3.4` are not
+        addresses), not part of a longer dotted run, not glued to a letter
+        (`v1.2.3.4`), and not right after the words version/release/build/ver.
 
-Hand-written rather than a library: the PII libraries on the registry either
-download models at run time (not possible here) or detect far broader
-categories with heuristics that cannot promise the exact round trip.
+`aggressiveness: "strict"` adds exactly two detectors:
+- SSN: a bare run of exactly 9 digits (no separators, not touching other
+  digits, letters, dashes or dots) that passes the SSA rules above;
+- PHONE: a bare run of 10-15 digits that is a valid number either in
+  `defaultRegion` or read as international with the `+` left out
+  (`4155552671`, `14155552671`, `442079460958`).
+
+Overlaps are resolved deterministically: the longest match wins, then the one
+that starts first, then the type order LITERAL, EMAIL, CARD, SSN, PHONE, IPV4.
+
+Handles and the session map. A handle is `[TYPE_N]`, numbered per type in
+order of first appearance (block by block, left to right). The same value of
+the same type gets the same handle everywhere in one call. To keep handles
+stable across the calls of a session, pass the `metadata.redactions` map a
+previous call returned as the `redactions` argument: its entries are reused
+for the same values and numbering continues after the highest number of each
+type. The returned map always holds the entries passed in plus the new ones,
+so the caller keeps only the latest map.
+
+Escaping, for an exact round trip. Text that already has the shape of a handle,
+`[` + `TYPE_N` + `]` (`TYPE` an upper-case ASCII letter followed by upper-case
+letters or digits, `N` ASCII digits), would be ambiguous after redaction: a
+user who typed "[EMAIL_1]" must get "[EMAIL_1]" back, not someone's address.
+So every such string is itself redacted, as a handle of type LITERAL whose
+value is the original text (`[EMAIL_1]` -> `[LITERAL_1]`, value "[EMAIL_1]").
+Handle-shaped strings are claimed before any other detector runs, and no
+detector's match can contain a bracket, so after redaction the only
+handle-shaped strings in the text are the handles this call (or the passed-in
+map) defined. Restoration replaces each `[HANDLE]` that is in the map by its
+value in a single left-to-right pass (values are never rescanned), which gives
+the input back byte for byte: repeated values, values that contain each other,
+and user text that looks like a handle included. Handle-shaped strings with no
+entry in the map are left as they are.
+
+Hand-written detection, on purpose. The libraries that find PII in free text
+either load NLP models at run time (Presidio needs a spaCy model download,
+which this deployment cannot do) or pull in large dependency trees for
+categories we do not need (scrubadub), and none promises the exact round trip.
+`phonenumbers.PhoneNumberMatcher` finds phone numbers in text but takes
+seconds per 100 KB in pure Python; here it is only used to validate the few
+candidates the patterns find. Validity itself always comes from a library:
+phonenumbers (phones), python-stdnum (SSN rules, Luhn), ipaddress (IPv4).
 """
 
 from __future__ import annotations
 
+import bisect
+import ipaddress
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-HANDLE = re.compile(r"\[([A-Z][A-Z0-9]*)_(\d+)\]")
+import phonenumbers
+from stdnum import luhn
+from stdnum.us import ssn as us_ssn
 
-EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}(?![\w-])")
-IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
-SSN = re.compile(r"(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])")
-# A number the text itself calls an SSN is redacted even where the SSA would never issue it (the SEP's
-# own example, 987-65-4321, is in the 9xx range).
-SSN_LABELLED = re.compile(r"(?i)\b(?:ssn|social security(?: number| no\.?)?)\b[\s:#]*(?:(?:is|was|of)\s+)?(\d{3}-\d{2}-\d{4})(?![\d-])")
-SSN_BARE = re.compile(r"(?<![\d-])(\d{3})(\d{2})(\d{4})(?![\d-])")
-CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-PHONE_INTL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\d)")
-PHONE_NANP = re.compile(r"(?<![\w+])(?:\(\d{3}\)\s?|\d{3}[-.\s])\d{3}[-.\s]\d{4}(?![\d-])")
-PHONE_BARE = re.compile(r"(?<![\w+-])\d{10,15}(?![\d-])")
+from . import MiddlewareSpec
+from .textutil import check_context, is_text
 
-ORDER = ("LITERAL", "EMAIL", "CARD", "SSN", "PHONE", "IPV4")
+# -- handles ------------------------------------------------------------------------------------
+HANDLE_NAME = r"[A-Z][A-Z0-9]*_[0-9]+"
+HANDLE_NAME_RE = re.compile(rf"^{HANDLE_NAME}$")
+HANDLE_RE = re.compile(rf"\[({HANDLE_NAME})\]")
+
+TYPES = ("LITERAL", "EMAIL", "CARD", "SSN", "PHONE", "IPV4")  # also the tie-break order for overlaps
+PRIORITY = {kind: i for i, kind in enumerate(TYPES)}
+
+# -- candidate patterns (ASCII digits only: "\d" would also match other scripts' digits) ----------
+# A candidate must not continue a longer token: these guards say what may not touch it.
+_NOT_AFTER = r"(?<![\w+\-.])"
+_NOT_BEFORE = r"(?![\w\-]|\.[0-9])"
+
+EMAIL_RE = re.compile(
+    r"(?<![\w%+.\-])"
+    r"[\w%+\-]+(?:[.'][\w%+\-]+)*"
+    r"@"
+    r"(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}"
+    r"(?![\w\-])")
+
+# Unambiguous on purpose (every group after the first starts with a separator or "("), so a long digit run cannot
+# make the regex engine backtrack through every way of splitting it.
+PHONE_INTL_RE = re.compile(r"(?<![\w+])\+[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+)*")
+PHONE_NANP_RE = re.compile(_NOT_AFTER + r"(?:1[ .\-])?(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])[0-9]{3}[ .\-][0-9]{4}"
+                           + _NOT_BEFORE)
+PHONE_TRUNK0_RE = re.compile(_NOT_AFTER + r"(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[ .\-][0-9]{2,8}){1,4}" + _NOT_BEFORE)
+PHONE_BARE_RE = re.compile(_NOT_AFTER + r"[0-9]{10,15}" + _NOT_BEFORE)
+DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
+_SEPARATOR_RE = re.compile(r"[ .\-](?=[0-9(])|(?<=[0-9)])(?=\()")
+
+SSN_RE = re.compile(r"(?<![\w\-])[0-9]{3}-[0-9]{2}-[0-9]{4}" + _NOT_BEFORE)
+SSN_LABELLED_RE = re.compile(
+    r"(?i:\b(?:ssn|social[ \-]security(?:[ \-](?:number|no\.?|#))?)(?![\w]))"
+    r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?"
+    r"(?P<num>[0-9]{3}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4})" + _NOT_BEFORE)
+SSN_BARE_RE = re.compile(_NOT_AFTER + r"[0-9]{9}" + _NOT_BEFORE)
+
+CARD_RUN_RE = re.compile(_NOT_AFTER + r"[0-9]+(?:[ \-][0-9]+)*" + _NOT_BEFORE)
+_CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
+
+IPV4_RE = re.compile(r"(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
+_VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
 
-@dataclass(frozen=True)
-class Match:
+@dataclass(frozen=True, order=True)
+class Found:
     start: int
     end: int
     kind: str
 
-    @property
-    def length(self) -> int:
-        return self.end - self.start
+
+# -- validity tests ------------------------------------------------------------------------------
+@lru_cache(maxsize=8192)
+def _valid_phone(candidate: str, region: str | None) -> bool:
+    try:
+        number = phonenumbers.parse(candidate, region)
+    except phonenumbers.NumberParseException:
+        return False
+    return phonenumbers.is_valid_number(number)
 
 
-def luhn_ok(digits: str) -> bool:
-    total, parity = 0, len(digits) % 2
-    for i, ch in enumerate(digits):
-        d = int(ch)
-        if i % 2 == parity:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
+def _digits(text: str) -> str:
+    return "".join(ch for ch in text if "0" <= ch <= "9")
 
 
-def ssn_ok(area: str, group: str, serial: str) -> bool:
-    return area not in ("000", "666") and not area.startswith("9") and group != "00" and serial != "0000"
+def _longest_valid_prefix(candidate: str, region: str | None, min_digits: int = 7) -> int:
+    """Length of the longest prefix ending at a group boundary that is a valid phone number, or 0."""
+    cuts = [len(candidate)] + [m.start() for m in _SEPARATOR_RE.finditer(candidate)][::-1]
+    for cut in cuts:
+        prefix = candidate[:cut].rstrip(" .-(")
+        digits = len(_digits(prefix))
+        if digits < min_digits:
+            break
+        if digits > 17:  # E.164 allows 15, plus a "(0)" trunk digit and some slack
+            continue
+        if not DATE_SHAPE_RE.match(prefix) and _valid_phone(prefix, region):
+            return len(prefix)
+    return 0
 
 
-def _phone_digits_ok(text: str) -> bool:
-    digits = re.sub(r"\D", "", text)
-    return 7 <= len(digits) <= 15
-
-
-def find(text: str, strict: bool = False) -> list[Match]:
-    """Every PII span, overlaps resolved: longest first, then earliest, then by ORDER."""
-    found: list[Match] = [Match(m.start(), m.end(), "LITERAL") for m in HANDLE.finditer(text)]
-    found += [Match(m.start(), m.end(), "EMAIL") for m in EMAIL.finditer(text)]
-    for m in CARD.finditer(text):
-        digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and luhn_ok(digits) and _card_grouping_ok(m.group()):
-            found.append(Match(m.start(), m.end(), "CARD"))
-    found += [Match(m.start(), m.end(), "SSN") for m in SSN.finditer(text) if ssn_ok(*m.groups())]
-    found += [Match(m.start(1), m.end(1), "SSN") for m in SSN_LABELLED.finditer(text)]
-    if strict:
-        found += [Match(m.start(), m.end(), "SSN") for m in SSN_BARE.finditer(text) if ssn_ok(*m.groups())]
-    for pattern in (PHONE_INTL, PHONE_NANP):
-        found += [Match(m.start(), m.end(), "PHONE") for m in pattern.finditer(text) if _phone_digits_ok(m.group())]
-    if strict:
-        found += [Match(m.start(), m.end(), "PHONE") for m in PHONE_BARE.finditer(text)]
-    for m in IPV4.finditer(text):
-        if all(0 <= int(part) <= 255 and (part == "0" or not part.startswith("0")) for part in m.group().split(".")):
-            found.append(Match(m.start(), m.end(), "IPV4"))
-    found.sort(key=lambda m: (-m.length, m.start, ORDER.index(m.kind)))
-    taken = bytearray(len(text))  # 1 where a chosen match lies: overlap tests stay linear in the text
-    chosen: list[Match] = []
-    for match in found:
-        if taken.find(1, match.start, match.end) < 0:
-            taken[match.start:match.end] = b"\x01" * match.length
-            chosen.append(match)
-    return sorted(chosen, key=lambda m: m.start)
-
-
-def _card_grouping_ok(text: str) -> bool:
-    """Cards are written as one run or in groups of 4 (Amex 4-6-5): not arbitrary digit soup."""
-    groups = re.split(r"[ -]", text)
+def _card_grouping_ok(groups: list[str], separators: set[str]) -> bool:
     if len(groups) == 1:
         return True
-    return all(len(g) in (4, 5, 6) for g in groups[:-1]) and 1 <= len(groups[-1]) <= 6
+    if len(separators) != 1:
+        return False
+    lengths = tuple(len(g) for g in groups)
+    if lengths in _CARD_GROUPINGS:
+        return True
+    return all(n == 4 for n in lengths[:-1]) and 1 <= lengths[-1] <= 4
 
 
+def _card_ok(groups: list[str], separators: set[str]) -> bool:
+    digits = "".join(groups)
+    return (13 <= len(digits) <= 19 and digits[0] in "23456" and _card_grouping_ok(groups, separators)
+            and luhn.is_valid(digits))
+
+
+def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
+    try:
+        ipaddress.IPv4Address(candidate)
+    except ValueError:
+        return False
+    return not _VERSION_WORD_RE.search(text, max(0, start - 24), start)
+
+
+# -- detectors -------------------------------------------------------------------------------------
+def _emails(text: str):
+    if "@" in text:
+        for m in EMAIL_RE.finditer(text):
+            yield Found(m.start(), m.end(), "EMAIL")
+
+
+def _phones(text: str, strict: bool, region: str):
+    if "+" in text:
+        for m in PHONE_INTL_RE.finditer(text):
+            n = _longest_valid_prefix(m.group(), None)
+            if n:
+                yield Found(m.start(), m.start() + n, "PHONE")
+    for m in PHONE_NANP_RE.finditer(text):
+        if _valid_phone(m.group(), "US"):
+            yield Found(m.start(), m.end(), "PHONE")
+    if phonenumbers.ndd_prefix_for_region(region, True) == "0":
+        for m in PHONE_TRUNK0_RE.finditer(text):
+            n = _longest_valid_prefix(m.group(), region)
+            if n:
+                yield Found(m.start(), m.start() + n, "PHONE")
+    if strict:
+        for m in PHONE_BARE_RE.finditer(text):
+            if _valid_phone(m.group(), region) or _valid_phone("+" + m.group(), None):
+                yield Found(m.start(), m.end(), "PHONE")
+
+
+def _ssns(text: str, strict: bool):
+    for m in SSN_RE.finditer(text):
+        if us_ssn.is_valid(m.group()):
+            yield Found(m.start(), m.end(), "SSN")
+    for m in SSN_LABELLED_RE.finditer(text):
+        yield Found(m.start("num"), m.end("num"), "SSN")
+    if strict:
+        for m in SSN_BARE_RE.finditer(text):
+            if us_ssn.is_valid(m.group()):
+                yield Found(m.start(), m.end(), "SSN")
+
+
+def _cards(text: str):
+    for m in CARD_RUN_RE.finditer(text):
+        run = m.group()
+        if len(run) < 13:
+            continue
+        parts = re.split(r"([ \-])", run)
+        groups, seps = parts[0::2], parts[1::2]
+        offsets, pos = [], m.start()
+        for i, group in enumerate(groups):
+            offsets.append(pos)
+            pos += len(group) + (1 if i < len(seps) else 0)
+        best = None  # (length, -start) of the longest, then earliest, valid sub-run of whole groups
+        for i in range(len(groups)):
+            count = 0
+            for j in range(i, len(groups)):
+                count += len(groups[j])
+                if count > 19:
+                    break
+                if count >= 13 and _card_ok(groups[i:j + 1], set(seps[i:j])):
+                    start, end = offsets[i], offsets[j] + len(groups[j])
+                    if best is None or (end - start, -start) > (best[1] - best[0], -best[0]):
+                        best = (start, end)
+        if best:
+            yield Found(best[0], best[1], "CARD")
+
+
+def _ipv4s(text: str):
+    for m in IPV4_RE.finditer(text):
+        if _ipv4_ok(m.group(), text, m.start()):
+            yield Found(m.start(), m.end(), "IPV4")
+
+
+def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
+    """Every PII span of `text`, non-overlapping, in text order (see the module docstring)."""
+    literals = [Found(m.start(), m.end(), "LITERAL") for m in HANDLE_RE.finditer(text)]
+    candidates = [*_emails(text), *_cards(text), *_ssns(text, strict), *_phones(text, strict, region),
+                  *_ipv4s(text)]
+    candidates.sort(key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
+    starts = [f.start for f in literals]  # handle-shaped text is claimed first; chosen spans never overlap
+    ends = [f.end for f in literals]
+    chosen = list(literals)
+    for f in candidates:
+        i = bisect.bisect_right(starts, f.start)
+        if i > 0 and ends[i - 1] > f.start:  # the chosen span starting at or before f reaches into it
+            continue
+        if i < len(starts) and starts[i] < f.end:  # the next chosen span starts inside f
+            continue
+        starts.insert(i, f.start)
+        ends.insert(i, f.end)
+        chosen.append(f)
+    chosen.sort()
+    return chosen
+
+
+# -- the handle map ----------------------------------------------------------------------------------
 class HandleMap:
-    """Value <-> handle, numbered per type; seeded from a previous map to continue a session."""
+    """Handle <-> value, numbered per type; seeded from a previous call's map to continue a session."""
 
-    def __init__(self, existing: dict[str, str] | None = None):
-        self.by_handle: dict[str, str] = {}
-        self.by_value: dict[tuple[str, str], str] = {}
-        self.counters: dict[str, int] = {}
-        for handle, value in (existing or {}).items():
-            m = re.fullmatch(r"([A-Z][A-Z0-9]*)_(\d+)", handle)
-            if not m or not isinstance(value, str):
-                raise ValueError(f"redactions: {handle!r} is not a handle like EMAIL_1 mapped to a string")
-            self._add(m.group(1), int(m.group(2)), value)
-
-    def _add(self, kind: str, number: int, value: str) -> str:
-        handle = f"{kind}_{number}"
-        self.by_handle[handle] = value
-        self.by_value[(kind, value)] = handle
-        self.counters[kind] = max(self.counters.get(kind, 0), number)
-        return handle
+    def __init__(self, existing: dict | None = None):
+        self.values: dict[str, str] = {}
+        self._by_value: dict[tuple[str, str], str] = {}
+        self._last: dict[str, int] = {}
+        for handle, value in validate_map(existing or {}, "redactions").items():
+            kind, _, number = handle.rpartition("_")
+            self.values[handle] = value
+            self._by_value.setdefault((kind, value), handle)
+            self._last[kind] = max(self._last.get(kind, 0), int(number))
 
     def handle_for(self, kind: str, value: str) -> str:
-        known = self.by_value.get((kind, value))
-        if known:
-            return known
-        return self._add(kind, self.counters.get(kind, 0) + 1, value)
+        handle = self._by_value.get((kind, value))
+        if handle is None:
+            self._last[kind] = self._last.get(kind, 0) + 1
+            handle = f"{kind}_{self._last[kind]}"
+            while handle in self.values:  # only if a passed-in map was numbered oddly
+                self._last[kind] += 1
+                handle = f"{kind}_{self._last[kind]}"
+            self.values[handle] = value
+            self._by_value[(kind, value)] = handle
+        return handle
 
 
-def redact_text(text: str, handles: HandleMap, strict: bool = False) -> tuple[str, dict[str, int]]:
-    out, last, counts = [], 0, {}
-    for match in find(text, strict):
-        value = text[match.start:match.end]
-        out.append(text[last:match.start])
-        out.append(f"[{handles.handle_for(match.kind, value)}]")
-        counts[match.kind] = counts.get(match.kind, 0) + 1
-        last = match.end
+def validate_map(mapping, name: str) -> dict[str, str]:
+    if not isinstance(mapping, dict):
+        raise ValueError(f"{name} must be an object mapping handles like EMAIL_1 to the original values")
+    for handle, value in mapping.items():
+        if not isinstance(handle, str) or not HANDLE_NAME_RE.match(handle):
+            raise ValueError(f"{name}: {handle!r} is not a handle name like EMAIL_1 (TYPE_N, upper case, no brackets)")
+        if not isinstance(value, str):
+            raise ValueError(f"{name}: the value of {handle} must be a string")
+    return mapping
+
+
+def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str = "US",
+                counts: dict[str, int] | None = None) -> str:
+    out, last = [], 0
+    for f in find_pii(text, strict, region):
+        out.append(text[last:f.start])
+        out.append(f"[{handles.handle_for(f.kind, text[f.start:f.end])}]")
+        if counts is not None:
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+        last = f.end
     out.append(text[last:])
-    return "".join(out), counts
+    return "".join(out)
 
 
-def restore_text(text: str, redactions: dict[str, str]) -> tuple[str, int]:
+def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None) -> tuple[str, int]:
     restored = 0
 
     def swap(m: re.Match) -> str:
         nonlocal restored
-        handle = f"{m.group(1)}_{m.group(2)}"
-        if handle in redactions:
-            restored += 1
-            return redactions[handle]
-        return m.group(0)
+        value = redactions.get(m.group(1))
+        if value is None:
+            if unknown is not None and m.group(1) not in unknown:
+                unknown.append(m.group(1))
+            return m.group(0)
+        restored += 1
+        return value
 
-    return HANDLE.sub(swap, text), restored
+    return HANDLE_RE.sub(swap, text), restored
 
+
+# -- the middleware ------------------------------------------------------------------------------------
+_MAP_SCHEMA = {"type": "object", "propertyNames": {"pattern": f"^{HANDLE_NAME}$"},
+               "additionalProperties": {"type": "string"}}
 
 REDACTION_SCHEMA = {
     "type": "object",
     "properties": {
-        "aggressiveness": {"type": "string", "enum": ["standard", "strict"], "default": "standard",
-                           "description": "strict also redacts bare 9-digit SSNs and bare 10-15 digit phone numbers"},
-        "redactions": {"type": "object", "additionalProperties": {"type": "string"},
-                       "description": "the map a previous call returned, to keep handles stable across a session"},
+        "aggressiveness": {
+            "type": "string", "enum": ["standard", "strict"], "default": "standard",
+            "description": "strict also redacts bare 9-digit runs that pass the SSA rules (SSN) and bare 10-15 "
+                           "digit runs that are valid phone numbers"},
+        "redactions": {
+            **_MAP_SCHEMA,
+            "description": "The metadata.redactions map a previous call returned (handle -> original value): "
+                           "the same values keep their handles and numbering continues after it."},
+        "defaultRegion": {
+            "type": "string", "pattern": "^[A-Z]{2}$", "default": "US",
+            "description": "ISO 3166-1 alpha-2 region for phone numbers written without a country code "
+                           "(national format with a trunk 0, and strict-mode bare runs)"},
     },
     "additionalProperties": False,
 }
+
 RESTORATION_SCHEMA = {
     "type": "object",
-    "properties": {"redactions": {"type": "object", "additionalProperties": {"type": "string"},
-                                  "description": "handle -> original value, as pii_redaction returned it"}},
+    "properties": {
+        "redactions": {**_MAP_SCHEMA, "description": "handle -> original value, as pii_redaction returned it"},
+    },
     "required": ["redactions"],
     "additionalProperties": False,
 }
 
 
 def pii_redaction(context: list[dict], arguments: dict) -> dict:
-    strict = arguments.get("aggressiveness", "standard") == "strict"
+    check_context(context)
+    aggressiveness = arguments.get("aggressiveness", "standard")
+    if aggressiveness not in ("standard", "strict"):
+        raise ValueError(f"aggressiveness must be 'standard' or 'strict', not {aggressiveness!r}")
+    region = arguments.get("defaultRegion", "US")
+    if region not in phonenumbers.SUPPORTED_REGIONS:
+        raise ValueError(f"defaultRegion {region!r} is not a region phone numbers are known for")
     handles = HandleMap(arguments.get("redactions"))
     counts: dict[str, int] = {}
+    content = []
     for block in context:
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            block["text"], found = redact_text(block["text"], handles, strict)
-            for kind, n in found.items():
-                counts[kind] = counts.get(kind, 0) + n
-    return {"content": context, "metadata": {"redactions": dict(handles.by_handle), "counts": counts}}
+        if is_text(block):
+            block = {**block, "text": redact_text(block["text"], handles, aggressiveness == "strict", region, counts)}
+        content.append(block)
+    return {"content": content, "metadata": {"redactions": dict(handles.values), "counts": counts}}
 
 
 def pii_restoration(context: list[dict], arguments: dict) -> dict:
-    redactions = arguments["redactions"]
-    total = 0
+    check_context(context)
+    if "redactions" not in arguments:
+        raise ValueError("redactions (the handle -> value map pii_redaction returned) is required")
+    redactions = validate_map(arguments["redactions"], "redactions")
+    total, unknown = 0, []
+    content = []
     for block in context:
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            block["text"], n = restore_text(block["text"], redactions)
-            total += n
-    return {"content": context, "metadata": {"restored": total}}
+        if is_text(block):
+            text, n = restore_text(block["text"], redactions, unknown)
+            block, total = {**block, "text": text}, total + n
+        content.append(block)
+    metadata: dict = {"restored": total}
+    if unknown:
+        metadata["unknownHandles"] = unknown
+    return {"content": content, "metadata": metadata}
+
+
+DEFINITION = MiddlewareSpec(
+    "pii_redaction",
+    "Replace emails, phone numbers, US SSNs, payment card numbers and IPv4 addresses in text blocks with typed "
+    "handles like [EMAIL_1]; metadata.redactions maps handles to the original values (pass it back as "
+    "`redactions` to keep handles stable across a session, and to pii_restoration to undo).",
+    REDACTION_SCHEMA, pii_redaction)
+
+RESTORATION = MiddlewareSpec(
+    "pii_restoration",
+    "Replace every [HANDLE] in text blocks with its original value from `redactions`, exactly; unknown handles "
+    "are left as they are.",
+    RESTORATION_SCHEMA, pii_restoration)

@@ -1,0 +1,57 @@
+"""SVG badges, made with anybadge: one for the role, one per claimed profile.
+
+The value says what happened ("35/35 passed", "2 failed", "not claimed");
+the colour follows the worst outcome: red for a failure or a stale baseline
+entry, orange for warnings or expected failures, green when everything that
+ran passed, grey when nothing ran.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import anybadge
+
+
+def summarise(outcomes: list[str]) -> tuple[str, str]:
+    c = Counter(outcomes)
+    ran = sum(c[o] for o in ("pass", "fail", "warn", "info", "xfail", "stale"))
+    if c["fail"] or c["stale"]:
+        bad = c["fail"] + c["stale"]
+        return f"{bad} failed", "red"
+    if c["warn"] or c["xfail"]:
+        parts = [f"{c['warn']} warning{'s' * (c['warn'] != 1)}" if c["warn"] else "",
+                 f"{c['xfail']} known" if c["xfail"] else ""]
+        return ", ".join(p for p in parts if p), "orange"
+    if ran:
+        return f"{c['pass'] + c['info']}/{ran} passed", "green"
+    return "nothing ran", "#6e7781"
+
+
+def write_badges(directory: Path, doc: dict) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def badge(name: str, label: str, value: str, colour: str) -> None:
+        path = directory / f"{name}.svg"
+        anybadge.Badge(label, value, default_color=colour).write_badge(str(path), overwrite=True)
+        written.append(path)
+
+    role = doc["role"]
+    ran = [c["outcome"] for c in doc["checks"] if doc["profiles"].get(c["profile"], {}).get("claimed")
+           or c["outcome"] != "skip"]
+    value, colour = summarise(ran)
+    if doc.get("unavailable"):
+        value, colour = "unreachable", "red"
+    badge(role, f"MCP ext {role}", value, colour)
+    for profile, claim in doc["profiles"].items():
+        outcomes = [c["outcome"] for c in doc["checks"] if c["profile"] == profile]
+        if not claim["claimed"]:
+            if not outcomes:
+                continue
+            value, colour = "not claimed", "#6e7781"
+        else:
+            value, colour = summarise(outcomes)
+        badge(f"{role}-{profile}", profile, value, colour)
+    return written
