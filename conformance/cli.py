@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     where = server.add_mutually_exclusive_group(required=True)
     where.add_argument("--command", help="start the server with this command line and speak stdio")
     where.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    where.add_argument("--docker-image", metavar="IMAGE",
+                       help="run a container of IMAGE (its default command) and speak stdio through it")
+    server.add_argument("--no-network", action="store_true", help="with --docker-image: no network in the container")
     _common(server)
 
     lister = sub.add_parser("list", help="list every check with its requirement rows and level")
@@ -140,7 +143,13 @@ def cmd_server(args) -> int:
     if "sequential-pipeline" in args.profiles:
         print("mcp-ext-conformance: sequential-pipeline is a gateway-role profile", file=sys.stderr)
         return 2
-    role_args = ["--mcp-server-command", args.command] if args.command else ["--mcp-server-url", args.url]
+    if args.command:
+        role_args = ["--mcp-server-command", args.command]
+    elif args.url:
+        role_args = ["--mcp-server-url", args.url]
+    else:
+        role_args = ["--mcp-server-docker-image", args.docker_image] + (["--mcp-docker-no-network"]
+                                                                         if args.no_network else [])
     _clear(args.report_dir)
     return run_pytest(pytest_args(args, role_args, "test_server_role.py"), args.report_dir)
 

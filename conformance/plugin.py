@@ -14,8 +14,6 @@ pytest-xdist, and the reporter writes results.json and summary.md from it.
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import time
 
 import pytest
@@ -31,6 +29,10 @@ def pytest_addoption(parser):
                     help="run server-role checks against this command over stdio")
     group.addoption("--mcp-server-url", dest="mcpx_server_url", default=None,
                     help="run server-role checks against this Streamable HTTP URL")
+    group.addoption("--mcp-server-docker-image", dest="mcpx_server_docker_image", default=None,
+                    help="run server-role checks against a container of this image, over its stdio")
+    group.addoption("--mcp-docker-no-network", dest="mcpx_docker_no_network", action="store_true", default=False,
+                    help="start Docker targets without network")
     group.addoption("--mcp-profile", dest="mcpx_profiles", action="append", default=[],
                     help="claim this profile: every check of it runs and missing fixtures fail (repeatable)")
     group.addoption("--mcp-strict", dest="mcpx_strict", action="store_true", default=False,
@@ -66,10 +68,13 @@ def _server_target(config):
     from .targets import TargetSpec
 
     command, url = config.getoption("mcpx_server_command"), config.getoption("mcpx_server_url")
-    if not command and not url:
+    image = config.getoption("mcpx_server_docker_image")
+    if not command and not url and not image:
         return None
     env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
-    return TargetSpec("stdio" if command else "http", command=command, url=url, env=env,
+    kind = "stdio" if command else "http" if url else "docker"
+    return TargetSpec(kind, command=command, url=url, image=image, env=env,
+                      network=not config.getoption("mcpx_docker_no_network"),
                       request_timeout=config.getoption("mcpx_timeout"))
 
 
@@ -199,9 +204,5 @@ class Reporter:
 
 
 def _target_description(config) -> dict:
-    command, url = config.getoption("mcpx_server_command"), config.getoption("mcpx_server_url")
-    if command:
-        return {"kind": "stdio", "command": command}
-    if url:
-        return {"kind": "http", "url": url}
-    return {"kind": "stdio", "command": shlex.join([os.environ.get("MCPX_COMMAND", "?")])}
+    spec = _server_target(config)
+    return spec.describe() if spec else {"kind": "stdio", "command": "?"}

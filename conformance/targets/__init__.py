@@ -2,7 +2,7 @@
 
 `TargetSpec` says how to reach it (a command for stdio, a URL for Streamable
 HTTP); `TargetSpec.connect()` gives a fresh `Connection` (see base.py) as an
-async context manager. Every role's checks use this and nothing else.
+async context manager. Every role's checks use this and nothing else; docker.py holds the Docker target.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ __all__ = ["Connection", "Exchange", "TargetSpec", "TargetUnavailable", "WireEve
 
 @dataclass
 class TargetSpec:
-    kind: str  # "stdio" | "http"
+    kind: str  # "stdio" | "http" | "docker"
     command: str | None = None
     url: str | None = None
+    image: str | None = None
+    network: bool = True  # docker: False runs the container without network
     env: dict[str, str] = field(default_factory=dict)
     request_timeout: float = 10.0
     max_message_bytes: int = 16 * 1024 * 1024
@@ -31,6 +33,8 @@ class TargetSpec:
             out["command"] = self.command
         if self.url:
             out["url"] = self.url
+        if self.image:
+            out["image"] = self.image
         return out
 
     def connect(self) -> Connection:
@@ -39,4 +43,8 @@ class TargetSpec:
             return StdioConnection(self.command, env=self.env, **common)
         if self.kind == "http":
             return HttpConnection(self.url, **common)
+        if self.kind == "docker":
+            from .docker import DockerConnection
+
+            return DockerConnection(self.image, env=self.env, network=self.network, **common)
         raise ValueError(f"unknown target kind {self.kind!r}")

@@ -107,38 +107,23 @@ class StdioConnection(Connection):
             self._die(f"could not write to the server's stdin ({describe(exc)})")
 
     async def _read_stdout(self) -> None:
-        buffer = bytearray()
-        skipping = False  # inside a line that went over the cap
+        lines = LineSplitter(self.max_message_bytes)
         try:
             while True:
                 try:
                     chunk = await self.proc.stdout.receive(65536)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
-                start = 0
-                while True:
-                    nl = chunk.find(b"\n", start)
-                    if nl < 0:
-                        if not skipping:
-                            buffer += chunk[start:]
-                            if len(buffer) > self.max_message_bytes:
-                                self.wire.append(WireEvent(now(), "in", raw=clip(bytes(buffer[:200]).decode("utf-8", "replace"), 200),
-                                                           problem=f"a message over {self.max_message_bytes} bytes (skipped)"))
-                                buffer.clear()
-                                skipping = True
-                        break
-                    piece = chunk[start:nl]
-                    start = nl + 1
-                    if skipping:
-                        skipping = False
-                        continue
-                    buffer += piece
-                    line = bytes(buffer).strip()
-                    buffer.clear()
-                    if line:
-                        await self._on_incoming(line)
+                await self._feed(lines, chunk)
         finally:
             await self._on_stdout_closed()
+
+    async def _feed(self, lines: "LineSplitter", chunk: bytes) -> None:
+        for line, problem in lines.feed(chunk):
+            if problem:
+                self.wire.append(WireEvent(now(), "in", raw=line, problem=problem))
+            else:
+                await self._on_incoming(line)
 
     async def _on_stdout_closed(self) -> None:
         code = None
@@ -183,3 +168,41 @@ def _group_alive(pid: int) -> bool:
         return True
     except (ProcessLookupError, PermissionError):
         return False
+
+
+class LineSplitter:
+    """Newline-delimited messages from a byte stream, each capped at `limit` bytes.
+
+    `feed` returns (line, None) for each complete line and (head, problem) for a
+    line over the cap, whose rest is then skipped up to its newline: a flood or
+    a giant message costs at most `limit` bytes of memory.
+    """
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.buffer = bytearray()
+        self.skipping = False
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes | str, str | None]]:
+        out: list[tuple[bytes | str, str | None]] = []
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                if not self.skipping:
+                    self.buffer += chunk[start:]
+                    if len(self.buffer) > self.limit:
+                        head = clip(bytes(self.buffer[:200]).decode("utf-8", "replace"), 200)
+                        out.append((head, f"a message over {self.limit} bytes (skipped)"))
+                        self.buffer.clear()
+                        self.skipping = True
+                return out
+            piece, start = chunk[start:nl], nl + 1
+            if self.skipping:
+                self.skipping = False
+                continue
+            self.buffer += piece
+            line = bytes(self.buffer).strip()
+            self.buffer.clear()
+            if line:
+                out.append((line, None))

@@ -1,0 +1,168 @@
+"""Docker target: the server runs in a container the suite creates, attaches to, and removes.
+
+stdio goes through the container's attached stdin/stdout (the Docker SDK's
+attach socket, a multiplexed stream: 8-byte frame headers say stdout or
+stderr and the length). The container is created with a label, optionally
+without network (`network=False`, for servers that should not phone home),
+and removed when the connection closes, whatever happened; containers still
+present at interpreter exit (Ctrl-C) are removed by the reaper below.
+
+Docker's SDK is synchronous: its calls run in worker threads; the attach
+socket is read and written non-blocking on the event loop.
+"""
+
+from __future__ import annotations
+
+import atexit
+import socket
+import struct
+from collections import deque
+
+import anyio
+
+from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
+from .stdio import LineSplitter
+
+LABEL = "mcp-ext-conformance"
+_live: set[str] = set()
+
+
+def _client():
+    import docker
+
+    return docker.from_env(timeout=30)
+
+
+@atexit.register
+def _remove_leftovers() -> None:
+    if not _live:
+        return
+    try:
+        client = _client()
+        for cid in list(_live):
+            try:
+                client.api.remove_container(cid, force=True)
+            except Exception:
+                pass
+            _live.discard(cid)
+    except Exception:
+        pass
+
+
+class DockerConnection(Connection):
+    kind = "docker"
+
+    def __init__(self, image: str, *, command: list[str] | None = None, env: dict[str, str] | None = None,
+                 network: bool = True, grace: float = 1.0, **kw):
+        super().__init__(**kw)
+        self.image, self.command, self.env, self.network, self.grace = image, command, env or {}, network, grace
+        self.container_id: str | None = None
+        self._sock: socket.socket | None = None
+        self._attach = None
+        self._stderr: deque[bytes] = deque(maxlen=64)
+        self._tg = None
+
+    async def __aenter__(self) -> "DockerConnection":
+        try:
+            self.container_id, self._attach = await anyio.to_thread.run_sync(self._create)
+        except TargetUnavailable:
+            raise
+        except Exception as exc:
+            raise TargetUnavailable(f"cannot start a container of {self.image!r}: {describe(exc)}") from None
+        self._sock = self._attach._sock
+        self._sock.setblocking(False)
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._read)
+        return self
+
+    def _create(self):
+        import docker
+
+        try:
+            client = _client()
+            client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            raise TargetUnavailable(f"no image {self.image!r} on this Docker engine (build or load it first)") from None
+        except docker.errors.DockerException as exc:
+            raise TargetUnavailable(f"no Docker engine reachable ({describe(exc)})") from None
+        container = client.api.create_container(
+            self.image, command=self.command, stdin_open=True, tty=False, environment=self.env,
+            labels={LABEL: "1"}, network_disabled=not self.network,
+            host_config=client.api.create_host_config(network_mode="none" if not self.network else None))
+        cid = container["Id"]
+        _live.add(cid)
+        attach = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        client.api.start(cid)
+        return cid, attach
+
+    async def __aexit__(self, *exc) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                self._sock.shutdown(socket.SHUT_WR)  # stdin EOF: the polite end for a stdio server
+            except OSError:
+                pass
+            with anyio.move_on_after(self.grace):
+                while self._dead is None:
+                    await anyio.sleep(0.05)
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._remove)
+
+    def _remove(self) -> None:
+        try:
+            self._attach.close()
+        except Exception:
+            pass
+        try:
+            _client().api.remove_container(self.container_id, force=True)
+        except Exception:
+            pass
+        _live.discard(self.container_id)
+
+    async def _transmit(self, message: dict) -> None:
+        import json
+
+        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            await anyio.wait_socket_writable(self._sock)
+            try:
+                sent = self._sock.send(view)
+            except BlockingIOError:
+                continue
+            view = view[sent:]
+
+    async def _read(self) -> None:
+        lines = LineSplitter(self.max_message_bytes)
+        pending = bytearray()
+        try:
+            while True:
+                await anyio.wait_socket_readable(self._sock)
+                try:
+                    chunk = self._sock.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                pending += chunk
+                while len(pending) >= 8:  # one frame: stream type, 3 zero bytes, big-endian length
+                    kind, size = pending[0], struct.unpack(">I", bytes(pending[4:8]))[0]
+                    if len(pending) < 8 + size:
+                        break
+                    payload = bytes(pending[8:8 + size])
+                    del pending[:8 + size]
+                    if kind == 2:
+                        self._stderr.append(payload)
+                        continue
+                    for line, problem in lines.feed(payload):
+                        if problem:
+                            self.wire.append(WireEvent(now(), "in", raw=line, problem=problem))
+                        else:
+                            await self._on_incoming(line)
+        finally:
+            tail = b"".join(self._stderr).decode("utf-8", "replace").strip().splitlines()[-3:]
+            self._die("the container closed stdout" + (f"; stderr ends: {clip(' | '.join(tail), 300)}" if tail else ""))
