@@ -16,7 +16,7 @@ def run_step(tmp_path, **inputs):
     output, summary = tmp_path / "output", tmp_path / "summary"
     env = {**os.environ, "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
            "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
-           "ROLE": "server", "COMMAND": "", "URL": "", "PROFILES": "", "BASELINE": "", "STRICT": "false",
+           "ROLE": "server", "COMMAND": "", "URL": "", "IMAGE": "", "PROFILES": "", "BASELINE": "", "STRICT": "false",
            "REPORT_DIR": str(tmp_path / "report"), **inputs}
     proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)

@@ -127,7 +127,7 @@ class DockerConnection(Connection):
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         view = memoryview(data)
         while view:
-            await anyio.wait_socket_writable(self._sock)
+            await anyio.wait_writable(self._sock)
             try:
                 sent = self._sock.send(view)
             except BlockingIOError:
@@ -139,7 +139,7 @@ class DockerConnection(Connection):
         pending = bytearray()
         try:
             while True:
-                await anyio.wait_socket_readable(self._sock)
+                await anyio.wait_readable(self._sock)
                 try:
                     chunk = self._sock.recv(65536)
                 except BlockingIOError:

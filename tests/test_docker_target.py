@@ -1,0 +1,60 @@
+"""The Docker target, for real: a local image of the reference server, checked through the container's stdio.
+
+Needs docker.io (CI installs it; the test starts dockerd itself when it is not
+running) and debootstrap for the first image build (then cached).
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conformance.targets import TargetSpec
+from tests.helpers import ROOT, not_ok, server_verdicts
+
+pytestmark = pytest.mark.skipif(not shutil.which("dockerd"), reason="docker.io is not installed")
+
+
+@pytest.fixture(scope="module")
+def image():
+    from tests.docker.image import build
+
+    try:
+        return build()
+    except (RuntimeError, subprocess.CalledProcessError) as exc:
+        pytest.fail(f"could not build the reference image: {exc}")
+
+
+def containers() -> list[str]:
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=mcp-ext-conformance"], capture_output=True,
+                         text=True, check=True).stdout
+    return out.split()
+
+
+@pytest.mark.parametrize("network", [True, False], ids=["network", "no-network"])
+def test_reference_image_passes_every_check_and_leaves_no_container(image, network):
+    verdicts = server_verdicts(TargetSpec("docker", image=image, network=network))
+    assert not_ok(verdicts) == {}
+    assert all(r.claim["claimed"] for cid, r in verdicts.items() if "unadvertised" not in cid)
+    assert containers() == []
+
+
+def test_cli_docker_run_writes_reports(image, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "conformance", "server", "--docker-image", image, "--no-network",
+                           "--report-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["target"] == {"kind": "docker", "image": image}
+    assert containers() == []
+
+
+def test_missing_image_is_unreachable(tmp_path):
+    from tests.docker.image import ensure_daemon
+
+    ensure_daemon()
+    proc = subprocess.run([sys.executable, "-m", "conformance", "server", "--docker-image", "mcpx-no-such-image:none",
+                           "--report-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "no image" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
