@@ -52,7 +52,10 @@ def run(out_root: Path) -> None:
         if wait_for_port(port, proc):
             cli(base / "reference-http", ["--url", f"http://127.0.0.1:{port}/mcp"], TARGETS["reference-http"])
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass  # it never started, or already ended
         proc.wait(timeout=10)
     naive = ROOT / "tests" / "servers" / "naive_sdk_server.py"
     cli(base / "naive-stdio", ["--command", f"{python} {naive}"], TARGETS["naive-stdio"])

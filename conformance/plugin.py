@@ -96,13 +96,39 @@ def mcpx_server_recordings(request):
               and item.callspec.params["check_id"] in REGISTRY
               and REGISTRY[item.callspec.params["check_id"]].role == "server"}
     profiles = [p for p in server.PROFILES if p in wanted and (not claimed or p in claimed)]
-    recordings = server.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"))
+    recordings = server.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"),
+                                    progress=_progress_printer(config, spec, profiles))
     config._mcpx_target = spec.describe()
     if recordings and all(rec.unavailable for rec in recordings.values()):
         reason = next(iter(recordings.values())).unavailable
         config._mcpx_unavailable = reason
         pytest.exit(f"target unreachable: {reason}", returncode=2)
     return recordings
+
+
+def _progress_printer(config, spec, profiles):
+    """One line as each profile's recording ends, so a long run shows where it is (not on xdist workers)."""
+    writer = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if writer is None or hasattr(config, "workerinput"):
+        return None
+
+    def say(line: str) -> None:
+        if capture is None:
+            writer.write_line(line)
+            return
+        with capture.global_and_fixture_disabled():  # the fixture runs under output capture
+            writer.write_line(line)
+
+    where = spec.command or spec.url or spec.image
+    say(f"recording {len(profiles)} profile(s) of {where}, each on its own connection")
+
+    def progress(rec, done, total):
+        state = "claimed" if rec.claimed else "not claimed"
+        trouble = f"; {rec.fatal}" if rec.fatal else ""
+        say(f"  [{done}/{total}] {rec.profile}: {state}, {len(rec.exchanges)} exchange(s){trouble}")
+
+    return progress
 
 
 @pytest.fixture

@@ -18,15 +18,22 @@ MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, co
 PROFILES = tuple(MODULES)
 
 
-async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float) -> dict[str, Recording]:
-    """Record the given profiles concurrently, each on its own connection."""
+async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float,
+                          progress=None) -> dict[str, Recording]:
+    """Record the given profiles concurrently, each on its own connection.
+
+    `progress(recording, done, total)`, when given, is called as each profile finishes.
+    """
     out: dict[str, Recording] = {}
+    profiles = list(profiles)
 
     async def one(profile: str) -> None:
         module = MODULES[profile]
         out[profile] = await record(spec, profile, module.claimer, module.driver,
                                     getattr(module, "unclaimed_driver", None),
                                     claimed_by_option=profile in claimed, run_timeout=run_timeout)
+        if progress is not None:
+            progress(out[profile], len(out), len(profiles))
 
     async with anyio.create_task_group() as tg:
         for profile in profiles:
@@ -34,5 +41,7 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     return out
 
 
-def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float) -> dict[str, Recording]:
-    return anyio.run(lambda: record_profiles(spec, profiles, claimed=claimed, run_timeout=run_timeout))
+def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float,
+                progress=None) -> dict[str, Recording]:
+    return anyio.run(lambda: record_profiles(spec, profiles, claimed=claimed, run_timeout=run_timeout,
+                                             progress=progress))
