@@ -24,6 +24,7 @@ MCP PR #142 (`AugmentationSpec`).
 | tool_filter.py| tool_filter                         |
 | memory.py     | MemoryStore for the RetrieveMemories preprocessor tool (not a middleware) |
 | augment.py    | AUGMENTATIONS                       |
+| textutil.py   | text blocks, the ranking tokenizer, BM25 with Lucene's IDF |
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-Context = list  # list[dict]: MCP content blocks
 Fn = Callable[[list, dict], dict]
 
 

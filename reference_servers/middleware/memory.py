@@ -1,71 +1,188 @@
-"""A persistent memory store for the RetrieveMemories preprocessor: SQLite with FTS5 ranking.
+"""A persistent memory store for the `RetrieveMemories` preprocessor tool (SQLite, ranked search).
 
-Memories live in one SQLite file (":memory:" for tests); search ranks with
-FTS5's built-in bm25(). The query is reduced to its words joined by OR, so any
-shared word can match and the user's text can never be read as FTS syntax.
-One connection, guarded by a lock, serves the whole process.
+    store = MemoryStore("memories.sqlite")      # or ":memory:"
+    memory_id = store.remember("The user prefers window seats", tags=["travel"])
+    store.search("book me a flight", limit=5)  # [{id, text, tags, score, createdAt}], best first
+    store.forget(memory_id)
+
+Storage: one SQLite file through the standard library's `sqlite3`: a
+`memories` table (id, text, tags as a JSON array, created_at as ISO 8601 UTC).
+Ids come from AUTOINCREMENT, so a forgotten id is never handed out again.
+File databases use WAL journaling and a 5 s busy timeout, so another process
+may read the file while this one writes.
+
+Ranking: SQLite's FTS5 full-text index when the linked SQLite has it (checked
+once per process by creating an FTS5 table in a scratch in-memory database;
+the builds of CPython and Debian's libsqlite3 have had it for years, and it is
+what this project uses: SQLite 3.40 here). The index is an external-content
+FTS5 table over text and tags, tokenised by `porter unicode61
+remove_diacritics 2` (stemming, case and accent folding) and kept in step by
+triggers. A query becomes its distinct words (at most 64), each quoted and
+joined with OR, so any shared word can match and the user's text is never
+read as FTS5 syntax. `score` is `-bm25(memories_fts, 1.0, 0.5)` (FTS5's bm25
+is lower-is-better; tags weigh half as much as text), rounded to 4 decimals.
+Where FTS5 is missing (or `MemoryStore(path, backend="rank_bm25")`), the same
+API ranks with rank_bm25 (`textutil.LuceneBM25` over `textutil.tokenize` of
+text and tags), the index rebuilt after each change (this store's, or another
+connection's, seen through `PRAGMA data_version`). Scores of the two
+backends are both "higher is better" but not comparable with each other.
+A file written by one backend can be opened by the other: opening with FTS5
+builds the index if it is missing (a file whose FTS5 index exists cannot be
+written on a SQLite without FTS5, since the triggers need the module).
+
+Concurrency: one connection per store, shared by all threads of the process
+(`check_same_thread=False`) and serialised by a re-entrant lock around every
+statement, so a store may be used from many threads at once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
+import json
 import sqlite3
 import threading
+from functools import lru_cache
 
-from .retrieval import tokens
+from .textutil import STOP_WORDS, LuceneBM25, tokenize, words
+
+MAX_QUERY_TERMS = 64
+
+
+@lru_cache(maxsize=1)
+def fts5_available() -> bool:
+    """Whether the linked SQLite has the FTS5 extension."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        probe.close()
 
 
 class MemoryStore:
-    def __init__(self, path: str = ":memory:"):
+    """See the module docstring."""
+
+    def __init__(self, path: str = ":memory:", backend: str | None = None):
+        if backend not in (None, "fts5", "rank_bm25"):
+            raise ValueError("backend must be 'fts5', 'rank_bm25' or None (FTS5 when available)")
+        if backend == "fts5" and not fts5_available():
+            raise ValueError("this SQLite build has no FTS5")
         self.path = path
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False)
+        self.backend = backend or ("fts5" if fts5_available() else "rank_bm25")
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(path, check_same_thread=False, timeout=5.0)
+        self._version = 0  # bumped on every change; the rank_bm25 index is rebuilt when it is stale
+        self._bm25: tuple[tuple, list[tuple], LuceneBM25 | None] | None = None
         with self._lock, self._db:
-            self._db.execute("CREATE TABLE IF NOT EXISTS memories (id INTEGER PRIMARY KEY, text TEXT NOT NULL, "
-                             "tags TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL)")
-            self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(text, tags, "
-                             "content='memories', content_rowid='id')")
-            self._db.execute("CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN "
-                             "INSERT INTO memories_fts(rowid, text, tags) VALUES (new.id, new.text, new.tags); END")
+            if path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS memories (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                             "text TEXT NOT NULL, tags TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL)")
+            if self.backend == "fts5":
+                self._create_fts()
 
+    def _create_fts(self) -> None:
+        exists = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
+        self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(text, tags, "
+                         "content='memories', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')")
+        self._db.execute("CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN "
+                         "INSERT INTO memories_fts(rowid, text, tags) VALUES (new.id, new.text, new.tags); END")
+        self._db.execute("CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN "
+                         "INSERT INTO memories_fts(memories_fts, rowid, text, tags) "
+                         "VALUES ('delete', old.id, old.text, old.tags); END")
+        self._db.execute("CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE ON memories BEGIN "
+                         "INSERT INTO memories_fts(memories_fts, rowid, text, tags) "
+                         "VALUES ('delete', old.id, old.text, old.tags); "
+                         "INSERT INTO memories_fts(rowid, text, tags) VALUES (new.id, new.text, new.tags); END")
+        if not exists:  # a file written without the index (or a new one): index what is there
+            self._db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+
+    # -- writing ---------------------------------------------------------------------------------
     def remember(self, text: str, tags: list[str] | None = None) -> int:
-        if not text.strip():
+        if not isinstance(text, str) or not text.strip():
             raise ValueError("a memory needs some text")
-        created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
+            raise ValueError("tags must be a list of strings")
+        created = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self._lock, self._db:
-            cur = self._db.execute("INSERT INTO memories (text, tags, created_at) VALUES (?, ?, ?)",
-                                   (text, " ".join(tags or ()), created))
-            return int(cur.lastrowid)
-
-    def search(self, query: str, limit: int = 5) -> list[dict]:
-        words = [re.sub(r"[^a-z0-9]", "", w) for w in tokens(query)]
-        words = [w for w in words if w]
-        if not words:
-            return []
-        match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT m.id, m.text, m.created_at, bm25(memories_fts) AS rank FROM memories_fts "
-                "JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? ORDER BY rank, m.id LIMIT ?",
-                (match, limit)).fetchall()
-        # bm25() is lower-is-better and negative; report a positive score, higher is better.
-        return [{"id": r[0], "text": r[1], "createdAt": r[2], "score": round(-float(r[3]), 4)} for r in rows]
+            cursor = self._db.execute("INSERT INTO memories (text, tags, created_at) VALUES (?, ?, ?)",
+                                      (text, json.dumps(tags or [], ensure_ascii=False), created))
+            self._version += 1
+            return int(cursor.lastrowid)
 
     def forget(self, memory_id: int) -> bool:
         with self._lock, self._db:
-            row = self._db.execute("SELECT text, tags FROM memories WHERE id = ?", (memory_id,)).fetchone()
-            if row is None:
-                return False
-            self._db.execute("INSERT INTO memories_fts(memories_fts, rowid, text, tags) VALUES ('delete', ?, ?, ?)",
-                             (memory_id, row[0], row[1]))
-            self._db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-            return True
+            deleted = self._db.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount > 0
+            self._version += 1
+            return deleted
+
+    # -- reading ---------------------------------------------------------------------------------
+    def get(self, memory_id: int) -> dict | None:
+        with self._lock:
+            row = self._db.execute("SELECT id, text, tags, created_at FROM memories WHERE id = ?",
+                                   (memory_id,)).fetchone()
+        return None if row is None else _entry(row)
 
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM memories").fetchone()[0])
 
+    def search(self, query: str, limit: int = 5) -> list[dict]:
+        """Memories relevant to `query`, best first: [{id, text, tags, score, createdAt}]."""
+        if not isinstance(query, str):
+            raise ValueError("query must be a string")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError("limit must be a positive integer")
+        if self.backend == "fts5":
+            return self._search_fts(query, limit)
+        return self._search_bm25(query, limit)
+
+    def _search_fts(self, query: str, limit: int) -> list[dict]:
+        terms = list(dict.fromkeys(w for w in words(query) if w not in STOP_WORDS))[:MAX_QUERY_TERMS]
+        if not terms:
+            return []
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT m.id, m.text, m.tags, m.created_at, bm25(memories_fts, 1.0, 0.5) AS rank "
+                "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
+                "WHERE memories_fts MATCH ? ORDER BY rank, m.id LIMIT ?", (match, limit)).fetchall()
+        return [_entry(row[:4], -float(row[4])) for row in rows]
+
+    def _search_bm25(self, query: str, limit: int) -> list[dict]:
+        terms = tokenize(query)
+        if not terms:
+            return []
+        with self._lock:
+            # PRAGMA data_version changes when another connection (another process) commits to the file.
+            version = (self._version, self._db.execute("PRAGMA data_version").fetchone()[0])
+            if self._bm25 is None or self._bm25[0] != version:
+                rows = self._db.execute("SELECT id, text, tags, created_at FROM memories ORDER BY id").fetchall()
+                docs = [tokenize(r[1] + " " + " ".join(json.loads(r[2]))) for r in rows]
+                self._bm25 = (version, rows, LuceneBM25(docs) if any(docs) else None)
+            _, rows, bm25 = self._bm25
+        if bm25 is None:
+            return []
+        scores = bm25.get_scores(terms)
+        ranked = sorted((i for i in range(len(rows)) if scores[i] > 0), key=lambda i: (-scores[i], rows[i][0]))
+        return [_entry(rows[i], float(scores[i])) for i in ranked[:limit]]
+
+    # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _entry(row: tuple, score: float | None = None) -> dict:
+    entry = {"id": row[0], "text": row[1], "tags": json.loads(row[2]), "createdAt": row[3]}
+    if score is not None:
+        entry["score"] = round(score, 4)
+    return entry

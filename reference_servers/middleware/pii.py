@@ -33,7 +33,7 @@ SSN     US `###-##-####` valid under the SSA rules, as `stdnum.us.ssn` checks
         them: area not 000, 666 or 9xx, group not 00, serial not 0000, and not
         one of the numbers the SSA voided after they were published. A number
         the text itself labels as one ("SSN: 987-65-4321", "social security
-        number 123456789") is redacted even when the SSA would never issue it:
+        number 123456789", the label right before the number) is redacted even when the SSA would never issue it:
         9xx numbers are ITINs, and the label says what the writer meant.
 CARD    13-19 digits, in one run or grouped by a single kind of separator
         (spaces or dashes) in the groupings cards are printed with (4-4-4-4,
@@ -87,8 +87,12 @@ which this deployment cannot do) or pull in large dependency trees for
 categories we do not need (scrubadub), and none promises the exact round trip.
 `phonenumbers.PhoneNumberMatcher` finds phone numbers in text but takes
 seconds per 100 KB in pure Python; here it is only used to validate the few
-candidates the patterns find. Validity itself always comes from a library:
-phonenumbers (phones), python-stdnum (SSN rules, Luhn), ipaddress (IPv4).
+candidates the patterns find. Validity itself comes from a library wherever
+one answers the question: phonenumbers (phones), python-stdnum (SSN rules,
+Luhn), ipaddress (IPv4). Emails are the exception: email-validator decides
+whether an address is acceptable to sign up with (it rejects special-use
+domains such as .local or .test, for instance), which is not the question
+here: an address-shaped string someone wrote is redacted either way.
 """
 
 from __future__ import annotations
@@ -115,7 +119,9 @@ TYPES = ("LITERAL", "EMAIL", "CARD", "SSN", "PHONE", "IPV4")  # also the tie-bre
 PRIORITY = {kind: i for i, kind in enumerate(TYPES)}
 
 # -- candidate patterns (ASCII digits only: "\d" would also match other scripts' digits) ----------
-# A candidate must not continue a longer token: these guards say what may not touch it.
+# A candidate must not continue a longer token: these guards say what may not touch it. Patterns that start with
+# a digit begin with a lookahead for it, which lets the regex engine skip most positions before the slower
+# lookbehind runs (about twice as fast on prose).
 _NOT_AFTER = r"(?<![\w+\-.])"
 _NOT_BEFORE = r"(?![\w\-]|\.[0-9])"
 
@@ -125,28 +131,29 @@ EMAIL_RE = re.compile(
     r"@"
     r"(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}"
     r"(?![\w\-])")
+_EMAIL_LOCAL_CHARS = frozenset("%+-.'")
 
 # Unambiguous on purpose (every group after the first starts with a separator or "("), so a long digit run cannot
 # make the regex engine backtrack through every way of splitting it.
-PHONE_INTL_RE = re.compile(r"(?<![\w+])\+[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+)*")
-PHONE_NANP_RE = re.compile(_NOT_AFTER + r"(?:1[ .\-])?(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])[0-9]{3}[ .\-][0-9]{4}"
-                           + _NOT_BEFORE)
-PHONE_TRUNK0_RE = re.compile(_NOT_AFTER + r"(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[ .\-][0-9]{2,8}){1,4}" + _NOT_BEFORE)
-PHONE_BARE_RE = re.compile(_NOT_AFTER + r"[0-9]{10,15}" + _NOT_BEFORE)
+PHONE_INTL_RE = re.compile(r"\+(?<![\w+]\+)[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+)*")
+PHONE_NANP_RE = re.compile(r"(?=[0-9(])" + _NOT_AFTER + r"(?:1[ .\-])?(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
+                           r"[0-9]{3}[ .\-][0-9]{4}" + _NOT_BEFORE)
+PHONE_TRUNK0_RE = re.compile(r"(?=[0(])" + _NOT_AFTER + r"(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[ .\-][0-9]{2,8}){1,4}"
+                             + _NOT_BEFORE)
+PHONE_BARE_RE = re.compile(r"(?=[0-9])" + _NOT_AFTER + r"[0-9]{10,15}" + _NOT_BEFORE)
 DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
 _SEPARATOR_RE = re.compile(r"[ .\-](?=[0-9(])|(?<=[0-9)])(?=\()")
 
-SSN_RE = re.compile(r"(?<![\w\-])[0-9]{3}-[0-9]{2}-[0-9]{4}" + _NOT_BEFORE)
-SSN_LABELLED_RE = re.compile(
+# ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssns.
+SSN_SHAPE_RE = re.compile(r"(?=[0-9])(?<![\w\-])[0-9]{3}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4}" + _NOT_BEFORE)
+SSN_LABEL_BEFORE_RE = re.compile(
     r"(?i:\b(?:ssn|social[ \-]security(?:[ \-](?:number|no\.?|#))?)(?![\w]))"
-    r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?"
-    r"(?P<num>[0-9]{3}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4})" + _NOT_BEFORE)
-SSN_BARE_RE = re.compile(_NOT_AFTER + r"[0-9]{9}" + _NOT_BEFORE)
+    r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?$")
 
-CARD_RUN_RE = re.compile(_NOT_AFTER + r"[0-9]+(?:[ \-][0-9]+)*" + _NOT_BEFORE)
+CARD_RUN_RE = re.compile(r"(?=[0-9])" + _NOT_AFTER + r"[0-9]+(?:[ \-][0-9]+)*" + _NOT_BEFORE)
 _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
 
-IPV4_RE = re.compile(r"(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
+IPV4_RE = re.compile(r"(?=[0-9])(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
 
@@ -213,9 +220,21 @@ def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
 
 # -- detectors -------------------------------------------------------------------------------------
 def _emails(text: str):
-    if "@" in text:
-        for m in EMAIL_RE.finditer(text):
-            yield Found(m.start(), m.end(), "EMAIL")
+    """EMAIL_RE's matches, found from the (rare) "@" signs instead of trying the pattern at every position."""
+    done = 0  # matches never overlap: nothing before the end of the previous one is looked at again
+    at = text.find("@")
+    while at >= 0:
+        left = at
+        while left > done and at - left < 256 and (text[left - 1].isalnum() or text[left - 1] == "_"
+                                                   or text[left - 1] in _EMAIL_LOCAL_CHARS):
+            left -= 1
+        for start in range(left, at):  # the leftmost start whose match spans this "@", as finditer would find
+            m = EMAIL_RE.match(text, start)
+            if m:
+                yield Found(m.start(), m.end(), "EMAIL")
+                done = m.end()
+                break
+        at = text.find("@", max(at + 1, done))
 
 
 def _phones(text: str, strict: bool, region: str):
@@ -239,15 +258,14 @@ def _phones(text: str, strict: bool, region: str):
 
 
 def _ssns(text: str, strict: bool):
-    for m in SSN_RE.finditer(text):
-        if us_ssn.is_valid(m.group()):
-            yield Found(m.start(), m.end(), "SSN")
-    for m in SSN_LABELLED_RE.finditer(text):
-        yield Found(m.start("num"), m.end("num"), "SSN")
-    if strict:
-        for m in SSN_BARE_RE.finditer(text):
-            if us_ssn.is_valid(m.group()):
-                yield Found(m.start(), m.end(), "SSN")
+    for m in SSN_SHAPE_RE.finditer(text):
+        value, start = m.group(), m.start()
+        labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
+        if len(value) == 11:  # ###-##-####
+            if labelled or us_ssn.is_valid(value):
+                yield Found(start, m.end(), "SSN")
+        elif labelled or (strict and (start == 0 or text[start - 1] not in "+.") and us_ssn.is_valid(value)):
+            yield Found(start, m.end(), "SSN")
 
 
 def _cards(text: str):

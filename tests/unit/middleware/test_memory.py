@@ -1,0 +1,108 @@
+"""MemoryStore: ranking, persistence across reopen, both backends, concurrency, hostile queries."""
+
+import threading
+
+import pytest
+
+from reference_servers.middleware.memory import MemoryStore, fts5_available
+
+BACKENDS = ["fts5", "rank_bm25"] if fts5_available() else ["rank_bm25"]
+
+
+def seed(store):
+    store.remember("The user prefers window seats on long flights", tags=["travel"])
+    store.remember("The user's daughter is called Ada and turns 7 in May")
+    store.remember("The user is vegetarian; book vegetarian meals", tags=["food", "travel"])
+    store.remember("The user's manager is Ingrid")
+
+
+def test_this_sqlite_has_fts5():
+    assert fts5_available()  # the project's machines do; the fallback is tested below either way
+    assert MemoryStore().backend == "fts5"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ranking(backend):
+    store = MemoryStore(":memory:", backend=backend)
+    seed(store)
+    hits = store.search("book me flights with a window seat")
+    assert hits[0]["text"] == "The user prefers window seats on long flights"
+    assert all(h["score"] > 0 for h in hits) and [h["score"] for h in hits] == sorted(
+        (h["score"] for h in hits), reverse=True)
+    assert set(hits[0]) == {"id", "text", "tags", "score", "createdAt"} and hits[0]["tags"] == ["travel"]
+    assert hits[0]["createdAt"].endswith("Z")
+    assert store.search("Ada's birthday")[0]["text"].startswith("The user's daughter")
+    assert [h["text"] for h in store.search("food", limit=5)] == ["The user is vegetarian; book vegetarian meals"]
+    assert len(store.search("user", limit=2)) == 2
+    assert store.search("") == [] and store.search("the and of") == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_persistence_across_reopen_and_forget(tmp_path, backend):
+    path = str(tmp_path / "memories.sqlite")
+    with MemoryStore(path, backend=backend) as store:
+        seed(store)
+        ada = store.search("daughter")[0]["id"]
+    with MemoryStore(path, backend=backend) as reopened:
+        assert reopened.count() == 4
+        assert reopened.search("daughter")[0]["id"] == ada
+        assert reopened.forget(ada) and not reopened.forget(ada)
+        assert reopened.search("daughter") == [] and reopened.get(ada) is None
+        newer = reopened.remember("The user's son is called Ben")
+        assert newer > ada  # ids are never reused
+    with MemoryStore(path, backend=backend) as again:
+        assert again.count() == 4 and again.search("son Ben")[0]["id"] == newer
+
+
+@pytest.mark.skipif(not fts5_available(), reason="needs FTS5")
+def test_a_file_written_without_fts_is_indexed_when_opened_with_it(tmp_path):
+    path = str(tmp_path / "m.sqlite")
+    with MemoryStore(path, backend="rank_bm25") as store:
+        seed(store)
+    with MemoryStore(path, backend="fts5") as store:
+        assert store.search("manager")[0]["text"] == "The user's manager is Ingrid"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hostile_queries_are_plain_words(backend):
+    store = MemoryStore(backend=backend)
+    seed(store)
+    for query in ['"); DROP TABLE memories; --', "NEAR(window seat)", "window* OR", '"unbalanced', "col:window",
+                  "AND OR NOT", "ünïcödé Straße 日本"]:
+        store.search(query)
+    assert store.count() == 4
+    assert store.search("window AND")[0]["text"].startswith("The user prefers window seats")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_concurrent_use_from_threads(tmp_path, backend):
+    store = MemoryStore(str(tmp_path / "c.sqlite"), backend=backend)
+    errors = []
+
+    def work(n):
+        try:
+            for i in range(25):
+                store.remember(f"thread {n} note {i} about topic{n}")
+                store.search(f"topic{n}")
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and store.count() == 200
+    assert len(store.search("topic3", limit=50)) == 25
+
+
+def test_bad_input():
+    store = MemoryStore()
+    with pytest.raises(ValueError):
+        store.remember("   ")
+    with pytest.raises(ValueError):
+        store.remember("x", tags="travel")
+    with pytest.raises(ValueError):
+        store.search("x", limit=0)
+    with pytest.raises(ValueError):
+        MemoryStore(backend="elastic")
