@@ -22,8 +22,8 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.targets import TargetSpec  # noqa: E402
 from conformance.server.recording import PROTOCOL_VERSION  # noqa: E402
+from conformance.targets import TargetSpec  # noqa: E402
 from reference_servers.middleware import pii  # noqa: E402
 
 FILLER = ("The quarterly review covered routing, pricing and the partner programme. Nothing here is personal. "

@@ -12,7 +12,6 @@ project's sources changed (their hash is an image label).
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
