@@ -149,12 +149,22 @@ def index_for(path: str | os.PathLike) -> Index:
 
 
 _default = {"corpus": str(DEFAULT_CORPUS)}
+# Corpora a call may name with the `corpus` argument: the server's own, never an arbitrary path a caller
+# sends (that would let anyone who can invoke middleware read files on the server).
+_allowed: set[str] = {os.path.abspath(DEFAULT_CORPUS)}
 
 
 def use_default_corpus(path: str | os.PathLike) -> None:
     """Search this corpus when a call names none (a deployment's configuration); fails now if it is unusable."""
     index_for(path)
     _default["corpus"] = str(path)
+    _allowed.add(os.path.abspath(path))
+
+
+def allow_corpus(path: str | os.PathLike) -> None:
+    """Let calls name this corpus file (a deployment's configuration)."""
+    index_for(path)
+    _allowed.add(os.path.abspath(path))
 
 
 def display_date(value: str | None) -> str:
@@ -181,7 +191,10 @@ def retrieve(context: list[dict], arguments: dict) -> list[dict]:
     min_relevance = arguments.get("minRelevance", 0)
     if isinstance(min_relevance, bool) or not isinstance(min_relevance, (int, float)) or not 0 <= min_relevance <= 1:
         raise ValueError("minRelevance must be a number from 0 to 1")
-    index = index_for(arguments.get("corpus") or _default["corpus"])
+    named = arguments.get("corpus")
+    if named is not None and os.path.abspath(named) not in _allowed:
+        raise ValueError(f"corpus {named!r} is not one this server offers")
+    index = index_for(named or _default["corpus"])
     sources = arguments.get("sources")
     if sources is not None:
         if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):

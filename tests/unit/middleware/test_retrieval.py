@@ -64,6 +64,9 @@ def test_another_corpus_and_a_tiny_one(tmp_path):
     path.write_text(json.dumps([
         {"id": "a", "title": "Boiler manual", "source": "manuals", "text": "Bleed the radiators every autumn."},
         {"id": "b", "title": "Garden notes", "source": "notes", "text": "Prune the roses in March."}]))
+    with pytest.raises(ValueError, match="not one this server offers"):  # a caller cannot name any file
+        retrieval.document_retrieval(text("roses"), {"corpus": str(path)})
+    retrieval.allow_corpus(path)
     out = retrieval.document_retrieval(text("when should I prune roses?"), {"corpus": str(path)})
     assert titles(out) == ["Garden notes"]  # a two-document corpus still ranks (Lucene IDF stays positive)
     assert "# Garden notes (undated)" in out["content"][0]["text"]
@@ -82,12 +85,14 @@ def test_bad_corpora(tmp_path, content, match):
     path = tmp_path / "bad.json"
     path.write_text(content)
     with pytest.raises(ValueError, match=match):
-        retrieval.document_retrieval(text("x"), {"corpus": str(path)})
+        retrieval.allow_corpus(path)
 
 
 def test_missing_corpus_and_bad_arguments():
+    with pytest.raises(ValueError, match="not one this server offers"):
+        retrieval.document_retrieval(text("x"), {"corpus": "/etc/passwd"})
     with pytest.raises(ValueError, match="cannot read corpus"):
-        retrieval.document_retrieval(text("x"), {"corpus": "/nonexistent/corpus.json"})
+        retrieval.allow_corpus("/nonexistent/corpus.json")
     with pytest.raises(ValueError, match="maxResults"):
         retrieval.document_retrieval(text("x"), {"maxResults": 0})
     with pytest.raises(ValueError, match="unknown source"):
