@@ -107,6 +107,8 @@ def build(tag: str = TAG) -> str:
                     "-c", f"LABEL mcpx.sources={wanted}", "-", tag], stdin=tar.stdout, check=True, capture_output=True)
     tar.wait()
     shutil.rmtree(tree, ignore_errors=True)
+    # The image this one replaced is now untagged: remove it rather than let rebuilds pile up.
+    subprocess.run(["docker", "image", "prune", "-f", "--filter", "label=mcpx.sources"], capture_output=True)
     return tag
 
 
