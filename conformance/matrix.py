@@ -68,9 +68,11 @@ def cell(doc: dict | None, profile: str) -> str:
     failed = sorted(c["slug"] for c in checks if c["outcome"] in ("fail", "stale"))
     if failed:
         return f"❌ {len(failed)} failed ({', '.join(failed[:3])}{'…' if len(failed) > 3 else ''})"
-    warned = [c for c in checks if c["outcome"] == "warn"]
+    warned = sum(c["outcome"] == "warn" for c in checks)
     passed = sum(c["outcome"] in ("pass", "info") for c in checks)
-    return f"✅ {passed}/{len(checks)}" + (f", {len(warned)} warn" if warned else "")
+    skipped = sum(c["outcome"] == "skip" for c in checks)
+    return (f"✅ {passed} passed" + (f", {warned} warn" if warned else "")
+            + (f", {skipped} n/a" if skipped else ""))
 
 
 def table(out_root: Path) -> str:
