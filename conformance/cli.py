@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--docker-image", metavar="IMAGE",
                        help="run a container of IMAGE (its default command) and speak stdio through it")
     server.add_argument("--no-network", action="store_true", help="with --docker-image: no network in the container")
+    server.add_argument("--connection-mode", choices=("handshake", "2026-07-28"), default="handshake",
+                        help="handshake: initialize first (default); 2026-07-28: the stateless mode, server/discover "
+                             "first and _meta on every request")
     _common(server)
 
     lister = sub.add_parser("list", help="list every check with its requirement rows and level")
@@ -150,6 +153,7 @@ def cmd_server(args) -> int:
     else:
         role_args = ["--mcp-server-docker-image", args.docker_image] + (["--mcp-docker-no-network"]
                                                                          if args.no_network else [])
+    role_args += ["--mcp-connection-mode", args.connection_mode]
     _clear(args.report_dir)
     return run_pytest(pytest_args(args, role_args, "test_server_role.py"), args.report_dir)
 

@@ -4,7 +4,7 @@
     python -m conformance.matrix table OUT    # (re)write OUT/../sdk-matrix.md from every run found
 
 `run` checks, with the installed release, the reference server over stdio and
-over Streamable HTTP, and the naive server (tests/servers/naive_sdk_server.py:
+over Streamable HTTP (on 2.x also in the 2026-07-28 connection mode), and the naive server (tests/servers/naive_sdk_server.py:
 extension fields put straight on the SDK's Tool, no adapter) over stdio, each
 with every server profile it offers claimed. Results go to OUT/<release>/<target>/.
 `nox -s matrix` runs it once per release of the matrix, then writes the table.
@@ -27,8 +27,11 @@ ALL = ["preprocessor-tools", "execution-requirements", "context-middleware", "au
 TARGETS = {
     "reference-stdio": ALL,
     "reference-http": ALL,
+    "reference-stdio-2026": ALL,  # the 2026-07-28 connection mode (mcp 2.x only)
+    "reference-http-2026": ALL,
     "naive-stdio": ["preprocessor-tools", "execution-requirements"],
 }
+MODERN = ["--connection-mode", "2026-07-28"]
 
 
 def cli(out: Path, target: list[str], profiles: list[str]) -> int:
@@ -43,14 +46,21 @@ def run(out_root: Path) -> None:
     release = version("mcp")
     base = out_root / release
     python = sys.executable
-    cli(base / "reference-stdio", ["--command", f"{python} -m reference_servers.everything"], TARGETS["reference-stdio"])
+    modern = int(release.split(".")[0]) >= 2
+    reference = ["--command", f"{python} -m reference_servers.everything"]
+    cli(base / "reference-stdio", reference, ALL)
+    if modern:
+        cli(base / "reference-stdio-2026", reference + MODERN, ALL)
     port = free_port()
     proc = subprocess.Popen([python, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                             env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"})
     try:
         if wait_for_port(port, proc):
-            cli(base / "reference-http", ["--url", f"http://127.0.0.1:{port}/mcp"], TARGETS["reference-http"])
+            url = ["--url", f"http://127.0.0.1:{port}/mcp"]
+            cli(base / "reference-http", url, ALL)
+            if modern:
+                cli(base / "reference-http-2026", url + MODERN, ALL)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)

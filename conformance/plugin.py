@@ -37,6 +37,10 @@ def pytest_addoption(parser):
                     help="claim this profile: every check of it runs and missing fixtures fail (repeatable)")
     group.addoption("--mcp-strict", dest="mcpx_strict", action="store_true", default=False,
                     help="SHOULD-level violations (warn) fail")
+    group.addoption("--mcp-connection-mode", dest="mcpx_mode", choices=("handshake", "2026-07-28"),
+                    default="handshake",
+                    help="handshake (initialize, the default) or 2026-07-28 (stateless: server/discover, _meta on "
+                         "every request)")
     group.addoption("--mcp-timeout", dest="mcpx_timeout", type=float, default=10.0,
                     help="seconds to wait for any one response (default 10)")
     group.addoption("--mcp-run-timeout", dest="mcpx_run_timeout", type=float, default=120.0,
@@ -75,7 +79,7 @@ def _server_target(config):
     kind = "stdio" if command else "http" if url else "docker"
     return TargetSpec(kind, command=command, url=url, image=image, env=env,
                       network=not config.getoption("mcpx_docker_no_network"),
-                      request_timeout=config.getoption("mcpx_timeout"))
+                      request_timeout=config.getoption("mcpx_timeout"), mode=config.getoption("mcpx_mode"))
 
 
 @pytest.fixture(scope="session")

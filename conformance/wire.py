@@ -22,6 +22,7 @@ _RESULT_TYPES = {
     "tools/list": "ListToolsResult",
     "tools/call": "CallToolResult",
     "ping": "EmptyResult",
+    "server/discover": "DiscoverResult",  # 2026-07-28; checked only where the installed SDK knows the type
 }
 
 
@@ -31,6 +32,12 @@ def _adapter(type_name: str):
     from pydantic import TypeAdapter
 
     return TypeAdapter(getattr(sdk_types, type_name))
+
+
+def _known(type_name: str) -> bool:
+    import mcp.types as sdk_types
+
+    return hasattr(sdk_types, type_name)
 
 
 def _first_error(exc) -> str:
@@ -84,7 +91,8 @@ def base_problems(method: str | None, msg: dict) -> list[str]:
     try:
         if "method" in msg and "id" not in msg:
             _adapter("ServerNotification").validate_python({k: v for k, v in msg.items() if k in ("method", "params")})
-        elif "result" in msg and method in _RESULT_TYPES and isinstance(msg["result"], dict):
+        elif "result" in msg and method in _RESULT_TYPES and isinstance(msg["result"], dict) \
+                and _known(_RESULT_TYPES[method]):
             _adapter(_RESULT_TYPES[method]).validate_python(msg["result"])
     except ValidationError as exc:
         what = f"{method} result" if "result" in msg else f"notification {msg.get('method')}"

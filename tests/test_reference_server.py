@@ -50,3 +50,13 @@ def test_reference_server_with_every_profile_claimed():
     verdicts = server_verdicts(TargetSpec("stdio", command=reference_command()), claimed=claimed)
     assert not_ok(verdicts) == {}
     assert all(r.claim["claimedBy"] == "option" for r in verdicts.values())
+
+
+SDK_MAJOR = int(__import__("importlib.metadata").metadata.version("mcp").split(".")[0])
+
+
+@pytest.mark.skipif(SDK_MAJOR < 2, reason="the 2026-07-28 connection mode exists from mcp 2.0 on")
+def test_reference_server_in_the_2026_mode_over_stdio_and_http(reference_http):
+    for spec in (TargetSpec("stdio", command=reference_command(), mode="2026-07-28"),
+                 TargetSpec("http", url=reference_http, mode="2026-07-28")):
+        assert_all_pass(server_verdicts(spec))

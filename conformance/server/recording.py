@@ -23,7 +23,9 @@ from ..model import NotObserved
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 
 CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
-PROTOCOL_VERSION = "2025-11-25"
+PROTOCOL_VERSION = "2025-11-25"  # the handshake the suite proposes in `initialize`
+MODERN_VERSION = "2026-07-28"  # the stateless connection mode: `server/discover`, then _meta on every request
+MODES = ("handshake", MODERN_VERSION)
 MAX_PAGES = 20
 
 
@@ -85,17 +87,28 @@ class Session:
         self.rec = rec
 
     async def send(self, label: str, method: str, params: Any = None, **kw) -> Exchange:
+        if self.conn.mode == MODERN_VERSION and (params is None or isinstance(params, dict)):
+            # 2026-07-28: no session; every request says who is asking and in which version.
+            params = dict(params or {})
+            params["_meta"] = {**params.get("_meta", {}), "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+                               "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+                               "io.modelcontextprotocol/clientCapabilities": {}}
         exchange = await self.conn.request(method, params, label=label, **kw)
         self.rec.exchanges[label] = exchange
         return exchange
 
     async def initialize(self) -> Exchange:
-        ex = await self.send("initialize", "initialize", {
-            "protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO})
+        """The handshake (`initialize` + `notifications/initialized`), or `server/discover` in the 2026 mode."""
+        if self.conn.mode == MODERN_VERSION:
+            ex = await self.send("initialize", "server/discover", {})
+        else:
+            ex = await self.send("initialize", "initialize", {
+                "protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO})
         if ex.has_result:
             caps = ex.result.get("capabilities")
             self.rec.capabilities = caps if isinstance(caps, dict) else {}
-            await self.conn.notify("notifications/initialized")
+            if self.conn.mode != MODERN_VERSION:
+                await self.conn.notify("notifications/initialized")
         return ex
 
     async def list_all(self, method: str, key: str, label: str) -> list[dict] | None:

@@ -23,12 +23,15 @@ class TargetSpec:
     url: str | None = None
     image: str | None = None
     network: bool = True  # docker: False runs the container without network
+    mode: str = "handshake"  # connection mode: "handshake" (initialize) or "2026-07-28" (server/discover)
     env: dict[str, str] = field(default_factory=dict)
     request_timeout: float = 10.0
     max_message_bytes: int = 16 * 1024 * 1024
 
     def describe(self) -> dict:
         out = {"kind": self.kind}
+        if self.mode != "handshake":
+            out["mode"] = self.mode
         if self.command:
             out["command"] = self.command
         if self.url:
@@ -38,7 +41,7 @@ class TargetSpec:
         return out
 
     def connect(self) -> Connection:
-        common = dict(request_timeout=self.request_timeout, max_message_bytes=self.max_message_bytes)
+        common = dict(request_timeout=self.request_timeout, max_message_bytes=self.max_message_bytes, mode=self.mode)
         if self.kind == "stdio":
             return StdioConnection(self.command, env=self.env, **common)
         if self.kind == "http":

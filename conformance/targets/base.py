@@ -117,8 +117,10 @@ class Connection:
 
     kind = "?"
 
-    def __init__(self, *, request_timeout: float = 10.0, max_message_bytes: int = 16 * 1024 * 1024):
+    def __init__(self, *, request_timeout: float = 10.0, max_message_bytes: int = 16 * 1024 * 1024,
+                 mode: str = "handshake"):
         self.request_timeout = request_timeout
+        self.mode = mode  # "handshake" or "2026-07-28" (stateless: server/discover, _meta on each request)
         self.max_message_bytes = max_message_bytes
         self.wire: list[WireEvent] = []
         self._ids = itertools.count(1)

@@ -69,9 +69,22 @@ class HttpConnection(Connection):
         except (httpx.HTTPError, TimeoutError):
             pass  # it is there; how it answers a GET is not this probe's business
 
-    def _headers(self) -> dict[str, str]:
+    # Params mirrored into the Mcp-Name header on the 2026-07-28 wire, by method.
+    NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+    def _headers(self, message: dict | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         headers.update(self.extra_headers)
+        if self.mode != "handshake":
+            # Stateless: the version, the method and (for some methods) the name travel as headers too.
+            headers["MCP-Protocol-Version"] = self.mode
+            if message and "method" in message:
+                headers["Mcp-Method"] = message["method"]
+                key = self.NAME_PARAMS.get(message["method"])
+                value = (message.get("params") or {}).get(key) if key else None
+                if isinstance(value, str):
+                    headers["Mcp-Name"] = value
+            return headers
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
@@ -91,7 +104,7 @@ class HttpConnection(Connection):
         method = message.get("method", "response")
         body = json.dumps(message, ensure_ascii=False).encode()
         try:
-            async with self._client.stream("POST", self.url, content=body, headers=self._headers()) as resp:
+            async with self._client.stream("POST", self.url, content=body, headers=self._headers(message)) as resp:
                 if method == "initialize" and resp.headers.get("mcp-session-id"):
                     self.session_id = resp.headers["mcp-session-id"]
                 await self._read_answer(message, resp)

@@ -17,6 +17,11 @@ from mcp.shared.exceptions import MCPError
 
 from ..core import EXTENSION_METHODS, App, JsonRpcError
 
+try:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_VERSIONS
+except ImportError:  # 2.0.0 predates the module
+    MODERN_VERSIONS = ("2026-07-28",)
+
 
 class ExtensionMiddleware:
     def __init__(self, app: App):
@@ -42,8 +47,8 @@ class ExtensionMiddleware:
 def session_key(ctx):
     """One key per MCP session: ctx.session is per request in 2.x; its connection is per session."""
     connection = getattr(ctx.session, "connection", None) or getattr(ctx.session, "_connection", None)
-    if connection is None:
-        return "process"
+    if connection is None or ctx.protocol_version in MODERN_VERSIONS:
+        return "process"  # the stateless 2026-07-28 mode has no session: one counter for the process
     return getattr(connection, "session_id", None) or id(connection)
 
 
