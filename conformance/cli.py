@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--docker-image", metavar="IMAGE",
                        help="run a container of IMAGE (its default command) and speak stdio through it")
     server.add_argument("--no-network", action="store_true", help="with --docker-image: no network in the container")
+    server.add_argument("--docker-port", type=int, metavar="PORT",
+                        help="with --docker-image: the container serves Streamable HTTP at PORT (path /mcp), "
+                             "published on a free loopback port")
+    server.add_argument("--docker-command", metavar="CMD", help="with --docker-port: run CMD instead of the "
+                        "image's default command")
     server.add_argument("--connection-mode", choices=("handshake", "2026-07-28"), default="handshake",
                         help="handshake: initialize first (default); 2026-07-28: the stateless mode, server/discover "
                              "first and _meta on every request")
@@ -151,8 +156,14 @@ def cmd_server(args) -> int:
     elif args.url:
         role_args = ["--mcp-server-url", args.url]
     else:
-        role_args = ["--mcp-server-docker-image", args.docker_image] + (["--mcp-docker-no-network"]
-                                                                         if args.no_network else [])
+        if args.docker_port and args.no_network:
+            print("mcp-ext-conformance: --docker-port needs the container's network; drop --no-network",
+                  file=sys.stderr)
+            return 2
+        role_args = ["--mcp-server-docker-image", args.docker_image]
+        role_args += ["--mcp-docker-no-network"] if args.no_network else []
+        role_args += ["--mcp-docker-port", str(args.docker_port)] if args.docker_port else []
+        role_args += ["--mcp-docker-command", args.docker_command] if args.docker_command else []
     role_args += ["--mcp-connection-mode", args.connection_mode]
     _clear(args.report_dir)
     return run_pytest(pytest_args(args, role_args, "test_server_role.py"), args.report_dir)

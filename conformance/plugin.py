@@ -13,7 +13,9 @@ pytest-xdist, and the reporter writes results.json and summary.md from it.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shlex
 import time
 
 import pytest
@@ -31,6 +33,10 @@ def pytest_addoption(parser):
                     help="run server-role checks against this Streamable HTTP URL")
     group.addoption("--mcp-server-docker-image", dest="mcpx_server_docker_image", default=None,
                     help="run server-role checks against a container of this image, over its stdio")
+    group.addoption("--mcp-docker-port", dest="mcpx_docker_port", type=int, default=None,
+                    help="the container serves Streamable HTTP on this port (published on a free loopback port)")
+    group.addoption("--mcp-docker-command", dest="mcpx_docker_command", default=None,
+                    help="command to run in the container instead of the image's default")
     group.addoption("--mcp-docker-no-network", dest="mcpx_docker_no_network", action="store_true", default=False,
                     help="start Docker targets without network")
     group.addoption("--mcp-profile", dest="mcpx_profiles", action="append", default=[],
@@ -77,6 +83,8 @@ def _server_target(config):
         return None
     env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
     kind = "stdio" if command else "http" if url else "docker"
+    if image and config.getoption("mcpx_docker_command") and not config.getoption("mcpx_docker_port"):
+        raise pytest.UsageError("--mcp-docker-command goes with --mcp-docker-port (stdio runs the image's command)")
     return TargetSpec(kind, command=command, url=url, image=image, env=env,
                       network=not config.getoption("mcpx_docker_no_network"),
                       request_timeout=config.getoption("mcpx_timeout"), mode=config.getoption("mcpx_mode"))
@@ -100,14 +108,41 @@ def mcpx_server_recordings(request):
               and item.callspec.params["check_id"] in REGISTRY
               and REGISTRY[item.callspec.params["check_id"]].role == "server"}
     profiles = [p for p in server.PROFILES if p in wanted and (not claimed or p in claimed)]
-    recordings = server.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"),
-                                    progress=_progress_printer(config, spec, profiles))
     config._mcpx_target = spec.describe()
+    with _published(config, spec) as spec:
+        recordings = server.record_sync(spec, profiles, claimed=claimed,
+                                        run_timeout=config.getoption("mcpx_run_timeout"),
+                                        progress=_progress_printer(config, spec, profiles))
     if recordings and all(rec.unavailable for rec in recordings.values()):
         reason = next(iter(recordings.values())).unavailable
         config._mcpx_unavailable = reason
         pytest.exit(f"target unreachable: {reason}", returncode=2)
     return recordings
+
+
+@contextlib.contextmanager
+def _published(config, spec):
+    """For a Docker target serving HTTP: one container for the run, reached over its published port."""
+    port = config.getoption("mcpx_docker_port")
+    if spec.kind != "docker" or port is None:
+        yield spec
+        return
+    import dataclasses
+
+    from .targets import TargetUnavailable
+    from .targets.docker import PublishedContainer
+
+    command = config.getoption("mcpx_docker_command")
+    try:
+        container = PublishedContainer(spec.image, port, command=shlex.split(command) if command else None,
+                                       env=spec.env).__enter__()
+    except TargetUnavailable as exc:
+        config._mcpx_unavailable = str(exc)
+        pytest.exit(f"target unreachable: {exc}", returncode=2)
+    try:
+        yield dataclasses.replace(spec, kind="http", url=container.url)
+    finally:
+        container.__exit__()
 
 
 def _progress_printer(config, spec, profiles):

@@ -58,3 +58,23 @@ def test_missing_image_is_unreachable(tmp_path):
                            "--report-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "no image" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_docker_http_through_a_published_port(image, tmp_path):
+    serve = "/opt/venv/bin/python -m reference_servers.everything --http 8000 --host 0.0.0.0"
+    proc = subprocess.run([sys.executable, "-m", "conformance", "server", "--docker-image", image, "--docker-port", "8000",
+                           "--docker-command", serve, "--report-dir", str(tmp_path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["summary"]["fail"] == 0 and doc["profiles"]["context-middleware"]["claimed"]
+    assert containers() == []
+
+
+def test_docker_http_server_that_never_listens_is_unreachable(image, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "conformance", "server", "--docker-image", image, "--docker-port", "8000",
+                           "--docker-command", "/opt/venv/bin/python -c 'import time; time.sleep(2)'",
+                           "--report-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "exited before serving HTTP" in proc.stdout + proc.stderr
+    assert containers() == []

@@ -49,6 +49,75 @@ def _remove_leftovers() -> None:
         pass
 
 
+class PublishedContainer:
+    """A container serving Streamable HTTP on `port`, published on a free loopback port, for a whole run.
+
+    `url` is where the suite reaches it (http://127.0.0.1:<host port><path>). The container is removed on
+    exit from the `with` block, whatever happened.
+    """
+
+    def __init__(self, image: str, port: int, *, path: str = "/mcp", command: list[str] | None = None,
+                 env: dict[str, str] | None = None, start_timeout: float = 30.0):
+        self.image, self.port, self.path, self.command, self.env = image, port, path, command, env or {}
+        self.start_timeout = start_timeout
+        self.container_id: str | None = None
+        self.url: str | None = None
+
+    def __enter__(self) -> "PublishedContainer":
+        import time
+
+        import docker
+
+        try:
+            client = _client()
+            client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            raise TargetUnavailable(f"no image {self.image!r} on this Docker engine (build or load it first)") from None
+        except docker.errors.DockerException as exc:
+            raise TargetUnavailable(f"no Docker engine reachable ({describe(exc)})") from None
+        container = client.containers.run(self.image, self.command, detach=True, environment=self.env,
+                                          labels={LABEL: "1"}, ports={f"{self.port}/tcp": ("127.0.0.1", None)})
+        self.container_id = container.id
+        _live.add(container.id)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            container.reload()
+            if container.status == "exited":
+                tail = container.logs(tail=5).decode("utf-8", "replace").strip().replace("\n", " | ")
+                self.__exit__()
+                raise TargetUnavailable(f"the container exited before serving HTTP: {clip(tail, 300)}")
+            bindings = (container.attrs.get("NetworkSettings") or {}).get("Ports", {}).get(f"{self.port}/tcp")
+            if bindings:
+                host_port = int(bindings[0]["HostPort"])
+                if _answers_http(f"http://127.0.0.1:{host_port}{self.path}"):
+                    self.url = f"http://127.0.0.1:{host_port}{self.path}"
+                    return self
+            time.sleep(0.2)
+        self.__exit__()
+        raise TargetUnavailable(f"the container published no port {self.port} within {self.start_timeout:g} s")
+
+    def __exit__(self, *exc) -> None:
+        if self.container_id:
+            try:
+                _client().api.remove_container(self.container_id, force=True)
+            except Exception:
+                pass
+            _live.discard(self.container_id)
+            self.container_id = None
+
+
+def _answers_http(url: str) -> bool:
+    """Any HTTP answer counts: docker-proxy accepts TCP before the server inside listens."""
+    import httpx
+
+    try:
+        with httpx.Client(timeout=1.0, trust_env=False) as client:
+            with client.stream("GET", url, headers={"Accept": "text/event-stream"}):
+                return True
+    except httpx.HTTPError:
+        return False
+
+
 class DockerConnection(Connection):
     kind = "docker"
 
