@@ -33,6 +33,20 @@ def _client():
     return docker.from_env(timeout=30)
 
 
+def _client_with(image: str):
+    """A Docker client on an engine that has `image`, or TargetUnavailable saying which is missing."""
+    import docker
+
+    try:
+        client = _client()
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        raise TargetUnavailable(f"no image {image!r} on this Docker engine (build or load it first)") from None
+    except docker.errors.DockerException as exc:
+        raise TargetUnavailable(f"no Docker engine reachable ({describe(exc)})") from None
+    return client
+
+
 @atexit.register
 def _remove_leftovers() -> None:
     if not _live:
@@ -66,15 +80,7 @@ class PublishedContainer:
     def __enter__(self) -> "PublishedContainer":
         import time
 
-        import docker
-
-        try:
-            client = _client()
-            client.images.get(self.image)
-        except docker.errors.ImageNotFound:
-            raise TargetUnavailable(f"no image {self.image!r} on this Docker engine (build or load it first)") from None
-        except docker.errors.DockerException as exc:
-            raise TargetUnavailable(f"no Docker engine reachable ({describe(exc)})") from None
+        client = _client_with(self.image)
         container = client.containers.run(self.image, self.command, detach=True, environment=self.env,
                                           labels={LABEL: "1"}, ports={f"{self.port}/tcp": ("127.0.0.1", None)})
         self.container_id = container.id
@@ -146,15 +152,7 @@ class DockerConnection(Connection):
         return self
 
     def _create(self):
-        import docker
-
-        try:
-            client = _client()
-            client.images.get(self.image)
-        except docker.errors.ImageNotFound:
-            raise TargetUnavailable(f"no image {self.image!r} on this Docker engine (build or load it first)") from None
-        except docker.errors.DockerException as exc:
-            raise TargetUnavailable(f"no Docker engine reachable ({describe(exc)})") from None
+        client = _client_with(self.image)
         container = client.api.create_container(
             self.image, command=self.command, stdin_open=True, tty=False, environment=self.env,
             labels={LABEL: "1"}, network_disabled=not self.network,
