@@ -243,6 +243,8 @@ class Connection:
         if pending.exchange.response is None:
             pending.exchange.response = message
             self._answered.add(rid)
+        else:
+            event.problem = f"a second response for id {rid!r}"
         pending.done.set()
 
     async def _answer_target_request(self, message: dict) -> None:

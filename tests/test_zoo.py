@@ -1,0 +1,66 @@
+"""The suite under hostile servers: a verdict and a reason for each, within the timeout, nothing left behind.
+
+Each zoo member (tests/servers/zoo_server.py) misbehaves in one way. The run
+must end within its request timeout plus a small bound, name the problem in
+the failing checks' reasons, keep memory bounded under floods and giant
+messages, and leave no process.
+"""
+
+import resource
+import shlex
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conformance.targets import TargetSpec
+from tests.helpers import server_verdicts
+from tests.servers.zoo_server import MODES
+from tests.test_interrupt import processes_with
+
+ZOO = Path(__file__).resolve().parent / "servers" / "zoo_server.py"
+TIMEOUT = 2.0
+# mode -> a fragment a person would look for in some failing check's reason
+EXPECTED = {
+    "hang-at-initialize": "no response to initialize within 2 s",
+    "hang-mid-call": "no response to tools/call within 2 s",
+    "crash-mid-run": "server closed stdout (exit code 3; stderr ends: zoo: segmentation fault",
+    "exit-at-once": "server closed stdout (exit code 1)",
+    "garbage": "not JSON",
+    "partial-json": "not JSON",
+    "wrong-ids": "which the suite never sent",
+    "duplicate-ids": "a second response for id",
+    "huge-result": "a message over",
+    "notification-flood": None,  # valid, only many: must pass, with memory bounded
+    "drip": None,  # slow but correct: must simply pass what it can
+}
+
+
+def run(mode: str):
+    marker = f"zoo-{uuid.uuid4().hex}"
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(ZOO))} {mode} {marker}"
+    spec = TargetSpec("stdio", command=command, request_timeout=TIMEOUT, max_message_bytes=4 * 1024 * 1024)
+    started = time.monotonic()
+    verdicts = server_verdicts(spec, run_timeout=20)
+    return verdicts, time.monotonic() - started, marker
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_zoo_member_ends_with_a_reason(mode):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    verdicts, elapsed, marker = run(mode)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    # Each profile records on its own connection, concurrently: one timeout per waiting request, not a sum
+    # over the run (a hang at initialize costs one timeout per connection, in parallel).
+    assert elapsed < 20, f"{mode} took {elapsed:.1f} s"
+    reasons = [r.reason or "" for r in verdicts.values() if r.outcome == "fail"]
+    assert all("internal error" not in reason for reason in reasons)
+    if EXPECTED[mode] is None:
+        assert not reasons, reasons
+    else:
+        assert any(EXPECTED[mode] in reason for reason in reasons), (mode, reasons[:5])
+    assert grown_mib < 150, f"{mode} grew the suite by {grown_mib:.0f} MiB"
+    time.sleep(0.3)
+    assert processes_with(marker) == []
