@@ -1,0 +1,78 @@
+"""Hostile HTTP endpoints: a 500 for everything, connections closed without an answer, and silence.
+
+A tiny raw-socket server in a thread plays each; the suite must end the run
+with a reason a person understands, within its timeout.
+"""
+
+import socket
+import threading
+import time
+
+import pytest
+
+from conformance.targets import TargetSpec
+from tests.helpers import server_verdicts
+
+TIMEOUT = 2.0
+EXPECTED = {
+    "error-500": "HTTP 500",
+    "close": "HTTP transport error on initialize",
+    "silence": "no response to initialize within 2 s",
+}
+
+
+class Endpoint(threading.Thread):
+    def __init__(self, mode: str):
+        super().__init__(daemon=True)
+        self.mode = mode
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = threading.Event()
+        self.held: list[socket.socket] = []
+
+    def run(self):
+        self.sock.settimeout(0.2)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            conn.settimeout(1.0)
+            try:
+                conn.recv(65536)
+            except OSError:
+                pass
+            if self.mode == "error-500":
+                conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                             b"Content-Length: 14\r\nConnection: close\r\n\r\nit went boom\r\n")
+                conn.close()
+            elif self.mode == "close":
+                conn.close()
+            else:
+                self.held.append(conn)  # silence: keep it open, say nothing
+
+    def stop(self):
+        self.stopping.set()
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("mode", sorted(EXPECTED))
+def test_hostile_http_endpoint_ends_with_a_reason(mode):
+    endpoint = Endpoint(mode)
+    endpoint.start()
+    try:
+        started = time.monotonic()
+        verdicts = server_verdicts(TargetSpec("http", url=f"http://127.0.0.1:{endpoint.port}/mcp",
+                                              request_timeout=TIMEOUT), run_timeout=20)
+        elapsed = time.monotonic() - started
+    finally:
+        endpoint.stop()
+    assert elapsed < 3 * TIMEOUT + 3, f"{mode} took {elapsed:.1f} s"
+    reasons = [r.reason or "" for r in verdicts.values() if r.outcome == "fail"]
+    assert reasons and all("internal error" not in reason for reason in reasons)
+    assert any(EXPECTED[mode] in reason for reason in reasons), reasons[:3]
