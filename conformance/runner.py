@@ -36,6 +36,8 @@ def evaluate(check: Check, rec) -> Result:
     rec.touched.clear()
     if rec.unavailable:
         return finish("fail", rec.unavailable)
+    if rec.init_failed:  # whether claimed or not is unknowable: fail, never skip, what could not be observed
+        return finish("fail", f"not observed: {rec.fatal}")
     if check.when == "claimed" and not rec.claimed:
         return finish("skip", f"profile not claimed: {rec.claim_reason} (claim it with --profile {check.profile})")
     if check.when == "unclaimed" and rec.claimed:

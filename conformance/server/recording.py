@@ -41,6 +41,7 @@ class Recording:
     exchanges: dict[str, Exchange] = field(default_factory=dict)
     wire: list[WireEvent] = field(default_factory=list)
     fatal: str | None = None  # the connection broke before the driver finished
+    init_failed: bool = False  # not even initialize worked: nothing of the profile could be observed
     unavailable: str | None = None  # the target could not be started or reached
     listing: dict[str, list[dict] | None] = field(default_factory=dict)  # extension lists, by kind
 
@@ -161,6 +162,7 @@ async def _drive(session: Session, rec: Recording, claimer: Claimer, driver: Dri
     init = await session.initialize()
     if not init.has_result:
         rec.fatal = f"initialize failed: {init.outcome_text()}"
+        rec.init_failed = True
         if claimed_by_option:
             rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
         return
