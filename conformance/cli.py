@@ -1,6 +1,7 @@
 """The command line: a thin layer that builds a pytest run of the conformance plugin.
 
     mcp-ext-conformance server --command "CMD ARGS" | --url URL   [--profile P]...
+    mcp-ext-conformance host   --command "CMD ARGS"               [--profile P]...
     mcp-ext-conformance list   [--role R] [--profile P]
     mcp-ext-conformance demo
 
@@ -34,8 +35,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true", help="SHOULD-level violations fail the run")
     parser.add_argument("--expected-failures", metavar="FILE",
                         help="YAML list of check ids or profiles expected to fail; a listed check that passes is stale")
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
-                        help="seconds to wait for any one response (default 10)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds to wait for any one response (default 10; host: one turn's answer, default 20)")
     parser.add_argument("--run-timeout", type=float, default=120.0, metavar="SECONDS",
                         help="seconds one profile's run may take in all (default 120)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
@@ -66,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "first and _meta on every request")
     _common(server)
 
+    host = sub.add_parser("host", help="check a host application (an MCP client with an LLM loop)")
+    host.add_argument("--command", required=True,
+                      help="start the host with this command line, once per scenario (conformance/host/HARNESS.md)")
+    _common(host)
+
     lister = sub.add_parser("list", help="list every check with its requirement rows and level")
     lister.add_argument("--role", choices=("server", "host", "gateway"))
     lister.add_argument("--profile")
@@ -87,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_list(args)
         if args.subcommand == "server":
             return cmd_server(args)
+        if args.subcommand == "host":
+            return cmd_host(args)
         if args.subcommand == "demo":
             return cmd_demo(args)
     except KeyboardInterrupt:
@@ -103,10 +111,11 @@ def pytest_args(args, role_args: list[str], test_file: str) -> list[str]:
     out = [str(PACKAGE_DIR / test_file), *role_args,
            "-c", str(PACKAGE_DIR / "pytest-cli.ini"), "--rootdir", str(PACKAGE_DIR),
            "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header", "-q" if not args.verbose else "-v",
-           "--mcp-report-dir", str(report_dir), "--mcp-timeout", str(args.timeout),
-           "--mcp-run-timeout", str(args.run_timeout),
+           "--mcp-report-dir", str(report_dir), "--mcp-run-timeout", str(args.run_timeout),
            "--junitxml", str(report_dir / "junit.xml"),
            "--json-report", "--json-report-file", str(report_dir / "pytest-report.json"), "--json-report-indent=2"]
+    if args.timeout is not None:
+        out += ["--mcp-timeout", str(args.timeout)]
     for profile in args.profiles:
         out += ["--mcp-profile", profile]
     for item in args.env:
@@ -169,6 +178,18 @@ def cmd_server(args) -> int:
     return run_pytest(pytest_args(args, role_args, "test_server_role.py"), args.report_dir)
 
 
+def cmd_host(args) -> int:
+    from .model import PROFILES
+
+    bad = [p for p in args.profiles if p not in PROFILES or p == "sequential-pipeline"]
+    if bad:
+        print(f"mcp-ext-conformance: {bad[0]!r} is not a host-role profile; they are: "
+              f"{', '.join(p for p in PROFILES if p != 'sequential-pipeline')}", file=sys.stderr)
+        return 2
+    _clear(args.report_dir)
+    return run_pytest(pytest_args(args, ["--mcp-host-command", args.command], "test_host_role.py"), args.report_dir)
+
+
 def _clear(report_dir: str) -> None:
     for name in ("results.json", "summary.md", "junit.xml", "pytest-report.json"):
         try:
@@ -178,8 +199,11 @@ def _clear(report_dir: str) -> None:
 
 
 def cmd_list(args) -> int:
-    from . import catalog, server  # noqa: F401  (registers checks)
+    from . import catalog
     from .model import REGISTRY
+    from .plugin import register_checks
+
+    register_checks()
 
     rows = []
     for check in sorted(REGISTRY.values(), key=lambda c: c.id):

@@ -39,6 +39,8 @@ def pytest_addoption(parser):
                     help="command to run in the container instead of the image's default")
     group.addoption("--mcp-docker-no-network", dest="mcpx_docker_no_network", action="store_true", default=False,
                     help="start Docker targets without network")
+    group.addoption("--mcp-host-command", dest="mcpx_host_command", default=None,
+                    help="run host-role checks against this host command (conformance/host/HARNESS.md)")
     group.addoption("--mcp-profile", dest="mcpx_profiles", action="append", default=[],
                     help="claim this profile: every check of it runs and missing fixtures fail (repeatable)")
     group.addoption("--mcp-strict", dest="mcpx_strict", action="store_true", default=False,
@@ -47,8 +49,8 @@ def pytest_addoption(parser):
                     default="handshake",
                     help="handshake (initialize, the default) or 2026-07-28 (stateless: server/discover, _meta on "
                          "every request)")
-    group.addoption("--mcp-timeout", dest="mcpx_timeout", type=float, default=10.0,
-                    help="seconds to wait for any one response (default 10)")
+    group.addoption("--mcp-timeout", dest="mcpx_timeout", type=float, default=None,
+                    help="seconds to wait for any one response (default 10; for a host, one turn's answer: 20)")
     group.addoption("--mcp-run-timeout", dest="mcpx_run_timeout", type=float, default=120.0,
                     help="seconds one profile's whole run may take (default 120)")
     group.addoption("--mcp-env", dest="mcpx_env", action="append", default=[],
@@ -63,15 +65,34 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "mcpx_check(id): a conformance check")
     config._mcpx_baseline = None
     if config.getoption("mcpx_expected_failures", None):
-        from . import server  # noqa: F401  (registers the checks a baseline may name)
+        register_checks()  # the checks a baseline may name
         from .baseline import BaselineError, load
 
         try:
             config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
-    if config.getoption("mcpx_report_dir", None) or _server_target(config):
+    if config.getoption("mcpx_report_dir", None) or _server_target(config) or _host_command(config):
         config.pluginmanager.register(Reporter(config), "mcpx-reporter")
+
+
+def register_checks() -> None:
+    """Import every role's check modules, so the registry holds every check id."""
+    from . import server  # noqa: F401
+    from .host import recorder  # noqa: F401
+
+
+def _timeout(config, default: float) -> float:
+    value = config.getoption("mcpx_timeout", None)
+    return default if value is None else value
+
+
+def _host_command(config) -> str | None:
+    return config.getoption("mcpx_host_command", None)
+
+
+def _role(config) -> str:
+    return "host" if _host_command(config) else "server"
 
 
 def _server_target(config):
@@ -87,7 +108,7 @@ def _server_target(config):
         raise pytest.UsageError("--mcp-docker-command goes with --mcp-docker-port (stdio runs the image's command)")
     return TargetSpec(kind, command=command, url=url, image=image, env=env,
                       network=not config.getoption("mcpx_docker_no_network"),
-                      request_timeout=config.getoption("mcpx_timeout"), mode=config.getoption("mcpx_mode"))
+                      request_timeout=_timeout(config, 10.0), mode=config.getoption("mcpx_mode"))
 
 
 @pytest.fixture(scope="session")
@@ -118,6 +139,59 @@ def mcpx_server_recordings(request):
         config._mcpx_unavailable = reason
         pytest.exit(f"target unreachable: {reason}", returncode=2)
     return recordings
+
+
+@pytest.fixture(scope="session")
+def mcpx_host_recordings(request):
+    from .host import recorder
+    from .model import PROFILES
+
+    config = request.config
+    command = _host_command(config)
+    if command is None:
+        pytest.skip("no host target: give --mcp-host-command")
+    claimed = set(config.getoption("mcpx_profiles"))
+    unknown = claimed - set(PROFILES)
+    if unknown:
+        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    config._mcpx_target = {"kind": "stdio", "command": command}
+    env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
+    say = _say(config)
+    if say:
+        say(f"running the host through its scenarios: {command}")
+
+    def progress(run, done, total):
+        if say:
+            trouble = f"; {run.fatal}" if run.fatal else ""
+            say(f"  [{done}/{total}] {run.scenario}: {run.answered()}/{len(run.turns)} turn(s) answered, "
+                f"{len(run.model)} model request(s), {run.duration:.1f} s{trouble}")
+
+    recordings = recorder.record_hosts_sync(command, recorder.PROFILES, claimed=claimed,
+                                            turn_timeout=_timeout(config, 20.0),
+                                            run_timeout=config.getoption("mcpx_run_timeout"), env=env,
+                                            progress=progress)
+    claimed_recs = [r for r in recordings.values() if r.claimed]
+    if claimed_recs and all(r.unavailable for r in claimed_recs):
+        config._mcpx_unavailable = claimed_recs[0].unavailable
+        pytest.exit(f"target unreachable: {claimed_recs[0].unavailable}", returncode=2)
+    return recordings
+
+
+def _say(config):
+    """Print a line past output capture, or None on xdist workers and without a terminal."""
+    writer = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if writer is None or hasattr(config, "workerinput"):
+        return None
+
+    def say(line: str) -> None:
+        if capture is None:
+            writer.write_line(line)
+            return
+        with capture.global_and_fixture_disabled():
+            writer.write_line(line)
+
+    return say
 
 
 @contextlib.contextmanager
@@ -251,7 +325,7 @@ class Reporter:
         finished = time.time()
         results = [self.results[k] for k in sorted(self.results)]
         document = reports.results_document(
-            role="server", target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
+            role=_role(self.config), target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
             results=results, claims=self.claims, started=self.started, finished=finished,
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
             unavailable=getattr(self.config, "_mcpx_unavailable", None))
@@ -269,5 +343,7 @@ class Reporter:
 
 
 def _target_description(config) -> dict:
+    if _host_command(config):
+        return {"kind": "stdio", "command": _host_command(config)}
     spec = _server_target(config)
     return spec.describe() if spec else {"kind": "stdio", "command": "?"}

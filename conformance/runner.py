@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from . import catalog
-from .model import Check, NotApplicable, Result, Violation, outcome_for_level
+from .model import Check, NotApplicable, NotObserved, Result, Violation, outcome_for_level
 from .targets.base import describe
 
 
@@ -54,6 +54,11 @@ def evaluate(check: Check, rec) -> Result:
         note = check.judge(rec)
     except NotApplicable as exc:
         return finish("skip", str(exc))
+    except NotObserved as exc:
+        # What could not be observed is a failure at the check's level; an information-level check that
+        # cannot report anything fails too, rather than passing silently (DESIGN.md, "not observed").
+        outcome = outcome_for_level(level) if level in ("MUST", "SHOULD") else "fail"
+        return finish(outcome, exc.reason, expected=exc.expected, actual=exc.actual)
     except Violation as exc:
         return finish(outcome_for_level(exc.level or level), exc.reason, expected=exc.expected, actual=exc.actual)
     except Exception as exc:  # a bug in the suite, never the target's fault

@@ -27,8 +27,9 @@ PREFIX = {
 LEVELS = {"MUST", "SHOULD", "MAY", "BEHAVIOR"}
 ROLES = {"server", "host", "gateway"}
 REQUIRED = ("id", "level", "role", "source", "quote")
-NOT_IN_SOURCE = ("DESIGN.md", "MCP base protocol", "UPSTREAM-NOTES.md")
-BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract"}
+NOT_IN_SOURCE = ("DESIGN.md", "MCP base protocol", "UPSTREAM-NOTES.md", "HARNESS.md")
+HARNESS = REQ_DIR.parent / "host" / "HARNESS.md"
+BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract", "harness-contract"}
 
 SERVER_CHECKS = {
     "preprocessor-tools": [
@@ -146,19 +147,13 @@ def test_ids_unique_across_files():
     assert not dupes, dupes
 
 
-def test_non_server_rows_wait_for_their_role():
-    for profile, row in ROWS:
-        if row["role"] != "server":
-            assert not row.get("checks"), f"{row['id']}: no host or gateway checks exist yet"
-        if profile == "sequential-pipeline":
-            assert row["role"] == "gateway" and row.get("excluded") == "pending gateway role", row["id"]
-
-
 def test_sourced_outside_the_document_rows_name_their_basis():
     for _, row in ROWS:
         source = row["source"]
         if source.startswith("DESIGN.md §Server fixture contract"):
             assert row.get("basis") == "fixture-contract" and row["level"] == "MUST", row["id"]
+        if source.startswith("HARNESS.md"):
+            assert row.get("basis") == "harness-contract" and row["role"] == "host", row["id"]
         if source.startswith("MCP base protocol"):
             assert row.get("basis") == "base-protocol", row["id"]
         if source.startswith("UPSTREAM-NOTES.md"):
@@ -189,6 +184,12 @@ def test_upstream_quote_is_in_the_notes(entry):
 def test_design_quote_is_in_the_design(entry):
     row = entry[1]
     assert in_text(row["quote"], DESIGN.read_text(encoding="utf-8")), row["quote"]
+
+
+@pytest.mark.parametrize("entry", [e for e in ROWS if e[1]["source"].startswith("HARNESS.md")], ids=row_id)
+def test_harness_quote_is_in_the_harness_contract(entry):
+    row = entry[1]
+    assert in_text(row["quote"], HARNESS.read_text(encoding="utf-8")), row["quote"]
 
 
 def test_quote_matching_treats_ellipsis_as_wildcard():

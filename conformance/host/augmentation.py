@@ -1,0 +1,68 @@
+"""Host role, profile `augmentation` (source 001, PR #142): the application applies augmentation hints.
+
+Scenario `augmentation/hints`: a server advertising only `augmentation`, with
+three augmentations chained by priority: `scenario_replace` (hint `replace`,
+returns REPLACED-<nonce>), then `scenario_prepend` (PREPENDED-<nonce>), then
+`scenario_append` (APPENDED-<nonce>). Applied as named, the model's user
+message is PREPENDED, REPLACED, APPENDED in that order, without the user's
+ORIGINAL-<nonce>.
+"""
+
+from __future__ import annotations
+
+from ..model import NotObserved, Violation, check
+from .recording import HostRecording, last_user_message
+
+PROFILE = "augmentation"
+SCENARIO = "augmentation/hints"
+SCENARIOS = (SCENARIO,)
+
+
+def _user_message(rec: HostRecording) -> tuple[str, str]:
+    run = rec.run(SCENARIO, turns_needed=0)
+    augments = run.calls(1, "augmentation/augment")
+    if not augments:
+        raise NotObserved(f"the host never called augmentation/augment{'; ' + run.fatal if run.fatal else ''}")
+    requests = run.model_in(1)
+    if not requests:
+        raise NotObserved("the host sent the model no request")
+    late = [e["params"].get("name") for e in augments if e["t"] > requests[0].t]
+    if late:
+        raise Violation("augmentation ran after the model request", expected="every augment before the model",
+                        actual=late)
+    return last_user_message(requests[0].body), run.nonce
+
+
+def _order(text: str, first: str, second: str, nonce: str) -> bool:
+    a, b = text.find(f"{first}-{nonce}"), text.find(f"{second}-{nonce}")
+    return 0 <= a < b
+
+
+@check("augmentation/host/replace-hint-applied",
+       does="chains scenario_replace (hint replace) first and reads the model's user message",
+       must="content hinted `replace` takes the place of the original context")
+def replace_applied(rec: HostRecording):
+    text, nonce = _user_message(rec)
+    if f"REPLACED-{nonce}" not in text or f"ORIGINAL-{nonce}" in text:
+        raise Violation("the replace hint was not applied", expected=f"REPLACED-{nonce} without ORIGINAL-{nonce}",
+                        actual=text)
+
+
+@check("augmentation/host/prepend-hint-applied",
+       does="chains scenario_prepend (hint prepend) after scenario_replace and reads the model's user message",
+       must="content hinted `prepend` goes before the current context")
+def prepend_applied(rec: HostRecording):
+    text, nonce = _user_message(rec)
+    if not _order(text, "PREPENDED", "REPLACED", nonce):
+        raise Violation("the prepend hint was not applied", expected=f"PREPENDED-{nonce} before REPLACED-{nonce}",
+                        actual=text)
+
+
+@check("augmentation/host/append-hint-applied",
+       does="chains scenario_append (hint append) last and reads the model's user message",
+       must="content hinted `append` goes after the current context")
+def append_applied(rec: HostRecording):
+    text, nonce = _user_message(rec)
+    if not _order(text, "REPLACED", "APPENDED", nonce):
+        raise Violation("the append hint was not applied", expected=f"REPLACED-{nonce} before APPENDED-{nonce}",
+                        actual=text)

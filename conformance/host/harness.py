@@ -1,0 +1,386 @@
+"""The host harness: run a host under test through one scenario and record everything (HARNESS.md).
+
+Theory of operation
+-------------------
+For one scenario the harness
+1. starts the mock LLM and the scenario's HTTP servers inside this process (uvicorn
+   on loopback sockets), and writes the config the host reads: stdio scenario
+   servers are commands the host starts itself, each logging to a file;
+2. starts the host command in its own process group with a scrubbed environment
+   plus `MCPX_SCENARIO`, `MCPX_CONFIG`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `MCPX_MODEL`;
+3. feeds the turns one at a time, each after the previous answer, and reads one
+   stdout line per turn within the turn timeout;
+4. closes stdin, gives the host a grace period to exit, then ends its group and
+   every scenario server it started;
+5. merges what the model and the servers recorded on the shared monotonic
+   clock and assigns each event to the turn whose window contains it.
+
+Nothing is judged here. Whatever goes wrong (the host cannot start, hangs,
+exits, prints garbage) ends the run with `fatal` set to a reason a person
+understands; the checks turn that into "not observed" failures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..targets import reaper
+from ..targets.base import clip
+from ..targets.environment import scrubbed
+from ..targets.stdio import LineSplitter
+from .mock_llm import MockLLM, ModelRequest, loopback_socket
+from .scenario_server import ScenarioServer, http_app
+
+MODEL = "mcpx-mock-1"
+API_KEY = "mcpx-dummy-key"
+EXIT_GRACE = 5.0  # HARNESS.md: exit within 5 s of stdin closing
+MAX_LINE = 1024 * 1024
+STDERR_TAIL = 8192
+
+
+@dataclass
+class Turn:
+    index: int  # 1-based
+    user: str
+    started: float
+    ended: float | None = None
+    line: str | None = None  # what the host printed, verbatim (clipped)
+    answer: dict | None = None
+
+    def to_report(self) -> dict:
+        return {"turn": self.index, "user": self.user, "printed": self.line}
+
+
+@dataclass
+class HostRun:
+    """Everything one scenario run produced, on one clock."""
+
+    scenario: str
+    nonce: str
+    command: str
+    config: dict = field(default_factory=dict)
+    turns: list[Turn] = field(default_factory=list)
+    model: list[ModelRequest] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)  # scenario-server requests, each with "turn"
+    fatal: str | None = None  # why the run ended early
+    unavailable: str | None = None  # the host could not be started at all
+    exit_code: int | None = None
+    exit_note: str | None = None
+    stderr_tail: str = ""
+    duration: float = 0.0
+
+    # -- views the judges use --------------------------------------------------------------
+    def model_in(self, turn: int) -> list[ModelRequest]:
+        return [r for r in self.model if r.turn == turn and r.valid]
+
+    def calls(self, turn: int | None = None, method: str = "tools/call") -> list[dict]:
+        return [e for e in self.events if e.get("method") == method and (turn is None or e["turn"] == turn)]
+
+    def answered(self) -> int:
+        return sum(1 for t in self.turns if t.answer is not None)
+
+    def to_report(self) -> dict:
+        return {"scenario": self.scenario, "command": self.command, "fatal": self.fatal,
+                "exitCode": self.exit_code, "stderrTail": self.stderr_tail or None,
+                "turns": [t.to_report() for t in self.turns],
+                "modelRequests": [_brief_request(r) for r in self.model],
+                "serverCalls": [{"t": round(e["t"], 6), "turn": e["turn"], "server": e["server"],
+                                 "method": e["method"], "params": e.get("params")} for e in self.events]}
+
+
+def _brief_request(req: ModelRequest) -> dict:
+    body = req.body if isinstance(req.body, dict) else {"raw": req.body}
+    from .mock_llm import offered_names
+
+    return {"t": round(req.t, 6), "turn": req.turn, "messages": body.get("messages"),
+            "tools": offered_names(body) if isinstance(req.body, dict) else None, "stream": req.stream,
+            "reply": req.reply, **({"problem": req.problem} if req.problem else {})}
+
+
+# ---------------------------------------------------------------------------------------------
+def substitute(value: Any, nonce: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{nonce}", nonce)
+    if isinstance(value, list):
+        return [substitute(v, nonce) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, nonce) for k, v in value.items()}
+    return value
+
+
+class _QuietServer:
+    """uvicorn.Server that leaves signal handling to the suite (Ctrl-C must reach pytest)."""
+
+    @staticmethod
+    def make(app):
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            def install_signal_handlers(self) -> None:  # older uvicorn
+                pass
+
+            @contextlib.contextmanager
+            def capture_signals(self):  # newer uvicorn
+                yield
+
+        config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=1)
+        return Server(config)
+
+
+@contextlib.asynccontextmanager
+async def _serving(app):
+    """Serve an ASGI app on a fresh loopback port for the duration; yields the port."""
+    sock = loopback_socket()
+    server = _QuietServer.make(app)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: server.serve(sockets=[sock]))
+        try:
+            while not server.started:
+                await anyio.sleep(0.005)
+            yield sock.getsockname()[1]
+        finally:
+            server.should_exit = True
+    sock.close()
+
+
+async def run_scenario(command: str, scenario: dict, *, turn_timeout: float = 20.0, run_timeout: float = 120.0,
+                       env: dict[str, str] | None = None, marker: str | None = None) -> HostRun:
+    nonce = uuid.uuid4().hex[:10]
+    sc = substitute(scenario, nonce)
+    run = HostRun(sc["id"], nonce, command)
+    started = time.monotonic()
+    llm = MockLLM(script={int(k): v for k, v in (sc.get("script") or {}).items()})
+    memory_events: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="mcpx-host-") as tmp:
+        tmpdir = Path(tmp)
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                llm_port = await stack.enter_async_context(_serving(llm.app()))
+                servers: dict[str, dict] = {}
+                for name, spec in sc["servers"].items():
+                    if spec.get("transport") == "http":
+                        srv = ScenarioServer(name, spec, nonce, memory_events.append)
+                        port = await stack.enter_async_context(_serving(http_app(srv)))
+                        servers[name] = {"url": f"http://127.0.0.1:{port}/mcp"}
+                    else:
+                        spec_file = tmpdir / f"server-{name}.json"
+                        spec_file.write_text(json.dumps({"name": name, "nonce": nonce, "server": spec}))
+                        args = ["-m", "conformance.host.scenario_server", "--spec", str(spec_file),
+                                "--log", str(tmpdir / f"server-{name}.log")]
+                        if marker:
+                            args += ["--marker", marker]
+                        servers[name] = {"command": sys.executable, "args": args,
+                                         "env": {"PYTHONPATH": _package_root()}}
+                run.config = {"mcpServers": servers, "contextMiddleware": sc.get("contextMiddleware", []),
+                              "knownRequirements": sc.get("knownRequirements", {})}
+                config_file = tmpdir / "config.json"
+                config_file.write_text(json.dumps(run.config, indent=2, ensure_ascii=False))
+                host_env = {**(env or {}), "MCPX_SCENARIO": sc["id"], "MCPX_CONFIG": str(config_file),
+                            "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "OPENAI_API_KEY": API_KEY,
+                            "MCPX_MODEL": MODEL}
+                with anyio.move_on_after(run_timeout) as scope:
+                    await _converse(run, llm, command, sc["turns"], host_env, tmpdir, turn_timeout)
+                if scope.cancelled_caught and not run.fatal:
+                    run.fatal = f"the scenario did not finish within {run_timeout:g} s"
+        finally:
+            run.model = list(llm.requests)
+            run.events = _merge(memory_events, tmpdir, run)
+            _reap_servers(tmpdir)
+    run.duration = time.monotonic() - started
+    return run
+
+
+def _package_root() -> str:
+    """Where `conformance` is importable from, for the scenario servers the host starts."""
+    return str(Path(__file__).resolve().parent.parent.parent)
+
+
+async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], env: dict, cwd: Path,
+                    turn_timeout: float) -> None:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        run.unavailable = run.fatal = f"cannot parse the host command: {exc}"
+        return
+    try:
+        proc = await anyio.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=scrubbed(env),
+                                        start_new_session=True)
+    except (OSError, ValueError) as exc:
+        run.unavailable = run.fatal = f"cannot start {command!r}: {exc}"
+        return
+    reaper.track(proc.pid)
+    stderr: deque[bytes] = deque(maxlen=64)
+    send, receive = anyio.create_memory_object_stream[tuple[str, str | None]](256)
+
+    async def read_stdout():
+        splitter = LineSplitter(MAX_LINE)
+        try:
+            while True:
+                try:
+                    chunk = await proc.stdout.receive(65536)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                for line, problem in splitter.feed(chunk):
+                    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+                    try:
+                        send.send_nowait((text, problem))
+                    except anyio.WouldBlock:  # a flood of lines: keep memory bounded, the turn reading fails
+                        pass
+        finally:
+            send.close()
+
+    async def read_stderr():
+        while True:
+            try:
+                stderr.append(await proc.stderr.receive(65536))
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+
+    def tail() -> str:
+        text = b"".join(stderr)[-STDERR_TAIL:].decode("utf-8", "replace")
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return " | ".join(lines[-3:])
+
+    async def gone(during: str) -> str:
+        code = None
+        with anyio.move_on_after(1.0):
+            code = await proc.wait()
+        detail = f"exit code {code}" if code is not None else "still running"
+        await anyio.sleep(0.05)
+        return f"the host closed stdout {during} ({detail}{'; stderr ends: ' + clip(tail(), 300) if tail() else ''})"
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_stdout)
+            tg.start_soon(read_stderr)
+            for index, text in enumerate(turns, 1):
+                llm.turn = index
+                turn = Turn(index, text, time.monotonic())
+                run.turns.append(turn)
+                try:
+                    await proc.stdin.send((json.dumps({"role": "user", "content": text}, ensure_ascii=False)
+                                           + "\n").encode())
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    run.fatal = await gone(f"before turn {index} could be sent")
+                    break
+                try:
+                    with anyio.fail_after(turn_timeout):
+                        line, problem = await receive.receive()
+                except TimeoutError:
+                    run.fatal = f"the host printed nothing for turn {index} within {turn_timeout:g} s"
+                    break
+                except anyio.EndOfStream:
+                    run.fatal = await gone(f"before answering turn {index}")
+                    break
+                turn.ended = time.monotonic()
+                turn.line = clip(line, 2000)
+                if problem:
+                    run.fatal = f"turn {index}: the host printed {problem}"
+                    break
+                answer = _parse_answer(line)
+                if isinstance(answer, str):
+                    run.fatal = f"turn {index}: {answer}"
+                    break
+                turn.answer = answer
+            llm.turn = len(turns) + 1  # anything the model gets after the last answer belongs to no turn
+            await _finish(proc, run)
+            run.stderr_tail = tail()
+            tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            _kill_group(proc.pid)
+            reaper.untrack(proc.pid)
+
+
+def _parse_answer(line: str) -> dict | str:
+    """The turn's answer, or why the line is not one (HARNESS.md §2)."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return f"the host printed a line that is not JSON: {clip(line, 200)!r}"
+    if not isinstance(value, dict) or value.get("role") != "assistant":
+        return f"the host printed JSON that is not an assistant message: {clip(line, 200)!r}"
+    if not isinstance(value.get("content", ""), (str, type(None))):
+        return f"the answer's content is not a string: {clip(line, 200)!r}"
+    return value
+
+
+async def _finish(proc, run: HostRun) -> None:
+    with contextlib.suppress(Exception):
+        await proc.stdin.aclose()
+    with anyio.move_on_after(EXIT_GRACE):
+        run.exit_code = await proc.wait()
+        return
+    run.exit_note = f"the host did not exit within {EXIT_GRACE:g} s of stdin closing; it was stopped"
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        _kill_group(proc.pid, sig)
+        with anyio.move_on_after(1.0):
+            run.exit_code = await proc.wait()
+            return
+
+
+def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _merge(memory_events: list[dict], tmpdir: Path, run: HostRun) -> list[dict]:
+    events = list(memory_events)
+    for log in sorted(tmpdir.glob("server-*.log")):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if "method" in entry:
+                    events.append(entry)
+    events.sort(key=lambda e: e["t"])
+    for event in events:
+        event["turn"] = turn_at(run.turns, event["t"])
+    return events
+
+
+def turn_at(turns: list[Turn], t: float) -> int:
+    """The turn whose window (stdin line written .. answer read) contains t; 0 before the first."""
+    current = 0
+    for turn in turns:
+        if t >= turn.started:
+            current = turn.index
+    return current
+
+
+def _reap_servers(tmpdir: Path) -> None:
+    """Scenario servers end when the host's pipes close; kill any that a broken host left behind."""
+    for log in tmpdir.glob("server-*.log"):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError, ProcessLookupError, PermissionError):
+                pid = int(json.loads(line)["started"])
+                if _is_scenario_server(pid):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def _is_scenario_server(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"conformance.host.scenario_server" in fh.read()
+    except OSError:
+        return False
+
+
+def run_scenario_sync(command: str, scenario: dict, **kw) -> HostRun:
+    return anyio.run(lambda: run_scenario(command, scenario, **kw))

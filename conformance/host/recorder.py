@@ -1,0 +1,73 @@
+"""Host role, the recorder: run the scenarios a host needs, group the runs by profile.
+
+One module per profile (preprocessor_tools, execution_requirements,
+context_middleware, augmentation), each naming its scenarios (scenarios.yaml)
+and its checks. `record_hosts` runs each needed scenario once (two at a time),
+then groups the runs into one `HostRecording` per profile; the checks are pure
+functions of those recordings.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import anyio
+
+from . import augmentation, context_middleware, execution_requirements, preprocessor_tools
+from .harness import HostRun, run_scenario
+from .recording import HostRecording
+
+MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation)}
+PROFILES = tuple(MODULES)
+DEFAULT_CLAIMS = ("preprocessor-tools", "execution-requirements", "context-middleware")
+CONCURRENCY = 2
+
+
+@lru_cache(maxsize=1)
+def scenarios() -> dict[str, dict]:
+    import yaml
+
+    text = (resources.files("conformance.host") / "scenarios.yaml").read_text(encoding="utf-8")
+    return {s["id"]: s for s in yaml.safe_load(text)}
+
+
+async def record_hosts(command: str, profiles, *, claimed: set[str], turn_timeout: float = 20.0,
+                       run_timeout: float = 120.0, env: dict | None = None, marker: str | None = None,
+                       progress=None) -> dict[str, HostRecording]:
+    """Run the scenarios of the given profiles against the host command; one recording per profile."""
+    profiles = list(profiles)
+    by_option = bool(claimed)
+    claims = set(claimed) if claimed else set(DEFAULT_CLAIMS)
+    wanted = [sid for p in profiles if p in claims for sid in MODULES[p].SCENARIOS]
+    runs: dict[str, HostRun] = {}
+    limiter = anyio.CapacityLimiter(CONCURRENCY)
+
+    async def one(sid: str) -> None:
+        async with limiter:
+            runs[sid] = await run_scenario(command, scenarios()[sid], turn_timeout=turn_timeout,
+                                           run_timeout=run_timeout, env=env, marker=marker)
+        if progress is not None:
+            progress(runs[sid], len(runs), len(wanted))
+
+    async with anyio.create_task_group() as tg:
+        for sid in wanted:
+            tg.start_soon(one, sid)
+    out = {}
+    for profile in profiles:
+        rec = HostRecording(profile, {"kind": "stdio", "command": command})
+        if profile in claims:
+            rec.claimed, rec.claimed_by = True, "option" if by_option else "default"
+            rec.claim_reason = "claimed with --profile" if by_option else "claimed by default for hosts"
+            rec.runs = {sid: runs[sid] for sid in MODULES[profile].SCENARIOS}
+            broken = [r.unavailable for r in rec.runs.values() if r.unavailable]
+            rec.unavailable = broken[0] if broken else None
+        else:
+            rec.claimed, rec.claimed_by = False, None
+            rec.claim_reason = "hosts claim augmentation only with --profile augmentation"
+        out[profile] = rec
+    return out
+
+
+def record_hosts_sync(command: str, profiles, **kw) -> dict[str, HostRecording]:
+    return anyio.run(lambda: record_hosts(command, profiles, **kw))

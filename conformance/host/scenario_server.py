@@ -1,0 +1,274 @@
+"""Scenario servers: the MCP servers a host under test connects to, playing a scenario and recording it.
+
+    python -m conformance.host.scenario_server --spec SPEC.json --log LOG.jsonl    # stdio
+
+Theory of operation
+-------------------
+A scenario names its servers and what each exposes, from a small vocabulary
+(tools `memo`, `echo`, `gated`; middleware `redact`, `restore`, `tag`, `fail`;
+augmentations with a hint). `ScenarioServer.handle` answers one JSON-RPC
+message and records it; it is SDK-free so that extension fields reach the host
+exactly as the scenario states them, and so it starts in milliseconds.
+
+Stdio servers run as processes the host starts from its config; they append one
+JSON line per request to the log file (`{"t", "server", "method", "params",
+"response"}`), flushed at once, so the harness reads them after the run. HTTP
+servers run inside the harness (see harness.py) and record into its memory.
+Times are `time.monotonic()`, one clock for every process on the machine, which
+the mock LLM uses too: order is judged across the model and the servers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from typing import Any, Callable
+
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+OBJ = {"type": "object"}
+
+# PII the `redact` middleware replaces: enough to judge that none of it reaches the model.
+PII_PATTERNS = (
+    ("EMAIL", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
+    ("SSN", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    ("CARD", re.compile(r"\b(?:\d{4}[ -]?){3}\d{4}\b")),
+)
+HANDLE = re.compile(r"\[(EMAIL|SSN|CARD)_(\d+)\]")
+
+
+def _text(text: str) -> dict:
+    return {"type": "text", "text": text}
+
+
+class ScenarioServer:
+    """One scenario server's state and behaviour; `record(entry)` receives every request it answered."""
+
+    def __init__(self, name: str, spec: dict, nonce: str, record: Callable[[dict], None]):
+        self.name = name
+        self.spec = spec
+        self.nonce = nonce
+        self.record = record
+        self.calls: dict[str, int] = {}
+        self.handles: dict[str, str] = {}  # handle -> original, for `restore` (state kept server-side)
+
+    # -- what the server shows -------------------------------------------------------------
+    def capabilities(self) -> dict:
+        caps: dict[str, Any] = {"tools": {}}
+        if self.spec.get("middleware"):
+            caps["contextMiddleware"] = {}
+        if self.spec.get("augmentations"):
+            caps["augmentation"] = {}
+        return caps
+
+    def tool_list(self) -> list[dict]:
+        out = []
+        for tool in self.spec.get("tools", ()):
+            entry = {"name": tool["name"], "description": tool.get("description", tool["name"]),
+                     "inputSchema": tool.get("inputSchema", OBJ)}
+            if "preprocessor" in tool:
+                entry["preprocessor"] = tool["preprocessor"]
+            if "requirements" in tool:
+                entry["execution"] = {"requirements": list(tool["requirements"])}
+            out.append(entry)
+        return out
+
+    def _listing(self, key: str) -> list[dict]:
+        return [{"name": m["name"], "description": m.get("description", m["name"]),
+                 "inputSchema": m.get("inputSchema", OBJ)} for m in self.spec.get(key, ())]
+
+    # -- dispatch --------------------------------------------------------------------------
+    def handle(self, message: Any) -> dict | None:
+        """The response to one incoming message (None for notifications and responses)."""
+        if not isinstance(message, dict) or "method" not in message:
+            return None
+        method, params = message["method"], message.get("params") or {}
+        if "id" not in message:
+            return None
+        started = time.monotonic()
+        try:
+            result = self._dispatch(method, params)
+            response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        except RpcError as exc:
+            response = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}}
+        if method not in ("ping",):
+            self.record({"t": started, "server": self.name, "method": method, "params": params,
+                         "response": response})
+        return response
+
+    def _dispatch(self, method: str, params: dict) -> dict:
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            return {"protocolVersion": version, "capabilities": self.capabilities(),
+                    "serverInfo": {"name": f"scenario-{self.name}", "version": "1"}}
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return {"tools": self.tool_list()}
+        if method == "tools/call":
+            return self._call(params)
+        if method == "middleware/list" and self.spec.get("middleware"):
+            return {"middleware": self._listing("middleware")}
+        if method == "middleware/invoke" and self.spec.get("middleware"):
+            return self._invoke(params)
+        if method == "augmentation/list" and self.spec.get("augmentations"):
+            return {"augmentations": self._listing("augmentations")}
+        if method == "augmentation/augment" and self.spec.get("augmentations"):
+            return self._augment(params)
+        if method in ("resources/list", "prompts/list", "resources/templates/list"):
+            return {method.split("/")[0] if "templates" not in method else "resourceTemplates": []}
+        raise RpcError(-32601, f"method not found: {method}")
+
+    def _find(self, key: str, name: Any) -> dict:
+        for item in self.spec.get(key, ()):
+            if item["name"] == name:
+                return item
+        raise RpcError(-32602, f"unknown {key[:-1] if key != 'middleware' else key}: {name!r}")
+
+    def _call(self, params: dict) -> dict:
+        tool = self._find("tools", params.get("name"))
+        arguments = params.get("arguments") or {}
+        self.calls[tool["name"]] = count = self.calls.get(tool["name"], 0) + 1
+        kind = tool.get("kind", "echo")
+        if kind == "memo":  # a fresh token per call, so the judge can follow where each output went
+            return {"content": [_text(f"{tool['label']}-{count}-{self.nonce}")]}
+        if kind == "echo":
+            return {"content": [_text(str(arguments.get("text", "")))]}
+        if kind == "gated":
+            unmet = [r for r in tool.get("requirements", ()) if r not in tool.get("satisfied", ())]
+            if unmet:
+                return {"content": [_text(f"unmet execution requirement: {unmet[0]}")], "isError": True}
+            return {"content": [_text(f"{tool['name']} ran")]}
+        raise RpcError(-32603, f"scenario tool kind {kind!r} unknown")
+
+    def _invoke(self, params: dict) -> dict:
+        item = self._find("middleware", params.get("name"))
+        context = params.get("context")
+        if not isinstance(context, list):
+            raise RpcError(-32602, "context must be an array of content blocks")
+        arguments = params.get("arguments") or {}
+        kind = item.get("kind")
+        secret = f"META-{self.nonce}"
+        if kind == "fail":
+            raise RpcError(-32603, f"{item['name']} failed on purpose")
+        if kind == "redact":
+            return {"content": [self._map_text(b, self._redact) for b in context],
+                    "metadata": {"secret": secret, "handles": len(self.handles)}}
+        if kind == "restore":
+            return {"content": [self._map_text(b, self._restore) for b in context], "metadata": {"secret": secret}}
+        if kind == "tag":
+            tag = str(arguments.get("tag", item["name"]))
+            return {"content": [self._map_text(b, lambda t: f"{t} [tag:{tag}]") for b in context],
+                    "metadata": {"secret": secret}}
+        raise RpcError(-32603, f"scenario middleware kind {kind!r} unknown")
+
+    def _augment(self, params: dict) -> dict:
+        item = self._find("augmentations", params.get("name"))
+        if not isinstance(params.get("context"), list):
+            raise RpcError(-32602, "context must be an array of content blocks")
+        text = item["text"].replace("{nonce}", self.nonce)
+        return {"content": [{"content": _text(text)}], "hint": item["hint"],
+                "metadata": {"secret": f"META-{self.nonce}"}}
+
+    @staticmethod
+    def _map_text(block: Any, change: Callable[[str], str]) -> Any:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            return {**block, "text": change(block["text"])}
+        return block
+
+    def _redact(self, text: str) -> str:
+        for kind, pattern in PII_PATTERNS:
+            def swap(m: re.Match, kind=kind) -> str:
+                for handle, value in self.handles.items():
+                    if value == m.group(0):
+                        return handle
+                handle = f"[{kind}_{sum(1 for h in self.handles if h.startswith('[' + kind)) + 1}]"
+                self.handles[handle] = m.group(0)
+                return handle
+            text = pattern.sub(swap, text)
+        return text
+
+    def _restore(self, text: str) -> str:
+        return HANDLE.sub(lambda m: self.handles.get(m.group(0), m.group(0)), text)
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def serve_stdio(server: ScenarioServer) -> None:
+    out = sys.stdout
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        messages = message if isinstance(message, list) else [message]
+        for item in messages:
+            response = server.handle(item)
+            if response is not None:
+                out.write(json.dumps(response, ensure_ascii=False) + "\n")
+                out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.host.scenario_server")
+    parser.add_argument("--spec", required=True, help="JSON file: {name, nonce, server: {...}}")
+    parser.add_argument("--log", required=True, help="append one JSON line per request here")
+    parser.add_argument("--marker", help="ignored: lets the suite's tests find the process")
+    args = parser.parse_args(argv)
+    with open(args.spec, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    log = open(args.log, "a", encoding="utf-8", buffering=1)
+
+    def record(entry: dict) -> None:
+        log.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        log.flush()
+
+    record({"t": time.monotonic(), "server": spec["name"], "started": os.getpid()})  # lets the harness reap it
+    try:
+        serve_stdio(ScenarioServer(spec["name"], spec["server"], spec["nonce"], record))
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+def http_app(server: ScenarioServer):
+    """A Streamable HTTP endpoint at /mcp for one scenario server: JSON responses, no SSE stream needed."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    session = f"scenario-{server.name}-{server.nonce[:8]}"
+
+    async def mcp(request):
+        if request.method == "GET":  # no server-initiated stream: the transport allows 405
+            return Response(status_code=405)
+        if request.method == "DELETE":
+            return Response(status_code=200)
+        try:
+            message = json.loads(await request.body())
+        except ValueError:
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}},
+                                status_code=400)
+        batch = message if isinstance(message, list) else [message]
+        responses = [r for r in (server.handle(m) for m in batch) if r is not None]
+        if not responses:
+            return Response(status_code=202)
+        headers = {"mcp-session-id": session}
+        return JSONResponse(responses if isinstance(message, list) else responses[0], headers=headers)
+
+    return Starlette(routes=[Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])])

@@ -1,0 +1,303 @@
+"""A small SDK-free host that follows HARNESS.md, or breaks one rule.
+
+    python tests/hosts/fake_host.py [--break MUTANT] [--stream]
+
+A second, independent host next to reference_clients.host: plain JSON-RPC over
+pipes and httpx, blocking I/O, one request at a time. Each mutant in `MUTANTS`
+is named after the check it must make fail; tests/test_host_mutants.py proves
+which checks fail (exactly that one, or the declared set where rules overlap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+
+import httpx
+
+MUTANTS = {
+    "offers-preprocessors": "offers preprocessor tools to the model (but refuses to run them)",
+    "runs-model-preprocessor-call": "runs any tool the model names, offered or not",
+    "drops-tools-of-preprocessor-servers": "offers no tool of a server that has a preprocessor",
+    "preprocessors-skip-last-turn": "skips the last preprocessor on turn 3",
+    "reruns-preprocessors-after-tool-calls": "runs the preprocessors again after a tool call",
+    "drops-preprocessor-output": "runs preprocessors but never shows the model their output",
+    "persists-preprocessor-output": "keeps preprocessor output in the history",
+    "shuffles-preprocessors": "runs the preprocessors in reverse order on even turns",
+    "drops-tools-with-unknown-requirements": "treats unknown requirement strings as unsatisfiable",
+    "filters-when-any-known-false": "filters on one known-false string, ignoring unknown ones",
+    "filters-satisfied": "takes every known requirement string as unsatisfiable",
+    "case-folds-requirements": "compares requirement strings case-insensitively",
+    "normalizes-requirements": "compares requirement strings after NFKC normalization and trimming",
+    "rewrites-tool-errors": "NFKD-normalizes and lowercases tool results before the model sees them",
+    "request-middleware-first-turn-only": "runs request-phase middleware on the first turn only",
+    "sends-raw-message": "invokes request-phase middleware but sends the model the original message",
+    "skips-response-middleware": "never runs response-phase middleware",
+    "forwards-metadata": "shows the model the middleware metadata",
+    "offers-middleware-as-tools": "offers middleware to the model as tools",
+    "definition-order": "runs middleware in configuration order, ignoring priority",
+    "default-priority-zero": "takes a missing priority as 0",
+    "reverses-ties": "runs equal-priority middleware in reverse configuration order",
+    "unchained": "gives every middleware the original message",
+    "fails-open": "sends the unprocessed message when middleware fails",
+    "ignores-replace": "treats the replace hint as append",
+    "prepend-as-append": "treats the prepend hint as append",
+    "append-as-prepend": "treats the append hint as prepend",
+}
+
+
+class Stdio:
+    def __init__(self, spec: dict):
+        env = {**os.environ, **(spec.get("env") or {})}
+        self.proc = subprocess.Popen([spec["command"], *spec.get("args", [])], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, text=True, encoding="utf-8")
+        self.next = 0
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+                              + "\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("server closed stdout")
+            message = json.loads(line)
+            if message.get("id") == self.next:
+                return message
+
+    def notify(self, method: str) -> None:
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+        self.proc.stdin.flush()
+
+
+class Http:
+    def __init__(self, spec: dict):
+        self.url, self.client, self.next, self.session = spec["url"], httpx.Client(timeout=10), 0, None
+
+    def _post(self, body: dict) -> httpx.Response:
+        headers = {"accept": "application/json, text/event-stream"}
+        if self.session:
+            headers["mcp-session-id"] = self.session
+        response = self.client.post(self.url, json=body, headers=headers)
+        self.session = response.headers.get("mcp-session-id", self.session)
+        return response
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next += 1
+        return self._post({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}).json()
+
+    def notify(self, method: str) -> None:
+        self._post({"jsonrpc": "2.0", "method": method})
+
+
+class Host:
+    def __init__(self, mutant: str, stream: bool):
+        self.m = mutant
+        self.stream = stream
+        self.config = json.load(open(os.environ["MCPX_CONFIG"], encoding="utf-8"))
+        self.llm = httpx.Client(base_url=os.environ["OPENAI_BASE_URL"], timeout=30,
+                                headers={"authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"})
+        self.servers, self.caps, self.tools = {}, {}, []  # tools: (server, tool dict)
+        for name, spec in self.config["mcpServers"].items():
+            conn = Stdio(spec) if "command" in spec else Http(spec)
+            init = conn.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                               "clientInfo": {"name": "fake-host", "version": "0"}})
+            conn.notify("notifications/initialized")
+            self.servers[name], self.caps[name] = conn, init["result"].get("capabilities", {})
+            self.tools += [(name, t) for t in conn.request("tools/list", {})["result"]["tools"]]
+        self.history: list[dict] = []
+        self.turn = 0
+
+    # -- requirements ----------------------------------------------------------------------
+    def _key(self, s: str) -> str:
+        if self.m == "case-folds-requirements":
+            return s.casefold()
+        if self.m == "normalizes-requirements":
+            return unicodedata.normalize("NFKC", s).strip()
+        return s
+
+    def _offer(self, server: str, tool: dict) -> bool:
+        reqs = (tool.get("execution") or {}).get("requirements") or []
+        known = {self._key(k): v for k, v in self.config.get("knownRequirements", {}).items()}
+        status = [known.get(self._key(r)) for r in reqs]
+        if self.m == "filters-satisfied":
+            status = [None if s is None else False for s in status]
+        if self.m == "drops-tools-with-unknown-requirements" and None in status:
+            return False
+        if self.m == "filters-when-any-known-false":
+            return False not in status
+        if not reqs or None in status or all(status):
+            return True
+        return False  # all known, one known false: optional filtering, done here
+
+    def offered(self) -> list[tuple[str, dict]]:
+        out = []
+        preprocessor_servers = {s for s, t in self.tools if t.get("preprocessor") is True}
+        for server, tool in self.tools:
+            if tool.get("preprocessor") is True and self.m != "offers-preprocessors":
+                continue
+            if self.m == "drops-tools-of-preprocessor-servers" and server in preprocessor_servers:
+                continue
+            if self._offer(server, tool):
+                out.append((server, tool))
+        return out
+
+    # -- middleware ------------------------------------------------------------------------
+    def chain(self, phase: str, text: str) -> tuple[str, list]:
+        entries = [e for e in self.config.get("contextMiddleware", []) if e.get("phase") == phase]
+        default = 0 if self.m == "default-priority-zero" else 50
+        if self.m != "definition-order":
+            indexed = list(enumerate(entries))
+            if self.m == "reverses-ties":
+                indexed.sort(key=lambda p: (p[1].get("priority", default), -p[0]))
+            else:
+                indexed.sort(key=lambda p: (p[1].get("priority", default), p[0]))
+            entries = [e for _, e in indexed]
+        context, metadata = [{"type": "text", "text": text}], []
+        original = list(context)
+        for entry in entries:
+            server = entry["server"]
+            given = original if self.m == "unchained" else context
+            params = {"name": entry["name"], "arguments": entry.get("arguments", {}), "context": given}
+            if "contextMiddleware" in self.caps[server]:
+                answer = self.servers[server].request("middleware/invoke", params)
+                if "error" in answer:
+                    raise MiddlewareFailed(answer["error"].get("message"))
+                context = answer["result"]["content"]
+                metadata.append(answer["result"].get("metadata"))
+            else:
+                answer = self.servers[server].request("augmentation/augment", params)
+                if "error" in answer:
+                    raise MiddlewareFailed(answer["error"].get("message"))
+                blocks = [a["content"] for a in answer["result"]["content"]]
+                hint = answer["result"].get("hint") or "append"
+                hint = {"ignores-replace": {"replace": "append"}, "prepend-as-append": {"prepend": "append"},
+                        "append-as-prepend": {"append": "prepend"}}.get(self.m, {}).get(hint, hint)
+                context = blocks if hint == "replace" else blocks + context if hint == "prepend" else context + blocks
+        return "\n".join(b.get("text", "") for b in context if b.get("type") == "text"), metadata
+
+    # -- a turn ----------------------------------------------------------------------------
+    def preprocess(self, text: str) -> list[str]:
+        found = [(s, t) for s, t in self.tools if t.get("preprocessor") is True]
+        if self.m == "shuffles-preprocessors" and self.turn % 2 == 0:
+            found.reverse()
+        if self.m == "preprocessors-skip-last-turn" and self.turn == 3:
+            found = found[:-1]
+        out = []
+        for server, tool in found:
+            props = (tool.get("inputSchema") or {}).get("properties") or {}
+            required = (tool.get("inputSchema") or {}).get("required") or []
+            args = {k: text for k, v in props.items() if v.get("type") == "string" and (k in required or k == "query")}
+            result = self.servers[server].request("tools/call", {"name": tool["name"], "arguments": args})
+            out.append(_text(result.get("result", {})))
+        return out
+
+    def ask(self, messages: list[dict], tools: list[dict]) -> dict:
+        body = {"model": os.environ["MCPX_MODEL"], "messages": messages, "tools": tools or None}
+        if not self.stream:
+            return self.llm.post("/chat/completions", json=body).json()["choices"][0]["message"]
+        message: dict = {"role": "assistant", "content": "", "tool_calls": []}
+        with self.llm.stream("POST", "/chat/completions", json={**body, "stream": True}) as response:
+            for line in response.iter_lines():
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                delta = json.loads(line[6:])["choices"][0]["delta"]
+                message["content"] += delta.get("content") or ""
+                for call in delta.get("tool_calls") or ():
+                    while len(message["tool_calls"]) <= call["index"]:
+                        message["tool_calls"].append({"type": "function", "function": {"name": "", "arguments": ""}})
+                    slot = message["tool_calls"][call["index"]]
+                    slot["id"] = call.get("id", slot.get("id"))
+                    slot["function"]["name"] += call.get("function", {}).get("name") or ""
+                    slot["function"]["arguments"] += call.get("function", {}).get("arguments") or ""
+        if not message["tool_calls"]:
+            del message["tool_calls"]
+        return message
+
+    def answer(self, user: str) -> dict:
+        self.turn += 1
+        try:
+            if self.m == "request-middleware-first-turn-only" and self.turn > 1:
+                text, metadata = user, []
+            else:
+                text, metadata = self.chain("request", user)
+        except MiddlewareFailed as exc:
+            if self.m != "fails-open":
+                return {"role": "assistant", "content": "", "error": f"request middleware failed: {exc}"}
+            text, metadata = user, []
+        if self.m == "sends-raw-message" and not any("augmentation" in c for c in self.caps.values()):
+            text = user  # (on middleware servers: augmentation hints are judged separately)
+        context = self.preprocess(text)
+        offered = self.offered()
+        specs = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                                   "parameters": t.get("inputSchema", {})}} for _, t in offered]
+        if self.m == "offers-middleware-as-tools":
+            specs += [{"type": "function", "function": {"name": e["name"], "parameters": {"type": "object"}}}
+                      for e in self.config.get("contextMiddleware", [])]
+        extra = [{"role": "system", "content": "Context:\n" + "\n".join(context)}] if context else []
+        if self.m == "drops-preprocessor-output":
+            extra = []
+        if self.m == "forwards-metadata":
+            extra.append({"role": "system", "content": json.dumps(metadata)})
+        turn_messages = [{"role": "user", "content": text}]
+        if self.m == "persists-preprocessor-output":
+            self.history += extra
+        for _ in range(6):
+            reply = self.ask(self.history + extra + turn_messages, specs)
+            calls = reply.get("tool_calls") or []
+            turn_messages.append({k: v for k, v in reply.items() if v is not None})
+            if not calls:
+                break
+            for call in calls:
+                turn_messages.append({"role": "tool", "tool_call_id": call["id"],
+                                      "content": self.run_tool(call["function"]["name"],
+                                                               json.loads(call["function"]["arguments"] or "{}"),
+                                                               offered)})
+            if self.m == "reruns-preprocessors-after-tool-calls":
+                context = self.preprocess(text)
+                extra = [{"role": "system", "content": "Context:\n" + "\n".join(context)}]
+        self.history += turn_messages
+        final = turn_messages[-1].get("content") or ""
+        if self.m != "skips-response-middleware":
+            final, _ = self.chain("response", final)
+        return {"role": "assistant", "content": final}
+
+    def run_tool(self, name: str, arguments: dict, offered) -> str:
+        pool = self.tools if self.m == "runs-model-preprocessor-call" else offered
+        for server, tool in pool:
+            if tool["name"] == name and (tool.get("preprocessor") is not True or pool is self.tools):
+                result = self.servers[server].request("tools/call", {"name": name, "arguments": arguments})
+                text = _text(result.get("result") or {}) or json.dumps(result.get("error"))
+                if self.m == "rewrites-tool-errors":
+                    text = unicodedata.normalize("NFKD", text).lower()
+                return text
+        return f"tool {name} is not available"
+
+
+class MiddlewareFailed(Exception):
+    pass
+
+
+def _text(result: dict) -> str:
+    return "\n".join(b.get("text", "") for b in result.get("content") or () if b.get("type") == "text")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--break", dest="mutant", default="", choices=["", *MUTANTS])
+    parser.add_argument("--stream", action="store_true")
+    args = parser.parse_args()
+    host = Host(args.mutant, args.stream)
+    for line in sys.stdin:
+        if line.strip():
+            print(json.dumps(host.answer(json.loads(line)["content"])), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
