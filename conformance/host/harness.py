@@ -325,7 +325,8 @@ def _parse_answer(line: str) -> dict | str:
 async def _finish(proc, run: HostRun) -> None:
     with contextlib.suppress(Exception):
         await proc.stdin.aclose()
-    with anyio.move_on_after(EXIT_GRACE):
+    # A host that already failed gets no long goodbye: the verdict is known, only cleanup is left.
+    with anyio.move_on_after(EXIT_GRACE if not run.fatal else 0.5):
         run.exit_code = await proc.wait()
         return
     run.exit_note = f"the host did not exit within {EXIT_GRACE:g} s of stdin closing; it was stopped"
