@@ -82,7 +82,8 @@ class HostRun:
     exit_code: int | None = None
     exit_note: str | None = None
     stderr_tail: str = ""
-    duration: float = 0.0
+    duration: float = 0.0  # the whole scenario, harness included
+    host_seconds: float = 0.0  # from starting the host to its exit: what the host itself took
 
     # -- views the judges use --------------------------------------------------------------
     def model_in(self, turn: int) -> list[ModelRequest]:
@@ -144,10 +145,12 @@ class _QuietServer:
 
 
 @contextlib.asynccontextmanager
-async def _serving(app):
+async def _serving(app, started: list | None = None):
     """Serve an ASGI app on a fresh loopback port for the duration; yields the port."""
     sock = loopback_socket()
     server = _QuietServer.make(app)
+    if started is not None:
+        started.append(server)
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: server.serve(sockets=[sock]))
         try:
@@ -171,12 +174,13 @@ async def run_scenario(command: str, scenario: dict, *, turn_timeout: float = 20
         tmpdir = Path(tmp)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                llm_port = await stack.enter_async_context(_serving(llm.app()))
+                uvicorns: list = []
+                llm_port = await stack.enter_async_context(_serving(llm.app(), uvicorns))
                 servers: dict[str, dict] = {}
                 for name, spec in sc["servers"].items():
                     if spec.get("transport") == "http":
                         srv = ScenarioServer(name, spec, nonce, memory_events.append)
-                        port = await stack.enter_async_context(_serving(http_app(srv)))
+                        port = await stack.enter_async_context(_serving(http_app(srv), uvicorns))
                         servers[name] = {"url": f"http://127.0.0.1:{port}/mcp"}
                     else:
                         spec_file = tmpdir / f"server-{name}.json"
@@ -187,6 +191,8 @@ async def run_scenario(command: str, scenario: dict, *, turn_timeout: float = 20
                             args += ["--marker", marker]
                         servers[name] = {"command": sys.executable, "args": args,
                                          "env": {"PYTHONPATH": _package_root()}}
+                # Unwinding runs this first: every server starts shutting down at once, not one after another.
+                stack.callback(lambda: [setattr(u, "should_exit", True) for u in uvicorns])
                 run.config = {"mcpServers": servers, "contextMiddleware": sc.get("contextMiddleware", []),
                               "knownRequirements": sc.get("knownRequirements", {})}
                 config_file = tmpdir / "config.json"
@@ -218,6 +224,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
     except ValueError as exc:
         run.unavailable = run.fatal = f"cannot parse the host command: {exc}"
         return
+    spawned = time.monotonic()
     try:
         proc = await anyio.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env=scrubbed(env),
@@ -301,6 +308,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
                 turn.answer = answer
             llm.turn = len(turns) + 1  # anything the model gets after the last answer belongs to no turn
             await _finish(proc, run)
+            run.host_seconds = time.monotonic() - spawned
             run.stderr_tail = tail()
             tg.cancel_scope.cancel()
     finally:
