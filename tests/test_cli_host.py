@@ -1,0 +1,57 @@
+"""`mcp-ext-conformance host` end to end: exit codes, reports, no traceback."""
+
+import json
+
+from conformance import schemas_loader
+from tests.host_helpers import HOST_CHECKS, fake_host
+from tests.test_cli import assert_clean, cli
+
+ALL = ["--profile", "preprocessor-tools", "--profile", "execution-requirements", "--profile", "context-middleware",
+       "--profile", "augmentation"]
+
+
+def test_passing_host_exits_0_and_writes_reports(tmp_path):
+    proc = cli("host", "--command", fake_host("--stream"), *ALL, "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert schemas_loader.errors("results", doc) == []
+    assert doc["role"] == "host" and doc["target"]["kind"] == "stdio"
+    assert doc["summary"]["total"] == len(HOST_CHECKS) and doc["summary"]["fail"] == 0
+    assert "[6/6] augmentation/hints" in proc.stdout or "[6/6]" in proc.stdout
+    scenario = next(c for c in doc["checks"] if c["id"] == "preprocessor-tools/host/output-not-persisted")
+    assert scenario["exchanges"][0]["label"] == "scenario preprocessor-tools/two-servers"
+    assert (tmp_path / "badges" / "host.svg").exists()
+
+
+def test_broken_host_exits_1_naming_the_check(tmp_path):
+    proc = cli("host", "--command", fake_host("--break", "persists-preprocessor-output"), "--report-dir",
+               str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 1
+    assert "FAIL  preprocessor-tools/host/output-not-persisted" in proc.stdout
+    assert "preprocessor output persisted into later turns" in proc.stdout
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["profiles"]["augmentation"]["claimed"] is False
+    assert doc["profiles"]["preprocessor-tools"]["claimedBy"] == "default"
+
+
+def test_claiming_one_profile_runs_only_its_scenarios(tmp_path):
+    proc = cli("host", "--command", fake_host(), "--profile", "augmentation", "--report-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    ran = {c["profile"] for c in doc["checks"] if c["outcome"] != "skip"}
+    assert ran == {"augmentation"}
+
+
+def test_unstartable_host_exits_2_without_traceback(tmp_path):
+    proc = cli("host", "--command", "/nonexistent/host", "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 2
+    assert "cannot start" in proc.stdout + proc.stderr
+
+
+def test_gateway_profile_is_not_a_host_profile(tmp_path):
+    proc = cli("host", "--command", fake_host(), "--profile", "sequential-pipeline", "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 2 and "not a host-role profile" in proc.stderr
