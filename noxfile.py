@@ -5,6 +5,7 @@
     nox -s sdk                   the reference server on each mcp release, every server check, stdio and HTTP
     nox -s "sdk(mcp='1.9.4')"    one release
     nox -s matrix                the SDK matrix: reference and naive servers on each release -> reports/sdk-matrix.md
+    nox -s determinism           twenty full runs against the reference implementations give identical verdicts
 """
 
 import nox
@@ -45,3 +46,11 @@ def matrix(session, mcp):
     pins = [f"mcp=={mcp}"] + (["pydantic<2.14"] if mcp.startswith("1.") else [])
     session.install("-e", ".[reference,test]", *pins)
     session.run("python", "-m", "conformance.matrix", "run", "reports/sdk-matrix")
+
+
+@nox.session
+def determinism(session):
+    """Twenty reruns of every role against the reference implementations, and xdist against serial."""
+    session.install("-e", ".[reference,test]")
+    session.run("python", "-m", "pytest", "tests/test_determinism.py", "-q", *session.posargs,
+                env={"MCPX_RERUNS": "20", "MCPX_DETERMINISM_TARGETS": "reference"})

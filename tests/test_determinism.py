@@ -1,0 +1,57 @@
+"""Determinism: repeated runs, and runs split over pytest-xdist workers, give identical verdicts.
+
+The default test run does a few reruns against the fast SDK-free implementations;
+`nox -s determinism` does twenty against the reference implementations
+(MCPX_RERUNS=20 MCPX_DETERMINISM_TARGETS=reference).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conformance.targets import TargetSpec
+from tests.helpers import ROOT, fake_command, reference_command, server_verdicts
+from tests.host_helpers import fake_host, host_verdicts, reference_host
+
+RERUNS = int(os.environ.get("MCPX_RERUNS", "3"))
+REFERENCE = os.environ.get("MCPX_DETERMINISM_TARGETS") == "reference"
+
+
+def outcomes(verdicts: dict) -> dict[str, str]:
+    return {cid: r.outcome for cid, r in sorted(verdicts.items())}
+
+
+def test_server_role_reruns_give_identical_verdicts():
+    command = reference_command() if REFERENCE else fake_command()
+    runs = [outcomes(server_verdicts(TargetSpec("stdio", command=command))) for _ in range(RERUNS)]
+    assert all(run == runs[0] for run in runs), [sorted(set(r.items()) ^ set(runs[0].items())) for r in runs]
+    assert set(runs[0].values()) <= {"pass", "info", "skip"}
+
+
+def test_host_role_reruns_give_identical_verdicts():
+    command = reference_host() if REFERENCE else fake_host()
+    runs = [outcomes(host_verdicts(command)) for _ in range(RERUNS)]
+    assert all(run == runs[0] for run in runs), [sorted(set(r.items()) ^ set(runs[0].items())) for r in runs]
+
+
+def _pytest_run(tmp_path, name: str, role_args: list[str], extra: list[str]) -> dict[str, str]:
+    report = tmp_path / name
+    subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "conformance", "-p", "no:cacheprovider", "-q",
+                    *role_args, "--mcp-report-dir", str(report), *extra], cwd=tmp_path, capture_output=True,
+                   text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return {c["id"]: c["outcome"] for c in json.loads((report / "results.json").read_text())["checks"]}
+
+
+@pytest.mark.parametrize("role", ["server", "host"])
+def test_xdist_gives_the_same_verdicts_as_a_serial_run(tmp_path, role):
+    role_args = (["--mcp-server-command", fake_command("--break", "context-middleware/unknown-middleware-rejected")]
+                 if role == "server" else ["--mcp-host-command", fake_host("--break", "unchained")])
+    serial = _pytest_run(tmp_path, "serial", role_args, [])
+    split = _pytest_run(tmp_path, "xdist", role_args, ["-n", "2"])
+    assert serial == split
+    assert "fail" in serial.values()
