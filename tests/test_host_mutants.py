@@ -47,6 +47,8 @@ EXPECTED = {
     "ignores-replace": {"augmentation/host/replace-hint-applied"},
     "prepend-as-append": {"augmentation/host/prepend-hint-applied"},
     "append-as-prepend": {"augmentation/host/append-hint-applied"},
+    **{f"invalid-message-{p}": {f"{p}/host/wire-messages-valid"}
+       for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")},
 }
 
 

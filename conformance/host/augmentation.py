@@ -11,6 +11,7 @@ ORIGINAL-<nonce>.
 from __future__ import annotations
 
 from ..model import NotObserved, Violation, check
+from .common import host_wire_check
 from .recording import HostRecording, last_user_message
 
 PROFILE = "augmentation"
@@ -66,3 +67,5 @@ def append_applied(rec: HostRecording):
     if not _order(text, "REPLACED", "APPENDED", nonce):
         raise Violation("the append hint was not applied", expected=f"REPLACED-{nonce} before APPENDED-{nonce}",
                         actual=text)
+
+host_wire_check(PROFILE, SCENARIOS)

@@ -17,6 +17,7 @@ reach the model.
 from __future__ import annotations
 
 from ..model import NotObserved, Violation, check
+from .common import host_wire_check
 from .harness import HostRun
 from .recording import HostRecording, named, request_text, result_text, tool_names
 
@@ -232,3 +233,5 @@ def failing_blocks(rec: HostRecording):
     if run.turns and run.turns[0].answer is None:
         raise NotObserved(f"the host did not answer the turn: {run.fatal}")
     return f"nothing reached the model; the host printed {run.turns[0].line}"
+
+host_wire_check(PROFILE, SCENARIOS)

@@ -16,6 +16,7 @@ model byte for byte.
 from __future__ import annotations
 
 from ..model import NotObserved, Violation, check
+from .common import host_wire_check
 from .recording import HostRecording, named, tool_names
 
 PROFILE = "execution-requirements"
@@ -103,3 +104,5 @@ def known_unsatisfiable(rec: HostRecording):
     names = _offered(rec)
     return "er_known_false was filtered out" if not named(names, "er_known_false") else \
         "er_known_false was offered (filtering is optional)"
+
+host_wire_check(PROFILE, SCENARIOS)

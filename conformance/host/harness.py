@@ -90,7 +90,9 @@ class HostRun:
         return [r for r in self.model if r.turn == turn and r.valid]
 
     def calls(self, turn: int | None = None, method: str = "tools/call") -> list[dict]:
-        return [e for e in self.events if e.get("method") == method and (turn is None or e["turn"] == turn)]
+        """The requests of one method the scenario servers answered (of one turn, or all)."""
+        return [e for e in self.events if e.get("method") == method and "response" in e
+                and (turn is None or e["turn"] == turn)]
 
     def answered(self) -> int:
         return sum(1 for t in self.turns if t.answer is not None)
@@ -101,7 +103,8 @@ class HostRun:
                 "turns": [t.to_report() for t in self.turns],
                 "modelRequests": [_brief_request(r) for r in self.model],
                 "serverCalls": [{"t": round(e["t"], 6), "turn": e["turn"], "server": e["server"],
-                                 "method": e["method"], "params": e.get("params")} for e in self.events]}
+                                 "method": e["method"], "params": e.get("params")} for e in self.events
+                                if "method" in e]}
 
 
 def _brief_request(req: ModelRequest) -> dict:
@@ -356,7 +359,7 @@ def _merge(memory_events: list[dict], tmpdir: Path, run: HostRun) -> list[dict]:
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
             with contextlib.suppress(ValueError):
                 entry = json.loads(line)
-                if "method" in entry:
+                if "started" not in entry:
                     events.append(entry)
     events.sort(key=lambda e: e["t"])
     for event in events:

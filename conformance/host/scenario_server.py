@@ -83,20 +83,19 @@ class ScenarioServer:
     # -- dispatch --------------------------------------------------------------------------
     def handle(self, message: Any) -> dict | None:
         """The response to one incoming message (None for notifications and responses)."""
-        if not isinstance(message, dict) or "method" not in message:
+        started = time.monotonic()
+        if not isinstance(message, dict) or "method" not in message or "id" not in message:
+            # notifications, responses and junk are recorded verbatim, for the wire check
+            self.record({"t": started, "server": self.name, "incoming": message})
             return None
         method, params = message["method"], message.get("params") or {}
-        if "id" not in message:
-            return None
-        started = time.monotonic()
         try:
             result = self._dispatch(method, params)
             response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         except RpcError as exc:
             response = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}}
-        if method not in ("ping",):
-            self.record({"t": started, "server": self.name, "method": method, "params": params,
-                         "response": response})
+        self.record({"t": started, "server": self.name, "method": method, "params": params,
+                     "incoming": message, "response": response})
         return response
 
     def _dispatch(self, method: str, params: dict) -> dict:
@@ -211,6 +210,7 @@ def serve_stdio(server: ScenarioServer) -> None:
         try:
             message = json.loads(line)
         except ValueError:
+            server.record({"t": time.monotonic(), "server": server.name, "problem": "not JSON", "raw": line[:200]})
             continue
         messages = message if isinstance(message, list) else [message]
         for item in messages:
@@ -262,6 +262,8 @@ def http_app(server: ScenarioServer):
         try:
             message = json.loads(await request.body())
         except ValueError:
+            server.record({"t": time.monotonic(), "server": server.name, "problem": "not JSON",
+                           "raw": (await request.body())[:200].decode("utf-8", "replace")})
             return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}},
                                 status_code=400)
         batch = message if isinstance(message, list) else [message]

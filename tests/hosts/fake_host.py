@@ -47,6 +47,8 @@ MUTANTS = {
     "ignores-replace": "treats the replace hint as append",
     "prepend-as-append": "treats the prepend hint as append",
     "append-as-prepend": "treats the append hint as prepend",
+    **{f"invalid-message-{p}": f"in {p} scenarios, also sends a notification with jsonrpc \"1.0\""
+       for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")},
 }
 
 
@@ -70,8 +72,8 @@ class Stdio:
             if message.get("id") == self.next:
                 return message
 
-    def notify(self, method: str) -> None:
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+    def notify(self, method: str, version: str = "2.0") -> None:
+        self.proc.stdin.write(json.dumps({"jsonrpc": version, "method": method}) + "\n")
         self.proc.stdin.flush()
 
 
@@ -91,8 +93,8 @@ class Http:
         self.next += 1
         return self._post({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}).json()
 
-    def notify(self, method: str) -> None:
-        self._post({"jsonrpc": "2.0", "method": method})
+    def notify(self, method: str, version: str = "2.0") -> None:
+        self._post({"jsonrpc": version, "method": method})
 
 
 class Host:
@@ -108,6 +110,8 @@ class Host:
             init = conn.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                "clientInfo": {"name": "fake-host", "version": "0"}})
             conn.notify("notifications/initialized")
+            if self.m == f"invalid-message-{os.environ['MCPX_SCENARIO'].split('/')[0]}":
+                conn.notify("notifications/initialized", version="1.0")
             self.servers[name], self.caps[name] = conn, init["result"].get("capabilities", {})
             self.tools += [(name, t) for t in conn.request("tools/list", {})["result"]["tools"]]
         self.history: list[dict] = []

@@ -1,0 +1,90 @@
+"""What every host-role profile shares: validating everything the host sent.
+
+The scenario servers record every message the host sent them (requests,
+notifications, and lines that are not JSON); the mock LLM records every model
+request. `wire_problems` validates them: the JSON-RPC 2.0 envelope, base MCP
+requests and notifications against the installed SDK's `ClientRequest` and
+`ClientNotification`, extension requests against `schemas/`, and the shape of
+each Chat Completions request.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..model import NotObserved, Violation, check
+from ..wire import _first_error, envelope_problems
+from .harness import HostRun
+from .recording import HostRecording
+
+EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentation/augment": "augment-params"}
+
+
+@lru_cache(maxsize=None)
+def _client_adapter(kind: str):
+    import mcp.types as sdk_types
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(getattr(sdk_types, kind))
+
+
+def message_problems(msg) -> list[str]:
+    """Problems of one message a host sent to an MCP server."""
+    from pydantic import ValidationError
+
+    from .. import schemas_loader
+
+    problems = envelope_problems(msg)
+    if problems or not isinstance(msg, dict) or "method" not in msg:
+        return problems
+    method = msg["method"]
+    if method in EXTENSION_PARAMS:
+        return [f"{method} params: {e}" for e in schemas_loader.errors(EXTENSION_PARAMS[method], msg.get("params"))]
+    if method.startswith(("middleware/", "augmentation/")):
+        return []  # list methods: nothing beyond the envelope
+    kind = "ClientRequest" if "id" in msg else "ClientNotification"
+    try:
+        _client_adapter(kind).validate_python({k: v for k, v in msg.items() if k in ("method", "params")})
+    except ValidationError as exc:
+        return [f"{method} is not a valid MCP {kind[6:].lower()}: {_first_error(exc)}"]
+    return []
+
+
+def wire_problems(run: HostRun) -> tuple[int, list[str]]:
+    count, out = 0, []
+    for event in run.events:
+        count += 1
+        where = f"turn {event['turn']}, to {event['server']}"
+        if event.get("problem"):
+            out.append(f"{where}: {event['problem']}: {event.get('raw')!r}")
+            continue
+        out += [f"{where}: {p}" for p in message_problems(event.get("incoming"))]
+    for req in run.model:
+        count += 1
+        if req.problem:
+            out.append(f"turn {req.turn}, to the model: {req.problem}")
+    return count, out
+
+
+def host_wire_check(profile: str, scenarios: tuple[str, ...]) -> None:
+    """Register `<profile>/host/wire-messages-valid` over the profile's scenarios."""
+
+    def judge(rec: HostRecording):
+        total, problems = 0, []
+        for sid in scenarios:
+            count, found = wire_problems(rec.run(sid, turns_needed=0))
+            total += count
+            problems += [f"{sid}: {p}" for p in found]
+        if not total:
+            raise NotObserved("the host sent nothing to the scenario servers or the model")
+        if problems:
+            raise Violation(f"{len(problems)} invalid message(s); first: {problems[0]}",
+                            expected="every message valid JSON-RPC 2.0 and MCP, extension params per schemas/, "
+                                     "model requests valid Chat Completions requests", actual=problems[:10])
+        return f"{total} messages sent by the host, all valid"
+
+    check(f"{profile}/host/wire-messages-valid",
+          does="validates every message the host sent in this profile's scenarios: to the scenario servers "
+               "(JSON-RPC 2.0, MCP client types, extension params) and to the model",
+          must="every message the host sends is valid JSON-RPC 2.0 and valid MCP, and every model request a "
+               "valid Chat Completions request")(judge)
