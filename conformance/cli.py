@@ -268,6 +268,9 @@ def cmd_demo(args) -> int:
             proc.wait(timeout=5)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             os.killpg(proc.pid, signal.SIGKILL)
+    claim_all = [arg for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
+                 for arg in ("--profile", p)]
+    run("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all])
     print("\n=== demo ===")
     for name, code in runs:
         print(f"  {name:<14} exit {code}  reports in {base / name}")

@@ -1,0 +1,176 @@
+"""One conversation: the turn loop of HARNESS.md §3 over the connected servers and the model."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Awaitable, Callable
+
+from .logic import (
+    MiddlewareFailure,
+    ServerError,
+    apply_augmentation,
+    blocks_text,
+    is_preprocessor,
+    middleware_result,
+    offered_tools,
+    ordered_middleware,
+    parse_tool_arguments,
+    preprocessor_arguments,
+    preprocessor_message,
+    resolve_metadata_refs,
+    text_context,
+    tool_result_text,
+)
+
+log = logging.getLogger("reference_host")
+
+MAX_TOOL_ROUNDS = 10
+
+
+class Host:
+    """Holds the history and the application-only middleware metadata across turns.
+
+    `servers` is ordered as in `mcpServers`; each has `name`, `capabilities`, `tools`
+    and `request(method, params)`. `complete(messages, tools)` asks the model.
+    """
+
+    def __init__(self, servers: list[Any], config: dict, complete: Callable[[list, list], Awaitable[dict]],
+                 system_prompt: str | None = None) -> None:
+        self.servers = {s.name: s for s in servers}
+        self.order = [s.name for s in servers]
+        # Tool lists as of start-up; a server that failed contributes none (its requests fail cleanly).
+        self.server_tools = {s.name: [] if getattr(s, "failed", None) else list(s.tools) for s in servers}
+        self.middleware = config.get("contextMiddleware") or []
+        known = config.get("knownRequirements") or {}
+        self.known = known if isinstance(known, dict) else {}
+        self.complete = complete
+        self.system_prompt = system_prompt
+        self.history: list[dict] = []
+        self.metadata: dict[str, Any] = {}  # middleware name -> latest metadata; never sent to the model
+        self.tools, self.routes, filtered = offered_tools(
+            [(name, self.server_tools[name]) for name in self.order], self.known)
+        if filtered:
+            log.info("left out for known-unsatisfiable execution requirements: %s", ", ".join(filtered))
+
+    async def turn(self, user_text: str) -> dict:
+        """One user turn -> the line to print."""
+        try:
+            message = blocks_text(await self.run_middleware("request", text_context(user_text)))
+        except MiddlewareFailure as exc:
+            log.error("request-phase middleware failed; the message is not sent: %s", exc)
+            return {"role": "assistant", "content": "", "error": f"request-phase middleware failed: {exc}"}
+
+        context = preprocessor_message(await self.run_preprocessors(message))
+        turn_messages: list[dict] = [{"role": "user", "content": message}]
+        try:
+            answer = await self.converse(context, turn_messages)
+        except Exception as exc:  # noqa: BLE001 - the model failed; the conversation goes on without this turn
+            log.error("model request failed: %s", exc)
+            return {"role": "assistant", "content": "", "error": f"model request failed: {exc}"}
+        # History keeps what the model saw and wrote, before response-phase middleware.
+        self.history.extend(turn_messages)
+        self.history.append({"role": "assistant", "content": answer})
+
+        try:
+            shown = blocks_text(await self.run_middleware("response", text_context(answer)))
+        except MiddlewareFailure as exc:
+            log.error("response-phase middleware failed; printing the model's answer as is: %s", exc)
+            return {"role": "assistant", "content": answer, "error": f"response-phase middleware failed: {exc}"}
+        return {"role": "assistant", "content": shown}
+
+    # -- step 1 / 5 ------------------------------------------------------------------------------
+
+    async def run_middleware(self, phase: str, context: list[dict]) -> list[dict]:
+        try:
+            entries = ordered_middleware(self.middleware, phase)
+        except ValueError as exc:
+            raise MiddlewareFailure(str(exc)) from None
+        for entry in entries:
+            context = await self.invoke(entry, context)
+        return context
+
+    async def invoke(self, entry: dict, context: list[dict]) -> list[dict]:
+        name = entry.get("name")
+        server = self.servers.get(entry.get("server"))
+        label = f"{entry.get('server')}/{name}"
+        if server is None or not isinstance(name, str):
+            raise MiddlewareFailure(f"{label}: no such server configured")
+        arguments = entry.get("arguments")
+        arguments = resolve_metadata_refs(arguments if isinstance(arguments, dict) else {}, self.metadata)
+        params = {"name": name, "arguments": arguments, "context": context}
+        try:
+            if "contextMiddleware" in server.capabilities:
+                content, metadata = middleware_result(await server.request("middleware/invoke", params))
+            elif "augmentation" in server.capabilities:
+                content, metadata = apply_augmentation(context, await server.request("augmentation/augment", params))
+            elif getattr(server, "failed", None):
+                raise MiddlewareFailure(f"the server is not connected ({server.failed})")
+            else:
+                raise MiddlewareFailure("the server advertises neither contextMiddleware nor augmentation")
+        except ServerError as exc:
+            raise MiddlewareFailure(f"{label}: {exc}") from None
+        except MiddlewareFailure as exc:
+            raise MiddlewareFailure(f"{label}: {exc}") from None
+        if metadata is not None:
+            self.metadata[name] = metadata
+        return content
+
+    # -- step 2 ----------------------------------------------------------------------------------
+
+    async def run_preprocessors(self, message: str) -> list[tuple[str, str, str]]:
+        """Every preprocessor tool, in server then list order, one after the other."""
+        outputs = []
+        for server_name in self.order:
+            server = self.servers[server_name]
+            for tool in self.server_tools[server_name]:
+                if not is_preprocessor(tool) or not isinstance(tool.get("name"), str):
+                    continue
+                arguments = preprocessor_arguments(tool.get("inputSchema"), message)
+                try:
+                    result = await server.request("tools/call", {"name": tool["name"], "arguments": arguments})
+                except ServerError as exc:
+                    log.error("preprocessor %s/%s failed: %s", server_name, tool["name"], exc)
+                    continue
+                text = tool_result_text(result)
+                if result.get("isError") is True:
+                    # An error is not context about the user; the model is better off without it.
+                    log.warning("preprocessor %s/%s returned an error: %s", server_name, tool["name"], text)
+                    continue
+                outputs.append((server_name, tool["name"], text))
+        return outputs
+
+    # -- steps 3 and 4 -----------------------------------------------------------------------------
+
+    async def converse(self, context: dict | None, turn_messages: list[dict]) -> str:
+        """Ask the model until it answers without tool calls; `turn_messages` grows with the calls."""
+        prefix = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        for _ in range(MAX_TOOL_ROUNDS):
+            # The preprocessor context sits just before this turn's user message, in every request of the turn.
+            messages = prefix + self.history + ([context] if context else []) + turn_messages
+            reply = await self.complete(messages, self.tools)
+            calls = reply.get("tool_calls") or []
+            if not calls:
+                return reply.get("content") or ""
+            turn_messages.append(reply)
+            for call in calls:
+                turn_messages.append({"role": "tool", "tool_call_id": call["id"],
+                                      "content": await self.call_tool(call["function"])})
+        raise RuntimeError(f"the model was still calling tools after {MAX_TOOL_ROUNDS} rounds")
+
+    async def call_tool(self, function: dict) -> str:
+        name = function.get("name")
+        route = self.routes.get(name)
+        if route is None:
+            log.warning("the model asked for %r, which was not offered; not calling it", name)
+            return f"Error: the tool {name!r} is not available."
+        try:
+            arguments = parse_tool_arguments(function.get("arguments"))
+        except ValueError as exc:
+            return f"Error: the arguments for {name!r} are not a JSON object: {exc}"
+        server_name, tool_name = route
+        try:
+            result = await self.servers[server_name].request("tools/call", {"name": tool_name, "arguments": arguments})
+        except ServerError as exc:
+            log.error("tool %s/%s failed: %s", server_name, tool_name, exc)
+            return f"Error: {exc}"
+        return tool_result_text(result)
