@@ -54,3 +54,19 @@ def determinism(session):
     session.install("-e", ".[reference,test]")
     session.run("python", "-m", "pytest", "tests/test_determinism.py", "-q", *session.posargs,
                 env={"MCPX_RERUNS": "20", "MCPX_DETERMINISM_TARGETS": "reference"})
+
+
+@nox.session
+def gateway_third_party(session):
+    """Gatekit 0.3.0 and mcp-proxy 0.13.0 in front of the suite's upstream, each in its own virtualenv
+    (both conflict with the project's mcp 2.x); pins their transparency findings."""
+    session.install("-e", ".[reference,test]")
+    tools = {}
+    for name, package, binary in (("gatekit", "gatekit==0.3.0", "gatekit-gateway"),
+                                  ("mcp-proxy", "mcp-proxy==0.13.0", "mcp-proxy")):
+        venv = f"{session.virtualenv.location}-{name}"
+        session.run("python", "-m", "venv", venv)
+        session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", package, external=True)
+        tools[name] = f"{venv}/bin/{binary}"
+    session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs,
+                env={"MCPX_GATEKIT": tools["gatekit"], "MCPX_MCP_PROXY": tools["mcp-proxy"]})

@@ -2,6 +2,7 @@
 
     mcp-ext-conformance server --command "CMD ARGS" | --url URL   [--profile P]...
     mcp-ext-conformance host   --command "CMD ARGS"               [--profile P]...
+    mcp-ext-conformance gateway --command "CMD ARGS" | --adapter MODULE:FACTORY   [--profile P]...
     mcp-ext-conformance list   [--role R] [--profile P]
     mcp-ext-conformance demo
 
@@ -72,6 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="start the host with this command line, once per scenario (conformance/host/HARNESS.md)")
     _common(host)
 
+    gateway = sub.add_parser("gateway", help="check a gateway: transparency (--command) and/or pipeline "
+                                             "semantics (--adapter)")
+    gateway.add_argument("--command", help="start the gateway with this command line; its upstream, the suite's "
+                         "fixture server, is in MCPX_UPSTREAM_COMMAND / MCPX_UPSTREAM_URL or replaces {upstream}")
+    gateway.add_argument("--url", help="with --command: the gateway serves Streamable HTTP at this URL "
+                         "({port} becomes a free port, also in the command)")
+    gateway.add_argument("--upstream", choices=("stdio", "http"), default="stdio",
+                         help="how the suite serves the upstream fixture server (default stdio)")
+    gateway.add_argument("--adapter", metavar="MODULE:FACTORY",
+                         help="replay the sequential-pipeline fixtures through this adapter "
+                              "(conformance/gateway/ADAPTER.md)")
+    _common(gateway)
+
     lister = sub.add_parser("list", help="list every check with its requirement rows and level")
     lister.add_argument("--role", choices=("server", "host", "gateway"))
     lister.add_argument("--profile")
@@ -95,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_server(args)
         if args.subcommand == "host":
             return cmd_host(args)
+        if args.subcommand == "gateway":
+            return cmd_gateway(args)
         if args.subcommand == "demo":
             return cmd_demo(args)
     except KeyboardInterrupt:
@@ -190,6 +206,27 @@ def cmd_host(args) -> int:
     return run_pytest(pytest_args(args, ["--mcp-host-command", args.command], "test_host_role.py"), args.report_dir)
 
 
+def cmd_gateway(args) -> int:
+    from .model import PROFILES
+
+    if not args.command and not args.adapter:
+        print("mcp-ext-conformance: gateway needs --command, --adapter, or both", file=sys.stderr)
+        return 2
+    if args.url and not args.command:
+        print("mcp-ext-conformance: --url goes with --command", file=sys.stderr)
+        return 2
+    bad = [p for p in args.profiles if p not in PROFILES]
+    if bad:
+        print(f"mcp-ext-conformance: unknown profile {bad[0]!r}; profiles are: {', '.join(PROFILES)}", file=sys.stderr)
+        return 2
+    role_args = ["--mcp-gateway-upstream", args.upstream]
+    role_args += ["--mcp-gateway-command", args.command] if args.command else []
+    role_args += ["--mcp-gateway-url", args.url] if args.url else []
+    role_args += ["--mcp-gateway-adapter", args.adapter] if args.adapter else []
+    _clear(args.report_dir)
+    return run_pytest(pytest_args(args, role_args, "test_gateway_role.py"), args.report_dir)
+
+
 def _clear(report_dir: str) -> None:
     for name in ("results.json", "summary.md", "junit.xml", "pytest-report.json"):
         try:
@@ -271,6 +308,8 @@ def cmd_demo(args) -> int:
     claim_all = [arg for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
                  for arg in ("--profile", p)]
     run("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all])
+    run("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
+                    "--adapter", "reference_servers.gateway.adapter:factory"])
     print("\n=== demo ===")
     for name, code in runs:
         print(f"  {name:<14} exit {code}  reports in {base / name}")

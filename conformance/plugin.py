@@ -41,6 +41,16 @@ def pytest_addoption(parser):
                     help="start Docker targets without network")
     group.addoption("--mcp-host-command", dest="mcpx_host_command", default=None,
                     help="run host-role checks against this host command (conformance/host/HARNESS.md)")
+    group.addoption("--mcp-gateway-command", dest="mcpx_gateway_command", default=None,
+                    help="run gateway transparency checks against this gateway command (its upstream is the "
+                         "suite's fixture server: MCPX_UPSTREAM_COMMAND, or {upstream} in the command)")
+    group.addoption("--mcp-gateway-url", dest="mcpx_gateway_url", default=None,
+                    help="with --mcp-gateway-command: the gateway serves Streamable HTTP here ({port}: a free port)")
+    group.addoption("--mcp-gateway-upstream", dest="mcpx_gateway_upstream", choices=("stdio", "http"),
+                    default="stdio", help="serve the upstream fixture server over stdio (default) or HTTP")
+    group.addoption("--mcp-gateway-adapter", dest="mcpx_gateway_adapter", default=None,
+                    help="run the sequential-pipeline fixtures through this adapter, module:factory "
+                         "(conformance/gateway/ADAPTER.md)")
     group.addoption("--mcp-profile", dest="mcpx_profiles", action="append", default=[],
                     help="claim this profile: every check of it runs and missing fixtures fail (repeatable)")
     group.addoption("--mcp-strict", dest="mcpx_strict", action="store_true", default=False,
@@ -72,13 +82,14 @@ def pytest_configure(config):
             config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
-    if config.getoption("mcpx_report_dir", None) or _server_target(config) or _host_command(config):
+    if config.getoption("mcpx_report_dir", None) or _server_target(config) or _host_command(config) \
+            or _gateway_given(config):
         config.pluginmanager.register(Reporter(config), "mcpx-reporter")
 
 
 def register_checks() -> None:
     """Import every role's check modules, so the registry holds every check id."""
-    from . import server  # noqa: F401
+    from . import gateway, server  # noqa: F401
     from .host import recorder  # noqa: F401
 
 
@@ -91,8 +102,12 @@ def _host_command(config) -> str | None:
     return config.getoption("mcpx_host_command", None)
 
 
+def _gateway_given(config) -> bool:
+    return bool(config.getoption("mcpx_gateway_command", None) or config.getoption("mcpx_gateway_adapter", None))
+
+
 def _role(config) -> str:
-    return "host" if _host_command(config) else "server"
+    return "host" if _host_command(config) else "gateway" if _gateway_given(config) else "server"
 
 
 def _server_target(config):
@@ -177,6 +192,54 @@ def mcpx_host_recordings(request):
     return recordings
 
 
+@pytest.fixture(scope="session")
+def mcpx_gateway_recordings(request):
+    """Transparency recordings (a gateway command) and the pipeline recording (an adapter), by profile."""
+    from .gateway import pipeline, transparency
+    from .gateway.launch import gateway_factory
+    from .model import PROFILES
+
+    config = request.config
+    command, adapter = config.getoption("mcpx_gateway_command"), config.getoption("mcpx_gateway_adapter")
+    if not command and not adapter:
+        pytest.skip("no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter")
+    claimed = set(config.getoption("mcpx_profiles"))
+    unknown = claimed - set(PROFILES)
+    if unknown:
+        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    say = _say(config)
+    recordings: dict = {}
+    config._mcpx_target = {"kind": "stdio", "command": command} if command else {"kind": "adapter",
+                                                                                  "adapter": adapter}
+    if command:
+        env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
+        url = config.getoption("mcpx_gateway_url")
+        if url:
+            config._mcpx_target = {"kind": "http", "url": url, "command": command}
+        factory = gateway_factory(command, url=url, request_timeout=_timeout(config, 10.0), env=env)
+        profiles = [p for p in transparency.PROFILES if not claimed or p in claimed]
+        if say:
+            say(f"recording {len(profiles)} profile(s) through the gateway {command}, each with its own upstream")
+
+        def progress(rec, done, total):
+            if say:
+                trouble = f"; {rec.fatal}" if rec.fatal else ""
+                say(f"  [{done}/{total}] {rec.profile}: {len(rec.exchanges)} exchange(s){trouble}")
+
+        recordings.update(transparency.record_gateway_sync(
+            factory, profiles, claimed=claimed, upstream=config.getoption("mcpx_gateway_upstream"),
+            run_timeout=config.getoption("mcpx_run_timeout"), progress=progress))
+    if adapter and (not claimed or "sequential-pipeline" in claimed):
+        if say:
+            say(f"replaying the pipeline fixtures through {adapter}")
+        recordings["sequential-pipeline"] = pipeline.record_adapter(adapter)
+    if recordings and all(getattr(r, "unavailable", None) for r in recordings.values()):
+        reason = next(iter(recordings.values())).unavailable
+        config._mcpx_unavailable = reason
+        pytest.exit(f"target unreachable: {reason}", returncode=2)
+    return recordings
+
+
 def _say(config):
     """Print a line past output capture, or None on xdist workers and without a terminal."""
     writer = config.pluginmanager.get_plugin("terminalreporter")
@@ -253,8 +316,13 @@ def mcpx_verdict(request):
         check = REGISTRY[check_id]
         rec = recordings.get(check.profile)
         if rec is None:
-            pytest.skip(f"profile not selected (--mcp-profile limits the run to "
-                        f"{', '.join(request.config.getoption('mcpx_profiles'))})")
+            claimed = request.config.getoption("mcpx_profiles")
+            if claimed and check.profile not in claimed:
+                pytest.skip(f"profile not selected (--mcp-profile limits the run to {', '.join(claimed)})")
+            pytest.skip("not recorded in this run" + (" (pipeline semantics need --mcp-gateway-adapter)"
+                                                      if check.profile == "sequential-pipeline" else
+                                                      " (transparency needs --mcp-gateway-command)"
+                                                      if check.role == "gateway" else ""))
         result = evaluate(check, rec)
         strict = request.config.getoption("mcpx_strict")
         baseline = request.config._mcpx_baseline
@@ -343,6 +411,10 @@ class Reporter:
 
 
 def _target_description(config) -> dict:
+    if _gateway_given(config):
+        command = config.getoption("mcpx_gateway_command")
+        return {"kind": "stdio", "command": command} if command else \
+            {"kind": "adapter", "adapter": config.getoption("mcpx_gateway_adapter")}
     if _host_command(config):
         return {"kind": "stdio", "command": _host_command(config)}
     spec = _server_target(config)

@@ -55,3 +55,23 @@ def test_gateway_profile_is_not_a_host_profile(tmp_path):
     proc = cli("host", "--command", fake_host(), "--profile", "sequential-pipeline", "--report-dir", str(tmp_path))
     assert_clean(proc)
     assert proc.returncode == 2 and "not a host-role profile" in proc.stderr
+
+
+def test_gateway_command_and_adapter_exit_0_with_reports(tmp_path):
+    from tests.helpers import PY
+
+    proc = cli("gateway", "--command", f"{PY} -m reference_servers.gateway", "--adapter",
+               "reference_servers.gateway.adapter:factory", "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert schemas_loader.errors("results", doc) == []
+    assert doc["role"] == "gateway" and doc["summary"]["fail"] == 0 and doc["summary"]["skip"] == 0
+
+
+def test_broken_adapter_exits_1_and_no_target_exits_2(tmp_path):
+    proc = cli("gateway", "--adapter", "tests.gateway.broken_pipelines:descending", "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode in (1, 2)
+    proc = cli("gateway", "--report-dir", str(tmp_path))
+    assert proc.returncode == 2 and "needs --command, --adapter" in proc.stderr

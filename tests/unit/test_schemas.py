@@ -26,7 +26,7 @@ BASE = "https://mcp-ext-conformance.dev/schemas/"
 EXPECTED_FILES = {
     "content", "tool-preprocessor", "tool-execution", "middleware-definition", "middleware-list-result",
     "middleware-invoke-params", "middleware-invoke-result", "augmentation-definition", "augmentation-list-result",
-    "augment-params", "augment-result", "capabilities", "results",
+    "augment-params", "augment-result", "capabilities", "results", "pipeline-fixture",
 }
 
 OBJ = {"type": "object"}

@@ -1,0 +1,1 @@
+"""Pipeline adapters for third-party gateways (one module per gateway)."""

@@ -1,0 +1,170 @@
+"""Starting what sits around a gateway under test: the upstream fixture server and, for HTTP, the gateway.
+
+Rules:
+- For a stdio gateway the suite starts only the gateway (through the stdio target, which owns its
+  process group); the gateway starts the upstream from `MCPX_UPSTREAM_COMMAND` (or `{upstream}` in
+  its command line), and the upstream ends when its stdin closes.
+- Whatever the suite starts in the background (an HTTP upstream, a gateway serving HTTP) runs in its
+  own process group, is tracked by the reaper, and is ended by group (SIGTERM, then SIGKILL) when
+  the recording is done: nothing outlives a run.
+- A background process that never listens, or exits first, is `TargetUnavailable` with its exit code
+  and the end of its stderr, within the wait bound.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+from urllib.parse import urlsplit
+
+import anyio
+
+from ..targets import TargetSpec, TargetUnavailable, reaper
+from ..targets.environment import scrubbed
+
+UPSTREAM_SCRIPT = Path(__file__).resolve().with_name("upstream.py")
+COMMAND_ENV, URL_ENV = "MCPX_UPSTREAM_COMMAND", "MCPX_UPSTREAM_URL"
+START_WAIT = 15.0  # seconds a background process may take to listen (an SDK import alone can take 2 s)
+
+
+@dataclass
+class Upstream:
+    """The suite's upstream fixture server for one connection."""
+
+    command: str  # its stdio command line, logging to `log`
+    log: Path  # every message it received, one JSON line each
+    url: str | None = None  # set when the suite runs it over Streamable HTTP
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {URL_ENV: self.url} if self.url else {COMMAND_ENV: self.command}
+
+
+SpecFactory = Callable[[Upstream], TargetSpec]
+
+
+def upstream_command(log: Path | str, *extra: str) -> str:
+    # The script path rather than `-m`: the package's __init__ (checks, schemas) is not needed to serve.
+    return shlex.join([sys.executable, str(UPSTREAM_SCRIPT), "--log", str(log), *extra])
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def gateway_factory(command: str, *, url: str | None = None, request_timeout: float = 10.0,
+                    env: dict[str, str] | None = None) -> SpecFactory:
+    """A spec factory for a gateway started as `command`.
+
+    `{upstream}` in the command becomes the upstream's command (or URL); the environment names it too.
+    With `url`, the gateway serves Streamable HTTP: `{port}` in command and url becomes a free port,
+    the suite starts the command in the background and connects to the url.
+    """
+
+    def make(upstream: Upstream) -> TargetSpec:
+        port = str(free_port())
+        cmd = command.replace("{upstream}", shlex.quote(upstream.url or upstream.command)).replace("{port}", port)
+        full_env = {**(env or {}), **upstream.env}
+        if url:
+            return TargetSpec("http", command=cmd, url=url.replace("{port}", port), env=full_env,
+                              request_timeout=request_timeout)
+        return TargetSpec("stdio", command=cmd, env=full_env, request_timeout=request_timeout)
+
+    return make
+
+
+class Background:
+    """A process the suite runs beside a connection, in its own process group."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]):
+        self.argv, self.env = argv, env
+        self.proc: subprocess.Popen | None = None
+        self.stderr = tempfile.TemporaryFile()
+
+    def start(self) -> None:
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=self.stderr, env=self.env, start_new_session=True)
+        except (OSError, ValueError) as exc:
+            raise TargetUnavailable(f"cannot start {shlex.join(self.argv)!r}: {exc}") from None
+        reaper.track(self.proc.pid)
+
+    def stderr_tail(self) -> str:
+        self.stderr.seek(0)
+        lines = [ln for ln in self.stderr.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+        return " | ".join(lines[-3:])
+
+    async def wait_listening(self, url: str, limit: float = START_WAIT) -> None:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "127.0.0.1", parts.port or 80
+        with anyio.move_on_after(limit):
+            while True:
+                if self.proc.poll() is not None:
+                    raise TargetUnavailable(f"{shlex.join(self.argv)!r} exited (exit code {self.proc.returncode}) "
+                                            f"before listening on {host}:{port}; stderr ends: {self.stderr_tail()}")
+                try:
+                    with socket.create_connection((host, port), timeout=0.2):
+                        return
+                except OSError:
+                    await anyio.sleep(0.05)
+        raise TargetUnavailable(f"nothing listened on {host}:{port} within {limit:g} s after starting "
+                                f"{shlex.join(self.argv)!r}")
+
+    async def stop(self, grace: float = 1.0) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            with anyio.move_on_after(grace):
+                while proc.poll() is None:
+                    await anyio.sleep(0.02)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # leave no grandchild behind
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.poll()
+        reaper.untrack(proc.pid)
+        self.stderr.close()
+
+
+@asynccontextmanager
+async def background(argv: list[str], env: dict[str, str] | None, url: str):
+    """Run argv until the block ends; enter once something listens at `url`."""
+    proc = Background(argv, scrubbed(env))
+    proc.start()
+    try:
+        await proc.wait_listening(url)
+        yield proc
+    finally:
+        with anyio.CancelScope(shield=True):
+            await proc.stop()
+
+
+@asynccontextmanager
+async def upstream_for(log: Path, mode: str):
+    """The upstream fixture server for one connection: a command (stdio) or a running HTTP server."""
+    if mode == "stdio":
+        yield Upstream(upstream_command(log), log)
+        return
+    if mode != "http":
+        raise ValueError(f"upstream must be 'stdio' or 'http', not {mode!r}")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    argv = [sys.executable, str(UPSTREAM_SCRIPT), "--log", str(log), "--http", str(port)]
+    async with background(argv, None, url):
+        yield Upstream(upstream_command(log), log, url)

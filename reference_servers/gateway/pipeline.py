@@ -1,0 +1,333 @@
+"""The reference gateway's response pipeline: Gatekit ADR-009 "Sequential Plugin Processing", as running code.
+
+Rules (ADR-009, and Gatekit 0.3.0 where the ADR is silent; see shared/specs/UPSTREAM-NOTES.md):
+
+1. Plugins have a `kind` (middleware | security | auditing), a `priority` (an int 0-100, default 50;
+   anything else is rejected when the plugin is built, as Gatekit does) and a definition order.
+2. Middleware and security plugins form one pipeline, sorted by priority, lower first. Ties keep
+   definition order within a kind, and middleware goes before security: Gatekit collects middleware
+   first, then security, then sorts stably, and the suite pins that behaviour.
+3. The pipeline runs sequentially: each plugin gets the response the previous one produced. A
+   `Decision` with `modified` set replaces the current response; `modified=None` passes it on.
+4. A plugin that disallows stops the chain at once; later plugins never run, and the outcome's reason
+   names the plugin, `"[name] reason"` (the format of Gatekit's ADR-023).
+5. A plugin that raises, or answers with something that is not a `Decision`, fails closed: the
+   response is blocked with a reason naming the plugin. A plugin configured `critical: false` is
+   skipped instead (its failure is recorded in the stages' reasons but does not block), as in Gatekit.
+6. Auditing plugins are not part of the pipeline: afterwards, in definition order (their priority is
+   ignored), each `observe`s its own deep copy of the final response and of the outcome, so nothing an
+   auditor does can change what the client gets. An auditor that raises is logged and skipped.
+
+`Pipeline.process_response(request, response)` never raises for a plugin's fault; it returns an
+`Outcome`. `build_pipeline(configs)` builds a pipeline from the gateway config's `plugins` list and
+raises `ValueError` for any configuration problem, before a single message is processed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+log = logging.getLogger(__name__)
+
+KINDS = ("middleware", "security", "auditing")
+DEFAULT_PRIORITY = 50
+PRIORITY_RANGE = (0, 100)
+_KIND_RANK = {"middleware": 0, "security": 1}  # the tie-break Gatekit's collection order produces
+
+
+def validate_priority(priority: Any, name: str) -> int:
+    if priority is None:
+        return DEFAULT_PRIORITY
+    # bool is an int subclass; `priority: true` is a typo, not priority 1.
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise ValueError(f"plugin {name!r}: priority must be an integer 0-100, not {priority!r}")
+    low, high = PRIORITY_RANGE
+    if not low <= priority <= high:
+        raise ValueError(f"plugin {name!r}: priority {priority} is outside {low}-{high}")
+    return priority
+
+
+@dataclass
+class Decision:
+    """What a plugin says about one response."""
+
+    allowed: bool = True
+    modified: dict | None = None  # the new current response, or None to pass the current one on
+    reason: str | None = None
+    record: dict | None = None  # anything the plugin wants in the outcome's audit trail
+
+
+@dataclass
+class Outcome:
+    allowed: bool
+    response: dict | None  # the final response when allowed, None when blocked
+    reason: str | None
+    stages: list[str] = field(default_factory=list)  # plugins that processed, in order
+    audit: list[dict] = field(default_factory=list)  # {"plugin": name, ...record}
+
+    def to_dict(self) -> dict:
+        return {"allowed": self.allowed, "response": self.response, "reason": self.reason,
+                "stages": list(self.stages), "audit": list(self.audit)}
+
+
+class Plugin:
+    """Base class. Subclasses override `process_response` (middleware, security) or `observe` (auditing)."""
+
+    default_kind = "middleware"
+
+    def __init__(self, name: str, *, kind: str | None = None, priority: Any = None, critical: bool = True):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a plugin needs a non-empty name, not {name!r}")
+        kind = kind or self.default_kind
+        if kind not in KINDS:
+            raise ValueError(f"plugin {name!r}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        if not isinstance(critical, bool):
+            raise ValueError(f"plugin {name!r}: critical must be true or false")
+        self.name = name
+        self.kind = kind
+        # Validated for auditors too (a typo is a typo), though their priority never orders anything.
+        self.priority = validate_priority(priority, name)
+        self.critical = critical
+
+    async def process_response(self, request: dict, response: dict) -> Decision:
+        return Decision()
+
+    async def observe(self, request: dict, response: dict | None, outcome: Outcome) -> dict | None:
+        """Auditors only. Return a record for the outcome's audit trail, or None."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} {self.kind} {self.priority}>"
+
+
+class Pipeline:
+    def __init__(self, plugins: list[Plugin]):
+        for plugin in plugins:
+            if not isinstance(plugin, Plugin):
+                raise ValueError(f"not a pipeline plugin: {plugin!r}")
+        processing = [p for p in plugins if p.kind != "auditing"]
+        # sorted() is stable, so equal keys keep definition order.
+        self.processing: list[Plugin] = sorted(processing, key=lambda p: (p.priority, _KIND_RANK[p.kind]))
+        self.auditors: list[Plugin] = [p for p in plugins if p.kind == "auditing"]
+
+    async def process_response(self, request: dict, response: dict) -> Outcome:
+        current = copy.deepcopy(response)  # plugins never touch the caller's object
+        stages: list[str] = []
+        audit: list[dict] = []
+        allowed, reason = True, None
+        for plugin in self.processing:
+            stages.append(plugin.name)
+            try:
+                decision = await plugin.process_response(request, current)
+                if not isinstance(decision, Decision):
+                    raise TypeError(f"returned {type(decision).__name__}, not a Decision")
+            except Exception as exc:  # noqa: BLE001 - any plugin fault must fail closed, not crash the proxy
+                why = f"[{plugin.name}] plugin failed: {type(exc).__name__}: {exc}"
+                if not plugin.critical:
+                    log.warning("non-critical plugin skipped: %s", why)
+                    continue
+                log.error("response blocked: %s", why)
+                allowed, reason = False, why
+                break
+            if decision.record is not None:
+                audit.append({"plugin": plugin.name, **decision.record})
+            if not decision.allowed:
+                allowed, reason = False, f"[{plugin.name}] {decision.reason or 'blocked'}"
+                break
+            if decision.modified is not None:
+                current = decision.modified
+        outcome = Outcome(allowed, current if allowed else None, reason, stages, audit)
+        for auditor in self.auditors:
+            # Each auditor gets its own copies: observing must not be able to change the result,
+            # nor what the next auditor sees. A blocked response is observed as it stood at the block.
+            view = Outcome(allowed, copy.deepcopy(outcome.response), reason, list(stages), [])
+            try:
+                record = await auditor.observe(request, copy.deepcopy(current), view)
+            except Exception as exc:  # noqa: BLE001 - an auditor's fault never changes the outcome
+                log.error("auditing plugin %s failed: %s: %s", auditor.name, type(exc).__name__, exc)
+                continue
+            if record is not None:
+                audit.append({"plugin": auditor.name, **record})
+        return outcome
+
+
+# ---------------------------------------------------------------------------------------- content helpers
+
+def map_text(response: dict, change: Callable[[str], str]) -> dict | None:
+    """A copy of a JSON-RPC response with `change` applied to every text content block of its result;
+    None when the response has no content list (a tools/list result, an error) so nothing changed."""
+    result = response.get("result") if isinstance(response, dict) else None
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return None
+    blocks = [{**b, "text": change(b["text"])} if isinstance(b, dict) and b.get("type") == "text"
+              and isinstance(b.get("text"), str) else b for b in content]
+    return {**response, "result": {**result, "content": blocks}}
+
+
+def _mutate_text_in_place(response: Any, change: Callable[[str], str]) -> None:
+    result = response.get("result") if isinstance(response, dict) else None
+    for block in (result or {}).get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            block["text"] = change(block["text"])
+
+
+# ---------------------------------------------------------------------------------------- vocabulary plugins
+
+BEHAVIOURS = ("append", "uppercase", "block", "raise", "audit", "pass")
+
+
+class VocabularyPlugin(Plugin):
+    """The conformance fixtures' behaviours (conformance/gateway/ADAPTER.md has the table)."""
+
+    def __init__(self, name: str, behaviour: str, *, marker: str | None = None, reason: str | None = None,
+                 **common):
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"plugin {name!r}: behaviour must be one of {', '.join(BEHAVIOURS)}, not {behaviour!r}")
+        super().__init__(name, **common)
+        self.behaviour = behaviour
+        self.marker = f"[{name}]" if marker is None else marker
+        self.reason = reason or f"blocked by {name}"
+
+    def _change(self) -> Callable[[str], str] | None:
+        if self.behaviour == "append":
+            return lambda text: text + self.marker
+        if self.behaviour == "uppercase":
+            return str.upper
+        return None
+
+    async def process_response(self, request: dict, response: dict) -> Decision:
+        if self.behaviour == "raise":
+            raise RuntimeError(f"{self.name} raises on purpose")
+        if self.behaviour == "block":
+            return Decision(allowed=False, reason=self.reason)
+        if self.behaviour == "audit":
+            return Decision(record={"response": copy.deepcopy(response)})
+        change = self._change()
+        return Decision(modified=map_text(response, change) if change else None)
+
+    async def observe(self, request: dict, response: dict | None, outcome: Outcome) -> dict | None:
+        if self.behaviour == "raise":
+            raise RuntimeError(f"{self.name} raises on purpose")
+        record = {"response": copy.deepcopy(response)}
+        change = self._change()
+        if change is not None:  # an auditor that tries to modify what it was shown
+            _mutate_text_in_place(response, change)
+            _mutate_text_in_place(outcome.response, change)
+        return record
+
+
+# ---------------------------------------------------------------------------------------- real plugins
+
+class PiiRedactionPlugin(Plugin):
+    """Redacts PII in the text content of responses (reference_servers.middleware.pii). One-way: the
+    handle map is not kept, so a client sees `[EMAIL_1]` and never the address."""
+
+    def __init__(self, name: str, *, aggressiveness: str = "standard", defaultRegion: str = "US", **common):  # noqa: N803
+        super().__init__(name, **common)
+        self.arguments = {"aggressiveness": aggressiveness, "defaultRegion": defaultRegion}
+        from reference_servers.middleware.pii import pii_redaction
+
+        self._redact = pii_redaction
+        self._redact([], self.arguments)  # rejects bad options now, at configuration time
+
+    async def process_response(self, request: dict, response: dict) -> Decision:
+        result = response.get("result")
+        content = result.get("content") if isinstance(result, dict) else None
+        if not isinstance(content, list) or not content:
+            return Decision()
+        redacted = self._redact(content, self.arguments)
+        if not any(redacted["metadata"]["counts"].values()):
+            return Decision()
+        return Decision(modified={**response, "result": {**result, "content": redacted["content"]}},
+                        reason=f"redacted {redacted['metadata']['counts']}")
+
+
+class ToolAllowlistPlugin(Plugin):
+    """Security: a tools/call result of a tool not on the list is blocked, and tools/list results are
+    filtered to the list. This runs on responses (the pipeline's one hook), so a disallowed call has
+    already run upstream; what the allowlist guarantees is that its result never reaches the client."""
+
+    default_kind = "security"
+
+    def __init__(self, name: str, *, tools: list[str], **common):
+        super().__init__(name, **common)
+        if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+            raise ValueError(f"plugin {name!r}: tools must be a list of tool names")
+        self.tools = frozenset(tools)
+
+    async def process_response(self, request: dict, response: dict) -> Decision:
+        method = request.get("method")
+        if method == "tools/call":
+            tool = (request.get("params") or {}).get("name")
+            if tool not in self.tools:
+                return Decision(allowed=False, reason=f"tool {tool!r} is not on the allowlist")
+            return Decision()
+        result = response.get("result")
+        if method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
+            kept = [t for t in result["tools"] if isinstance(t, dict) and t.get("name") in self.tools]
+            if len(kept) != len(result["tools"]):
+                return Decision(modified={**response, "result": {**result, "tools": kept}})
+        return Decision()
+
+
+class AuditLogPlugin(Plugin):
+    """Auditing: one JSON line per response (method, outcome, stages, final response) appended to `path`."""
+
+    default_kind = "auditing"
+
+    def __init__(self, name: str, *, path: str, **common):
+        super().__init__(name, **common)
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"plugin {name!r}: path is required")
+        self.path = Path(path)
+        if not self.path.parent.is_dir():
+            raise ValueError(f"plugin {name!r}: directory of {path!r} does not exist")
+        self._lock = asyncio.Lock()
+
+    async def observe(self, request: dict, response: dict | None, outcome: Outcome) -> dict | None:
+        line = json.dumps({"time": time.time(), "method": request.get("method"), "id": request.get("id"),
+                           "allowed": outcome.allowed, "reason": outcome.reason, "stages": outcome.stages,
+                           "response": response}, ensure_ascii=False, default=str)
+        async with self._lock:  # whole lines only, even with concurrent requests
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        return None
+
+
+PLUGIN_TYPES: dict[str, type[Plugin]] = {
+    "vocabulary": VocabularyPlugin,
+    "pii_redaction": PiiRedactionPlugin,
+    "tool_allowlist": ToolAllowlistPlugin,
+    "audit_log": AuditLogPlugin,
+}
+
+
+def build_plugin(config: dict) -> Plugin:
+    if not isinstance(config, dict):
+        raise ValueError(f"a plugin config is an object, not {config!r}")
+    options = dict(config)
+    kind_name = options.pop("plugin", None)
+    if kind_name not in PLUGIN_TYPES:
+        raise ValueError(f"unknown plugin type {kind_name!r}; known: {', '.join(sorted(PLUGIN_TYPES))}")
+    name = options.pop("name", kind_name)
+    try:
+        return PLUGIN_TYPES[kind_name](name, **options)
+    except TypeError as exc:  # unknown or missing options are configuration errors too
+        raise ValueError(f"plugin {name!r} ({kind_name}): {exc}") from None
+
+
+def build_pipeline(configs: list[dict] | None) -> Pipeline:
+    """The gateway config's `plugins` list -> a Pipeline; ValueError for any bad entry."""
+    if configs is None:
+        configs = []
+    if not isinstance(configs, list):
+        raise ValueError("plugins must be a list")
+    return Pipeline([build_plugin(c) for c in configs])

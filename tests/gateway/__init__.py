@@ -1,0 +1,1 @@
+"""Tests and mutants for the gateway role."""

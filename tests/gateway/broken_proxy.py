@@ -1,0 +1,171 @@
+"""A raw stdio MCP proxy that breaks one transparency rule, chosen by `--break MODE`.
+
+    MCPX_UPSTREAM_COMMAND="..." python tests/gateway/broken_proxy.py [--break MODE] [--marker TEXT]
+
+Written without the SDK, so each flaw is exactly the one named: unbroken, it passes every message
+through (and passes every transparency check). `MODES[mode] = (check ids it must fail, what it does)`;
+tests/test_gateway_transparency.py proves each mode fails exactly those checks. Most flaws are things
+real proxies do: rebuild tools from a typed model (dropping unknown fields), normalise strings,
+rewrite error messages, advertise what they pass through and then not route it.
+`--marker` is appended to the upstream's command line (`--tag`), so tests can find both processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import sys
+
+CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \
+    "execution-requirements/gateway/"
+MODES = {
+    "drop-preprocessor": ({PP + "flag-passes-through"}, "rebuilds tools without the preprocessor field"),
+    "block-preprocessor-calls": ({PP + "tool-calls-pass-through"}, "refuses calls of conformance_memories"),
+    "invalid-note-preprocessor": ({PP + "wire-messages-valid"}, "an invalid log notification before the memories result"),
+    "strip-execution": ({ER + "requirements-pass-through"}, "rebuilds tools without the execution field"),
+    "casefold-requirements": ({ER + "requirements-pass-through"}, "lowercases requirement strings"),
+    "fail-satisfied-call": ({ER + "satisfied-call-passes"}, "turns conformance_gated_ok's result into an error"),
+    "swallow-unmet-requirement": ({ER + "unmet-error-passes-through"},
+                                  "replaces a failed call's text with \"tool call failed\""),
+    "jsonrpc-1-execution": ({ER + "wire-messages-valid"}, "answers conformance_gated_ok with jsonrpc \"1.0\""),
+    "hang-middleware-invoke": ({CM + "capability-forwarded-or-refused", CM + "invoke-every-content-type-unchanged",
+                                CM + "invoke-params-arrive-unchanged"},
+                               "advertises contextMiddleware but never answers middleware/invoke"),
+    "refuse-middleware-32602": ({CM + "capability-forwarded-or-refused"},
+                                "drops contextMiddleware and answers its methods -32602 instead of -32601"),
+    "alter-image-data": ({CM + "invoke-every-content-type-unchanged"},
+                         "re-encodes image data in middleware/invoke results"),
+    "inject-invoke-argument": ({CM + "invoke-params-arrive-unchanged"},
+                               "adds an argument to middleware/invoke on the way upstream"),
+    "invalid-note-middleware": ({CM + "wire-messages-valid"}, "an invalid log notification before middleware/list"),
+    "drop-augmentation-methods": ({AUG + "capability-forwarded-or-refused", AUG + "augment-every-content-type-unchanged",
+                                   AUG + "augment-params-arrive-unchanged"},
+                                  "advertises augmentation but answers its methods -32601 itself"),
+    "forward-augmentation-unadvertised": ({AUG + "capability-forwarded-or-refused"},
+                                          "drops the augmentation capability but forwards its methods"),
+    "drop-hint": ({AUG + "augment-every-content-type-unchanged"}, "drops hint from augmentation/augment results"),
+    "inject-augment-argument": ({AUG + "augment-params-arrive-unchanged"},
+                                "adds an argument to augmentation/augment on the way upstream"),
+    "invalid-note-augmentation": ({AUG + "wire-messages-valid"}, "an invalid log notification before augmentation/list"),
+    # Not flaws of one check: a clean refusal passes; a dropped connection fails what it cut off.
+    "refuse-extensions-cleanly": (set(), "drops contextMiddleware and augmentation, answers their methods -32601"),
+    "drop-connection": (None, "exits (code 3) at the first tools/call or middleware/augmentation method"),
+}
+BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
+
+
+class Broken:
+    def __init__(self, mode: str | None):
+        self.mode = mode or ""
+        self.requests: dict = {}  # id -> request, for what the client sent
+
+    def refuse(self, msg: dict, code: int) -> dict:
+        return {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": code, "message": f"Method not found: {msg['method']}"}}
+
+    def upstream_bound(self, msg: dict):
+        """(message for the upstream or None, messages for the client)."""
+        method, params = msg.get("method"), msg.get("params") or {}
+        if "id" in msg and method:
+            self.requests[msg["id"]] = msg
+        m = self.mode
+        if m == "drop-connection" and (method == "tools/call" or str(method).startswith(("middleware/", "augmentation/"))):
+            sys.stderr.write("broken proxy: dropping the connection\n")
+            sys.stderr.flush()
+            os._exit(3)
+        if m == "block-preprocessor-calls" and method == "tools/call" and params.get("name") == "conformance_memories":
+            return None, [{"jsonrpc": "2.0", "id": msg["id"],
+                           "error": {"code": -32600, "message": "preprocessor tools are not callable here"}}]
+        if m == "hang-middleware-invoke" and method == "middleware/invoke":
+            return None, []
+        if str(method).startswith("middleware/") and m in ("refuse-middleware-32602", "refuse-extensions-cleanly"):
+            return None, [self.refuse(msg, -32602 if m == "refuse-middleware-32602" else -32601)]
+        if str(method).startswith("augmentation/") and m in ("drop-augmentation-methods", "refuse-extensions-cleanly"):
+            return None, [self.refuse(msg, -32601)]
+        if m in ("inject-invoke-argument", "inject-augment-argument") and \
+                method == {"inject-invoke-argument": "middleware/invoke", "inject-augment-argument": "augmentation/augment"}[m]:
+            msg = {**msg, "params": {**params, "arguments": {**(params.get("arguments") or {}), "gateway": True}}}
+        return msg, []
+
+    def client_bound(self, msg: dict) -> list[dict]:
+        request = self.requests.pop(msg.get("id"), None) if "method" not in msg else None
+        method = (request or {}).get("method")
+        name = ((request or {}).get("params") or {}).get("name")
+        result = msg.get("result") if isinstance(msg.get("result"), dict) else None
+        m = self.mode
+        before = []
+        if result is not None and method == "initialize":
+            caps = result.get("capabilities") or {}
+            if m in ("refuse-middleware-32602", "refuse-extensions-cleanly"):
+                caps.pop("contextMiddleware", None)
+            if m in ("forward-augmentation-unadvertised", "refuse-extensions-cleanly"):
+                caps.pop("augmentation", None)
+        if result is not None and method == "tools/list":
+            for tool in result.get("tools") or ():
+                if m == "drop-preprocessor":
+                    tool.pop("preprocessor", None)
+                if m == "strip-execution":
+                    tool.pop("execution", None)
+                if m == "casefold-requirements" and isinstance(tool.get("execution"), dict):
+                    tool["execution"]["requirements"] = [r.lower() for r in tool["execution"].get("requirements") or ()]
+        if result is not None and method == "tools/call":
+            if m == "fail-satisfied-call" and name == "conformance_gated_ok":
+                msg["result"] = {"content": [{"type": "text", "text": "blocked"}], "isError": True}
+            if m == "swallow-unmet-requirement" and result.get("isError"):
+                msg["result"] = {"content": [{"type": "text", "text": "tool call failed"}], "isError": True}
+            if m == "jsonrpc-1-execution" and name == "conformance_gated_ok":
+                msg["jsonrpc"] = "1.0"
+            if m == "invalid-note-preprocessor" and name == "conformance_memories":
+                before.append(BAD_NOTE)
+        if result is not None and method == "middleware/invoke" and m == "alter-image-data":
+            for block in result.get("content") or ():
+                if isinstance(block, dict) and block.get("type") == "image":
+                    block["data"] = block["data"].rstrip("=")  # "harmless" re-encoding: not the same bytes
+        if result is not None and method == "augmentation/augment" and m == "drop-hint":
+            result.pop("hint", None)
+        if (m, method) in (("invalid-note-middleware", "middleware/list"), ("invalid-note-augmentation", "augmentation/list")):
+            before.append(BAD_NOTE)
+        return before + [msg]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--break", dest="mode", choices=sorted(MODES))
+    parser.add_argument("--marker")
+    args = parser.parse_args()
+    argv = shlex.split(os.environ["MCPX_UPSTREAM_COMMAND"]) + (["--tag", args.marker] if args.marker else [])
+    upstream = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    broken = Broken(args.mode)
+    loop = asyncio.get_running_loop()
+    stdin = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+
+    def to_client(messages: list[dict]) -> None:
+        for out in messages:
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    async def downstream() -> None:
+        while line := await stdin.readline():
+            if not line.strip():
+                continue
+            forward, replies = broken.upstream_bound(json.loads(line))
+            to_client(replies)
+            if forward is not None:
+                upstream.stdin.write((json.dumps(forward, ensure_ascii=False) + "\n").encode())
+                await upstream.stdin.drain()
+        upstream.stdin.close()
+
+    async def from_upstream() -> None:
+        while line := await upstream.stdout.readline():
+            if line.strip():
+                to_client(broken.client_bound(json.loads(line)))
+
+    await asyncio.gather(downstream(), from_upstream())
+    await upstream.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,169 @@
+"""Gateway transparency: the reference gateway passes every check, and every check can fail.
+
+The broken proxy (tests/gateway/broken_proxy.py) is an SDK-free pass-through with one flaw per mode;
+each mode must fail exactly the checks it names. Proxies that hang or drop the connection must end
+within the request timeout with a reason, leaving no process behind.
+"""
+
+import json
+import os
+import shlex
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+
+from conformance import server
+from conformance.gateway.launch import background, free_port, upstream_command
+from conformance.model import REGISTRY
+from conformance.runner import evaluate
+from conformance.targets import TargetSpec
+from tests.gateway.broken_proxy import MODES
+from tests.gateway_helpers import TRANSPARENCY_CHECKS, broken_proxy, gateway_verdicts, not_ok, reference_gateway
+from tests.helpers import PY, ROOT, SERVER_CHECKS, server_verdicts
+from tests.test_interrupt import processes_with
+
+TIMEOUT = 2.0
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_upstream_fixture_server_passes_every_server_check(transport):
+    # The upstream must be correct for gateway verdicts to mean anything: judge it as a server first.
+    if transport == "stdio":
+        verdicts = server_verdicts(TargetSpec("stdio", command=f"{PY} -m conformance.gateway.upstream"))
+    else:
+        port = free_port()
+
+        async def run():
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with background([sys.executable, "-m", "conformance.gateway.upstream", "--http", str(port)], None, url):
+                return await server.record_profiles(TargetSpec("http", url=url), server.PROFILES, claimed=set(),
+                                                    run_timeout=30)
+
+        recordings = anyio.run(run)
+        verdicts = {cid: evaluate(REGISTRY[cid], recordings[REGISTRY[cid].profile]) for cid in SERVER_CHECKS}
+    assert {cid: r.reason for cid, r in verdicts.items() if r.outcome in ("fail", "warn")} == {}
+    assert sum(r.outcome == "pass" for r in verdicts.values()) == len(verdicts) - 2  # unadvertised-method: n/a
+
+
+def test_every_transparency_check_has_a_broken_proxy():
+    named = set().union(*(checks for checks, _ in MODES.values() if checks))
+    assert sorted(named) == TRANSPARENCY_CHECKS
+    assert len(TRANSPARENCY_CHECKS) == 15
+
+
+@pytest.mark.parametrize("how", ["stdio", "http-upstream", "http-gateway"])
+def test_reference_gateway_passes_every_check(how):
+    if how == "http-gateway":
+        verdicts = gateway_verdicts(reference_gateway("--http", "{port}"), url="http://127.0.0.1:{port}/mcp",
+                                    upstream="http")
+    else:
+        verdicts = gateway_verdicts(reference_gateway(), upstream="http" if how == "http-upstream" else "stdio")
+    assert not_ok(verdicts) == {}
+    assert {r.outcome for r in verdicts.values()} == {"pass"}
+
+
+# A Python with mcp 1.x installed (the project need not be): the gateway's raw forwarding must not depend
+# on the SDK's major version.
+MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "/work/venv1/bin/python")
+
+
+@pytest.mark.skipif(not Path(MCP1_PYTHON).is_file(), reason=f"no mcp 1.x Python at {MCP1_PYTHON} (MCPX_MCP1_PYTHON)")
+def test_reference_gateway_on_mcp_1x_passes_every_check():
+    verdicts = gateway_verdicts(f"{shlex.quote(MCP1_PYTHON)} -m reference_servers.gateway --http {{port}}",
+                                url="http://127.0.0.1:{port}/mcp", env={"PYTHONPATH": str(ROOT)})
+    assert not_ok(verdicts) == {}
+
+
+def test_reference_gateway_with_several_upstreams_prefixes_and_routes(tmp_path):
+    # Two upstreams: the suite's (from the environment) and a plain one; names come back as NAME__fixture.
+    config = tmp_path / "gateway.json"
+    plain = upstream_command(tmp_path / "plain.jsonl", "--plain")
+    config.write_text(json.dumps({"upstreams": {"fixture": {"command": "$MCPX_UPSTREAM_COMMAND"},
+                                                "plain": {"command": plain}}}))
+    verdicts = gateway_verdicts(reference_gateway("--config", shlex.quote(str(config))))
+    assert not_ok(verdicts) == {}
+    reason = verdicts["preprocessor-tools/gateway/flag-passes-through"].reason
+    assert "fixture__conformance_memories" in reason
+
+
+async def _call_through(command: str, env: dict) -> dict:
+    async with TargetSpec("stdio", command=command, env=env, request_timeout=10).connect() as conn:
+        await conn.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                          "clientInfo": {"name": "t", "version": "0"}})
+        await conn.notify("notifications/initialized")
+        listed = await conn.request("tools/list", {})
+        blocked = await conn.request("tools/call", {"name": "conformance_memories", "arguments": {"query": "q"}})
+        allowed = await conn.request("tools/call", {"name": "conformance_echo", "arguments": {"text": "hi"}})
+        return {"listed": listed.result, "blocked": blocked.response, "allowed": allowed.result}
+
+
+def test_reference_gateway_applies_the_plugin_pipeline(tmp_path):
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"plugins": [{"plugin": "tool_allowlist", "name": "allow", "tools": ["conformance_echo"]}]}))
+    env = {"MCPX_UPSTREAM_COMMAND": upstream_command(tmp_path / "up.jsonl")}
+    got = anyio.run(_call_through, reference_gateway("--config", shlex.quote(str(config))), env)
+    assert [t["name"] for t in got["listed"]["tools"]] == ["conformance_echo"]
+    assert got["blocked"]["error"]["message"] == "blocked by the gateway: [allow] tool 'conformance_memories' is not on the allowlist"
+    assert got["allowed"]["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_unbroken_proxy_passes_every_check():
+    assert not_ok(gateway_verdicts(broken_proxy(), request_timeout=TIMEOUT)) == {}
+
+
+@pytest.mark.parametrize("mode", sorted(m for m, (checks, _) in MODES.items() if checks is not None))
+def test_broken_proxy_fails_exactly_its_checks(mode):
+    verdicts = gateway_verdicts(broken_proxy(mode), request_timeout=TIMEOUT)
+    assert set(not_ok(verdicts)) == MODES[mode][0], not_ok(verdicts)
+    for cid in MODES[mode][0]:
+        assert verdicts[cid].reason and "internal error" not in verdicts[cid].reason
+
+
+def test_clean_refusal_skips_the_comparisons_with_a_reason():
+    verdicts = gateway_verdicts(broken_proxy("refuse-extensions-cleanly"), request_timeout=TIMEOUT)
+    skipped = {cid: r.reason for cid, r in verdicts.items() if r.outcome == "skip"}
+    assert set(skipped) == {"context-middleware/gateway/invoke-every-content-type-unchanged",
+                            "context-middleware/gateway/invoke-params-arrive-unchanged",
+                            "augmentation/gateway/augment-every-content-type-unchanged",
+                            "augmentation/gateway/augment-params-arrive-unchanged"}
+    assert all("refuses its methods" in reason for reason in skipped.values())
+
+
+@pytest.mark.parametrize("mode, fragment", [
+    ("drop-connection", "server closed stdout (exit code 3; stderr ends: broken proxy: dropping the connection"),
+    ("hang-middleware-invoke", "no response to middleware/invoke within 2 s"),
+])
+def test_drop_and_hang_end_in_bound_with_reasons_and_nothing_left(mode, fragment):
+    marker = f"gw-{uuid.uuid4().hex}"
+    started = time.monotonic()
+    verdicts = gateway_verdicts(f"{broken_proxy(mode)} --marker {marker}", request_timeout=TIMEOUT)
+    elapsed = time.monotonic() - started
+    assert elapsed < 2 * TIMEOUT + 5, f"{mode} took {elapsed:.1f} s"
+    reasons = [r.reason for r in verdicts.values() if r.outcome == "fail"]
+    assert reasons and all("internal error" not in r for r in reasons)
+    assert any(fragment in r for r in reasons), reasons
+    time.sleep(0.3)
+    assert processes_with(marker) == []
+
+
+@pytest.mark.parametrize("command, fragment", [
+    ("/nonexistent/gateway", "cannot start"),
+    (f"{PY} -c 'import sys; sys.exit(4)'", "exit code 4"),
+    (f"{PY} -c 'import time; time.sleep(60)'", "no response to initialize within 2 s"),
+])
+def test_gateway_that_cannot_serve_fails_every_check_with_a_reason(command, fragment):
+    started = time.monotonic()
+    verdicts = gateway_verdicts(command, request_timeout=TIMEOUT)
+    assert time.monotonic() - started < 2 * TIMEOUT + 5
+    assert {r.outcome for r in verdicts.values()} == {"fail"}
+    assert all(fragment in r.reason for r in verdicts.values()), {r.reason for r in verdicts.values()}
+
+
+def test_http_gateway_that_never_listens_is_unavailable():
+    verdicts = gateway_verdicts(f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(5)'",
+                                url="http://127.0.0.1:{port}/mcp", request_timeout=TIMEOUT)
+    assert all("exited (exit code 5) before listening" in r.reason for r in verdicts.values())
