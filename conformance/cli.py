@@ -96,7 +96,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPT_GRACE = 8.0  # seconds a Ctrl-C may take to unwind before the CLI ends every target itself
+
+
+def _on_interrupt(signum, frame):
+    """Ctrl-C unwinds normally (targets closed, reports written); a watchdog makes sure it ends.
+
+    If unwinding gets stuck (a signal landing in the middle of the event loop's own machinery), the
+    watchdog kills every process group the suite started and leaves with exit code 2.
+    """
+    import threading
+
+    def watchdog():
+        time.sleep(INTERRUPT_GRACE)
+        from .targets import reaper
+
+        reaper.kill_all()
+        print("mcp-ext-conformance: interrupted", file=sys.stderr, flush=True)
+        os._exit(2)
+
+    if not getattr(_on_interrupt, "armed", False):
+        _on_interrupt.armed = True
+        threading.Thread(target=watchdog, daemon=True).start()
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    if threading_main():
+        signal.signal(signal.SIGINT, _on_interrupt)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -120,6 +147,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mcp-ext-conformance: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     return 2
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def pytest_args(args, role_args: list[str], test_file: str) -> list[str]:
