@@ -93,6 +93,21 @@ def register_checks() -> None:
     from .host import recorder  # noqa: F401
 
 
+def _env(config) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
+
+
+def _claimed(config) -> set[str]:
+    """The profiles claimed with --mcp-profile; an unknown name is a usage error."""
+    from .model import PROFILES
+
+    claimed = set(config.getoption("mcpx_profiles"))
+    unknown = claimed - set(PROFILES)
+    if unknown:
+        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    return claimed
+
+
 def _timeout(config, default: float) -> float:
     value = config.getoption("mcpx_timeout", None)
     return default if value is None else value
@@ -117,7 +132,7 @@ def _server_target(config):
     image = config.getoption("mcpx_server_docker_image")
     if not command and not url and not image:
         return None
-    env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
+    env = _env(config)
     kind = "stdio" if command else "http" if url else "docker"
     if image and config.getoption("mcpx_docker_command") and not config.getoption("mcpx_docker_port"):
         raise pytest.UsageError("--mcp-docker-command goes with --mcp-docker-port (stdio runs the image's command)")
@@ -129,16 +144,12 @@ def _server_target(config):
 @pytest.fixture(scope="session")
 def mcpx_server_recordings(request):
     from . import server
-    from .model import PROFILES
 
     config = request.config
     spec = _server_target(config)
     if spec is None:
         pytest.skip("no server target: give --mcp-server-command or --mcp-server-url")
-    claimed = set(config.getoption("mcpx_profiles"))
-    unknown = claimed - set(PROFILES)
-    if unknown:
-        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    claimed = _claimed(config)
     wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
               if hasattr(item, "callspec") and "check_id" in item.callspec.params
               and item.callspec.params["check_id"] in REGISTRY
@@ -159,18 +170,14 @@ def mcpx_server_recordings(request):
 @pytest.fixture(scope="session")
 def mcpx_host_recordings(request):
     from .host import recorder
-    from .model import PROFILES
 
     config = request.config
     command = _host_command(config)
     if command is None:
         pytest.skip("no host target: give --mcp-host-command")
-    claimed = set(config.getoption("mcpx_profiles"))
-    unknown = claimed - set(PROFILES)
-    if unknown:
-        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    claimed = _claimed(config)
     config._mcpx_target = {"kind": "stdio", "command": command}
-    env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
+    env = _env(config)
     say = _say(config)
     if say:
         say(f"running the host through its scenarios: {command}")
@@ -197,22 +204,18 @@ def mcpx_gateway_recordings(request):
     """Transparency recordings (a gateway command) and the pipeline recording (an adapter), by profile."""
     from .gateway import pipeline, transparency
     from .gateway.launch import gateway_factory
-    from .model import PROFILES
 
     config = request.config
     command, adapter = config.getoption("mcpx_gateway_command"), config.getoption("mcpx_gateway_adapter")
     if not command and not adapter:
         pytest.skip("no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter")
-    claimed = set(config.getoption("mcpx_profiles"))
-    unknown = claimed - set(PROFILES)
-    if unknown:
-        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    claimed = _claimed(config)
     say = _say(config)
     recordings: dict = {}
     config._mcpx_target = {"kind": "stdio", "command": command} if command else {"kind": "adapter",
                                                                                   "adapter": adapter}
     if command:
-        env = dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
+        env = _env(config)
         url = config.getoption("mcpx_gateway_url")
         if url:
             config._mcpx_target = {"kind": "http", "url": url, "command": command}
@@ -284,17 +287,9 @@ def _published(config, spec):
 
 def _progress_printer(config, spec, profiles):
     """One line as each profile's recording ends, so a long run shows where it is (not on xdist workers)."""
-    writer = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if writer is None or hasattr(config, "workerinput"):
+    say = _say(config)
+    if say is None:
         return None
-
-    def say(line: str) -> None:
-        if capture is None:
-            writer.write_line(line)
-            return
-        with capture.global_and_fixture_disabled():  # the fixture runs under output capture
-            writer.write_line(line)
 
     where = spec.command or spec.url or spec.image
     say(f"recording {len(profiles)} profile(s) of {where}, each on its own connection")

@@ -42,10 +42,10 @@ from ..server.common import (
     short,
     text_of,
 )
+from ..server.common import judge_wire as common_judge_wire
 from ..server.execution_requirements import GATED, SATISFIED
 from ..server.recording import Recording, Session, record
 from ..targets import TargetUnavailable
-from ..wire import transcript_problems
 from .launch import SpecFactory, background, gateway_factory, upstream_for
 
 PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
@@ -121,14 +121,7 @@ def claimer(rec: Recording) -> str:
 
 
 def judge_wire(rec: Recording) -> str:
-    received = [e for e in rec.wire if e.direction == "in"]
-    if not received:
-        raise NotObserved(f"no message was received from the gateway ({rec.fatal or 'nothing came back'})")
-    problems = transcript_problems(rec.wire)
-    if problems:
-        raise Violation(f"{len(problems)} invalid message(s); first: {problems[0]}",
-                        expected="every message valid JSON-RPC 2.0 and valid base MCP", actual=problems[:10])
-    return f"{len(received)} messages received from the gateway, all valid"
+    return common_judge_wire(rec, peer="gateway")
 
 
 def wire_check(profile: str) -> None:

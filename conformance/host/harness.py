@@ -204,13 +204,13 @@ async def run_scenario(command: str, scenario: dict, *, turn_timeout: float = 20
                             "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "OPENAI_API_KEY": API_KEY,
                             "MCPX_MODEL": MODEL}
                 with anyio.move_on_after(run_timeout) as scope:
-                    await _converse(run, llm, command, sc["turns"], host_env, tmpdir, turn_timeout)
+                    await _converse(run, llm, command, sc["turns"], host_env, turn_timeout)
                 if scope.cancelled_caught and not run.fatal:
                     run.fatal = f"the scenario did not finish within {run_timeout:g} s"
         finally:
             run.model = list(llm.requests)
-            run.events = _merge(memory_events, tmpdir, run)
-            _reap_servers(tmpdir)
+            run.events, pids = _merge(memory_events, tmpdir, run)
+            _reap_servers(pids)
     run.duration = time.monotonic() - started
     return run
 
@@ -220,7 +220,7 @@ def _package_root() -> str:
     return str(Path(__file__).resolve().parent.parent.parent)
 
 
-async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], env: dict, cwd: Path,
+async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], env: dict,
                     turn_timeout: float) -> None:
     try:
         argv = shlex.split(command)
@@ -353,18 +353,21 @@ def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
         os.killpg(pid, sig)
 
 
-def _merge(memory_events: list[dict], tmpdir: Path, run: HostRun) -> list[dict]:
-    events = list(memory_events)
+def _merge(memory_events: list[dict], tmpdir: Path, run: HostRun) -> tuple[list[dict], list[int]]:
+    """Every scenario-server event on one timeline, each with its turn; and the stdio servers' pids."""
+    events, pids = list(memory_events), []
     for log in sorted(tmpdir.glob("server-*.log")):
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, TypeError):
                 entry = json.loads(line)
-                if "started" not in entry:
+                if "started" in entry:
+                    pids.append(int(entry["started"]))
+                else:
                     events.append(entry)
     events.sort(key=lambda e: e["t"])
     for event in events:
         event["turn"] = turn_at(run.turns, event["t"])
-    return events
+    return events, pids
 
 
 def turn_at(turns: list[Turn], t: float) -> int:
@@ -376,14 +379,12 @@ def turn_at(turns: list[Turn], t: float) -> int:
     return current
 
 
-def _reap_servers(tmpdir: Path) -> None:
+def _reap_servers(pids: list[int]) -> None:
     """Scenario servers end when the host's pipes close; kill any that a broken host left behind."""
-    for log in tmpdir.glob("server-*.log"):
-        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            with contextlib.suppress(ValueError, KeyError, TypeError, ProcessLookupError, PermissionError):
-                pid = int(json.loads(line)["started"])
-                if _is_scenario_server(pid):
-                    os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        if _is_scenario_server(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _is_scenario_server(pid: int) -> bool:

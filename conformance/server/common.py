@@ -105,15 +105,15 @@ def judge_shapes(problems: list[str], expected: str) -> str | None:
     return None
 
 
-def judge_wire(rec: Recording) -> str | None:
+def judge_wire(rec: Recording, peer: str = "server") -> str | None:
     received = [e for e in rec.wire if e.direction == "in"]
     if not received:
-        raise NotObserved(f"no message was received from the server ({rec.fatal or 'nothing came back'})")
+        raise NotObserved(f"no message was received from the {peer} ({rec.fatal or 'nothing came back'})")
     problems = transcript_problems(rec.wire)
     if problems:
         raise Violation(f"{len(problems)} invalid message(s); first: {problems[0]}",
                         expected="every message valid JSON-RPC 2.0 and valid base MCP", actual=problems[:10])
-    return f"{len(received)} messages received, all valid"
+    return f"{len(received)} messages received{'' if peer == 'server' else ' from the ' + peer}, all valid"
 
 
 def judge_unadvertised(rec: Recording, methods: list[str], capability: str) -> str | None:
