@@ -70,3 +70,31 @@ def gateway_third_party(session):
         tools[name] = f"{venv}/bin/{binary}"
     session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs,
                 env={"MCPX_GATEKIT": tools["gatekit"], "MCPX_MCP_PROXY": tools["mcp-proxy"]})
+
+
+# Agent frameworks judged as hosts (ecosystem/hosts/), each with the releases its findings were made on,
+# mcp included: they pin conflicting SDKs. smolagents' mcpadapt 0.1.19 imports names mcp 2.x renamed and
+# the websocket client, so it gets mcp[ws] 1.x although its own metadata lets the resolver pick 2.x.
+HOST_FRAMEWORKS = {
+    "openai-agents": ("MCPX_FW_OPENAI_AGENTS", ["openai-agents==0.24.0", "mcp==2.3.0", "openai==3.54.0"]),
+    "pydantic-ai": ("MCPX_FW_PYDANTIC_AI", ["pydantic-ai-slim[openai,mcp]==2.68.0", "fastmcp-slim==4.2.1",
+                                            "mcp==2.3.0", "openai==3.54.0"]),
+    "langchain": ("MCPX_FW_LANGCHAIN", ["langchain-mcp-adapters==0.3.2", "langchain==1.4.7", "langgraph==1.2.22",
+                                        "langchain-openai==1.7.3", "mcp==1.30.0"]),
+    "mcp-use": ("MCPX_FW_MCP_USE", ["mcp-use==1.7.1", "langchain-openai==1.7.3", "mcp==1.30.0"]),
+    "smolagents": ("MCPX_FW_SMOLAGENTS", ["smolagents[mcp,openai]==1.26.0", "mcpadapt==0.1.19", "mcp[ws]==1.30.0"]),
+}
+
+
+@nox.session
+def hosts_third_party(session):
+    """Agent frameworks as hosts, stock and through their conforming recipes, each in its own virtualenv;
+    pins their findings (tests/test_hosts_third_party.py)."""
+    session.install("-e", ".[reference,test]")
+    env = {}
+    for name, (variable, packages) in HOST_FRAMEWORKS.items():
+        venv = f"{session.virtualenv.location}-{name}"
+        session.run("python", "-m", "venv", venv)
+        session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *packages, external=True)
+        env[variable] = f"{venv}/bin/python"
+    session.run("python", "-m", "pytest", "tests/test_hosts_third_party.py", "-q", "-rs", *session.posargs, env=env)

@@ -6,6 +6,9 @@
   by server and name in a raw `tools/list` taken at start-up through the server's own session.
 - Hook 2, `instructions=` as a function: called for each model request of a run, it adds this
   turn's preprocessor output, which therefore never enters `result.to_input_list()` (the history).
+- `RunConfig(tool_not_found_behavior="return_error_to_model")`: a call to a tool the model was not
+  given (a hidden preprocessor asked for by name) is answered with an error it can read; the default
+  ends the run with `ModelBehaviorError`.
 - Context middleware is application code around `Runner.run`: request phase on the user message
   before the run, response phase on `final_output` after it.
 """
@@ -16,7 +19,7 @@ import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, set_tracing_disabled
 from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
 from openai import AsyncOpenAI
 
@@ -25,6 +28,7 @@ import context_recipe as ctx  # noqa: E402
 from harness_io import answer, load_config, turns  # noqa: E402
 
 BASE_INSTRUCTIONS = "You are a helpful assistant."
+RUN_CONFIG = RunConfig(tool_not_found_behavior="return_error_to_model")
 
 
 def mcp_server(name: str, spec: dict, tool_filter):
@@ -70,7 +74,8 @@ async def main() -> None:
                 continue
             turn_context["preprocessed"] = await ctx.run_preprocessors(listed, message)
             try:
-                result = await Runner.run(agent, history + [{"role": "user", "content": message}])
+                result = await Runner.run(agent, history + [{"role": "user", "content": message}],
+                                          run_config=RUN_CONFIG)
                 history = result.to_input_list()
                 answer(await ctx.run_middleware(middleware, "response", sessions, str(result.final_output)))
             except Exception as exc:  # noqa: BLE001 - one failed turn is reported, the conversation goes on
