@@ -4,7 +4,8 @@ Each framework runs twice: `host.py`, written the way its docs teach (stock), an
 host plus the framework's own hooks and `ecosystem/hosts/context_recipe.py` (conforming). Pinned
 findings (README "Hosts built on agent frameworks"): every stock host offers preprocessor tools to
 the model, never runs them, and has nowhere to put context middleware; it offers tools with
-execution requirements as if the field were absent (which passes). Every recipe passes every check.
+execution requirements as if the field were absent (which passes). Every recipe passes every check,
+augmentation included (claimed for recipes only: no stock host has anywhere to put it).
 An upstream change flips a visible assertion here.
 
 The frameworks pin conflicting `mcp` releases, so each lives in its own virtualenv: `nox -s
@@ -12,8 +13,10 @@ hosts_third_party` builds them and points MCPX_FW_<NAME> at each one's python; w
 framework's tests skip with the reason.
 """
 
+import importlib.util
 import os
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,19 @@ from conformance.host import recorder
 from tests.host_helpers import ROOT, host_verdicts
 
 HOSTS = ROOT / "ecosystem" / "hosts"
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"ecosystem_hosts_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the module's annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+# The recipes' shared half: plain mcp and pydantic, so it also runs in the suite's own venv.
+context_recipe = _load(HOSTS / "context_recipe.py")
+
 # The framework's directory under ecosystem/hosts -> the variable naming its virtualenv's python.
 FRAMEWORKS = {
     "openai-agents": "MCPX_FW_OPENAI_AGENTS",
@@ -61,6 +77,8 @@ ALL_PASS = {
     "preprocessor-tools/host/runs-every-turn": "pass",
     "preprocessor-tools/host/wire-messages-valid": "pass",
 }
+AUGMENTATION_PASS = {f"augmentation/host/{slug}": "pass" for slug in (
+    "append-hint-applied", "prepend-hint-applied", "replace-hint-applied", "wire-messages-valid")}
 # A stock host: every tool offered, no preprocessor run, no middleware invoked.
 STOCK = {**ALL_PASS, **{cid: "fail" for cid in (
     "context-middleware/host/chained-input",
@@ -87,10 +105,10 @@ EXPECTED = {
     ("pydantic-ai", "host"): {**STOCK, "preprocessor-tools/host/model-cannot-call-preprocessor": "pass"},
     ("langchain", "host"): STOCK,
     ("mcp-use", "host"): STOCK,
-    ("openai-agents", "recipe"): ALL_PASS,
-    ("pydantic-ai", "recipe"): ALL_PASS,
-    ("langchain", "recipe"): ALL_PASS,
-    ("mcp-use", "recipe"): ALL_PASS,
+    ("openai-agents", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
+    ("pydantic-ai", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
+    ("langchain", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
+    ("mcp-use", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
 }
 # Why a recipe's known-unsatisfiable tool verdict is `info`: each one filters it out.
 FILTERED_REASON = "er_known_false was filtered out"
@@ -107,7 +125,8 @@ def framework_python(framework: str) -> str:
 
 def verdicts_of(framework: str, program: str) -> dict:
     command = f"{shlex.quote(framework_python(framework))} {shlex.quote(str(HOSTS / framework / f'{program}.py'))}"
-    return host_verdicts(command, profiles=DEFAULT_PROFILES, claimed=DEFAULT_PROFILES, turn_timeout=30)
+    profiles = recorder.PROFILES if program == "recipe" else DEFAULT_PROFILES
+    return host_verdicts(command, profiles=profiles, claimed=profiles, turn_timeout=30)
 
 
 @pytest.mark.parametrize(("framework", "program"), sorted(EXPECTED), ids=[f"{f}-{p}" for f, p in sorted(EXPECTED)])
@@ -138,3 +157,30 @@ def test_every_adapter_is_pinned_or_named():
     assert on_disk == set(FRAMEWORKS)
     assert {f for f, p in EXPECTED if p == "recipe"} == {p.parent.name for p in HOSTS.glob("*/recipe.py")}
     assert set(DEFAULT_PROFILES) <= set(recorder.PROFILES)
+
+
+KNOWN = {"scenario:known-true": True, "scenario:known-false": False}
+
+
+@pytest.mark.parametrize(("tool", "offered"), [
+    ({"name": "plain"}, True),
+    ({"name": "pre", "preprocessor": True}, False),
+    ({"name": "unknown", "execution": {"requirements": ["scenario:other"]}}, True),
+    ({"name": "true", "execution": {"requirements": ["scenario:known-true"]}}, True),
+    ({"name": "false", "execution": {"requirements": ["scenario:known-false"]}}, False),
+    ({"name": "false+unknown", "execution": {"requirements": ["scenario:known-false", "x"]}}, True),
+    ({"name": "false+true", "execution": {"requirements": ["scenario:known-false", "scenario:known-true"]}}, False),
+    ({"name": "case", "execution": {"requirements": ["Scenario:known-false"]}}, True),
+    ({"name": "space", "execution": {"requirements": ["scenario:known-false "]}}, True),
+    ({"name": "empty", "execution": {"requirements": []}}, True),
+])
+def test_recipe_offer_rule(tool, offered):
+    """The recipes' filter: never a preprocessor; left out only when every string is known and one is false."""
+    assert context_recipe.offered(tool, KNOWN) is offered
+
+
+def test_recipe_preprocessor_arguments_take_required_strings_and_query():
+    tool = {"inputSchema": {"type": "object", "required": ["topic", "n"], "properties": {
+        "topic": {"type": "string"}, "n": {"type": "integer"}, "query": {"type": "string"},
+        "extra": {"type": "string"}}}}
+    assert context_recipe.preprocessor_arguments(tool, "hi") == {"topic": "hi", "query": "hi"}
