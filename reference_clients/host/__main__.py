@@ -35,7 +35,9 @@ Configuration (MCPX_CONFIG, JSON):
       "knownRequirements": {"auth:role:memory_admin": false}
     }
 
-A Streamable HTTP server is `{"url": "http://127.0.0.1:8765/mcp"}` (e.g.
+A stdio server is started with the mcp SDK's minimal environment (HOME,
+LOGNAME, PATH, SHELL, TERM, USER) plus its own `env`, never with the host's
+environment, which holds the model's API key. A Streamable HTTP server is `{"url": "http://127.0.0.1:8765/mcp"}` (e.g.
 `python -m reference_servers.everything --http 8765`). Tools keep their names
 unless two servers share one (or it is not a valid function name): then they
 are offered as `server__tool`. MCPX_MODEL defaults to gpt-4o-mini.
