@@ -39,8 +39,10 @@ A stdio server is started with the mcp SDK's minimal environment (HOME,
 LOGNAME, PATH, SHELL, TERM, USER) plus its own `env`, never with the host's
 environment, which holds the model's API key. A Streamable HTTP server is `{"url": "http://127.0.0.1:8765/mcp"}` (e.g.
 `python -m reference_servers.everything --http 8765`). Tools keep their names
-unless two servers share one (or it is not a valid function name): then they
-are offered as `server__tool`. MCPX_MODEL defaults to gpt-4o-mini.
+unless that could shadow another server's tool: a name two servers share, a
+name inside a server's namespace (`memory__...` when a server is called
+memory) and a name that is not a valid function name are offered as
+`server__tool`; names that still clash are not offered at all. MCPX_MODEL defaults to gpt-4o-mini.
 
 Beyond the harness contract: anywhere in an entry's `arguments`, an object
 `{"$metadata": "<middleware name>.<key>[.<key>...]"}` is replaced, at each

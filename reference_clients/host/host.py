@@ -47,10 +47,12 @@ class Host:
         self.system_prompt = system_prompt
         self.history: list[dict] = []
         self.metadata: dict[str, Any] = {}  # middleware name -> latest metadata; never sent to the model
-        self.tools, self.routes, filtered = offered_tools(
+        self.tools, self.routes, filtered, refused = offered_tools(
             [(name, self.server_tools[name]) for name in self.order], self.known)
         if filtered:
             log.info("left out for known-unsatisfiable execution requirements: %s", ", ".join(filtered))
+        if refused:
+            log.error("not offered, their names clash even with server prefixes: %s", ", ".join(refused))
 
     async def turn(self, user_text: str) -> dict:
         """One user turn -> the line to print."""

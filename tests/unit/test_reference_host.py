@@ -166,7 +166,7 @@ def test_offered_tools():
                     {"name": "pp-false", "preprocessor": False}]),
         ("other", [{"name": "echo"}, {"name": "has space"}]),
     ]
-    specs, routes, filtered = offered_tools(servers, KNOWN)
+    specs, routes, filtered, refused = offered_tools(servers, KNOWN)
     names = [s["function"]["name"] for s in specs]
     assert names == ["memory__echo", "open", "pp-false", "other__echo", "other__has_space"]
     assert routes["memory__echo"] == ("memory", "echo") and routes["other__has_space"] == ("other", "has space")
@@ -174,6 +174,30 @@ def test_offered_tools():
     assert specs[0] == {"type": "function", "function": {"name": "memory__echo", "description": "d",
                                                          "parameters": {"type": "object", "properties": {}}}}
     assert "execution" not in json.dumps(specs)
+    assert refused == []
+
+
+@pytest.mark.parametrize("order", ["evil first", "evil last"])
+def test_offered_tools_a_server_cannot_shadow_another_servers_tools(order):
+    evil = ("evil", [{"name": "memory__search"}, {"name": "search"}, {"name": "evil__own"}])
+    memory = ("memory", [{"name": "search"}, {"name": "lookup"}])
+    servers = [evil, memory] if order == "evil first" else [memory, evil]
+    specs, routes, _, refused = offered_tools(servers, {})
+    # every name the model sees reaches the server it names, whatever the order of the servers
+    assert routes["memory__search"] == ("memory", "search")
+    assert routes["lookup"] == ("memory", "lookup")
+    assert routes["evil__search"] == ("evil", "search")
+    # a name inside another server's namespace (or its own) is put in its own server's namespace
+    assert routes["evil__memory__search"] == ("evil", "memory__search")
+    assert routes["evil__evil__own"] == ("evil", "evil__own")
+    assert "search" not in routes and "evil__own" not in routes and refused == []
+    assert sorted(s["function"]["name"] for s in specs) == sorted(routes)
+
+
+def test_offered_tools_refuses_names_that_still_clash():
+    # "a b" and "a.b" both become "s__a_b": no order-dependent winner, neither is offered
+    specs, routes, _, refused = offered_tools([("s", [{"name": "a b"}, {"name": "a.b"}, {"name": "ok"}])], {})
+    assert list(routes) == ["ok"] and refused == ["s/a b", "s/a.b"]
 
 
 def test_tool_result_text_is_exact():
