@@ -9,7 +9,8 @@ Storage: one SQLite file through the standard library's `sqlite3`: a
 `memories` table (id, text, tags as a JSON array, created_at as ISO 8601 UTC).
 Ids come from AUTOINCREMENT, so a forgotten id is never handed out again.
 File databases use WAL journaling and a 5 s busy timeout, so another process
-may read the file while this one writes.
+may read the file while this one writes. A new file is created with mode 0600
+(SQLite gives its -wal and -shm files the same mode); an existing file keeps its own.
 
 Ranking: SQLite's FTS5 full-text index when the linked SQLite has it (checked
 once per process by creating an FTS5 table in a scratch in-memory database;
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sqlite3
 import threading
 from functools import lru_cache
@@ -72,6 +74,8 @@ class MemoryStore:
         self.path = path
         self.backend = backend or ("fts5" if fts5_available() else "rank_bm25")
         self._lock = threading.RLock()
+        if path not in (":memory:", ""):  # "" is a private temporary database
+            _create_private(path)
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=5.0)
         self._version = 0  # bumped on every change; the rank_bm25 index is rebuilt when it is stale
         self._bm25: tuple[tuple, list[tuple], LuceneBM25 | None] | None = None
@@ -179,6 +183,16 @@ class MemoryStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _create_private(path: str) -> None:
+    """Create the database file readable by its owner alone (0600) unless it exists already.
+
+    Memories are personal data; SQLite would create the file under the umask (usually
+    world-readable), and it gives the -wal and -shm files the database file's mode.
+    An existing file keeps the mode its owner gave it.
+    """
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
 
 
 def _entry(row: tuple, score: float | None = None) -> dict:

@@ -1,5 +1,7 @@
 """MemoryStore: ranking, persistence across reopen, both backends, concurrency, hostile queries."""
 
+import os
+import stat
 import threading
 
 import pytest
@@ -106,3 +108,19 @@ def test_bad_input():
         store.search("x", limit=0)
     with pytest.raises(ValueError):
         MemoryStore(backend="elastic")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_database_files_are_private_to_their_owner(tmp_path, backend):
+    old = os.umask(0o022)  # the usual umask, under which files are created world-readable
+    try:
+        path = tmp_path / "memories.sqlite"
+        store = MemoryStore(str(path), backend=backend)
+        store.remember("The user's bank PIN hint is their cat's name")
+        files = [p for p in tmp_path.iterdir() if p.name.startswith("memories.sqlite")]
+        assert {p.name for p in files} >= {"memories.sqlite", "memories.sqlite-wal"}
+        modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in files}
+        assert set(modes.values()) == {"0o600"}, modes
+        store.close()
+    finally:
+        os.umask(old)
