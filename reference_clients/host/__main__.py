@@ -44,7 +44,17 @@ name inside a server's namespace (`memory__...` when a server is called
 memory) and a name that is not a valid function name are offered as
 `server__tool`; names that still clash are not offered at all. MCPX_MODEL defaults to gpt-4o-mini.
 
-Beyond the harness contract: anywhere in an entry's `arguments`, an object
+Beyond the harness contract: request-phase entries see everything the model is
+sent besides the history, not only the user's message: each preprocessor
+output and each tool result (its text, or the error the host reports) goes
+through them too, one after another in the same order, before it reaches the
+model. What fails there is withheld from the model (a preprocessor's output
+is left out, a tool message says the result was withheld). An entry's
+`"applyTo"`, a list drawn from "user", "preprocessor" and "tool" (default: all
+three), narrows what it sees; e.g. an augmentation that adds retrieved
+documents to the user's message has no business with tool results.
+
+Also beyond the harness contract: anywhere in an entry's `arguments`, an object
 `{"$metadata": "<middleware name>.<key>[.<key>...]"}` is replaced, at each
 invocation, by that key of the latest metadata the named middleware returned
 in this conversation. Until there is one, the reference is left out of the

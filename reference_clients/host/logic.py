@@ -61,10 +61,30 @@ def is_preprocessor(tool: Mapping[str, Any]) -> bool:
 
 # -- middleware ----------------------------------------------------------------------------------
 
-def ordered_middleware(entries: Iterable[Mapping[str, Any]], phase: str) -> list[Mapping[str, Any]]:
-    """The entries of one phase, by priority ascending; `sorted` is stable, so ties keep list order."""
+# What goes to the model, besides the history: request-phase entries see all of it unless `applyTo` narrows them.
+MODEL_INPUTS = ("user", "preprocessor", "tool")
+
+
+def ordered_middleware(entries: Iterable[Mapping[str, Any]], phase: str,
+                       source: str | None = None) -> list[Mapping[str, Any]]:
+    """The entries of one phase, by priority ascending; `sorted` is stable, so ties keep list order.
+
+    With `source` (one of MODEL_INPUTS), only the entries that apply to it; ValueError
+    for an entry whose `applyTo` is malformed.
+    """
     chosen = [e for e in entries if isinstance(e, Mapping) and e.get("phase") == phase]
+    if source is not None:
+        chosen = [e for e in chosen if source in _apply_to(e)]
     return sorted(chosen, key=_priority)
+
+
+def _apply_to(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    value = entry.get("applyTo")
+    if value is None:
+        return MODEL_INPUTS
+    if not isinstance(value, list) or not all(isinstance(v, str) and v in MODEL_INPUTS for v in value):
+        raise ValueError(f"middleware applyTo must be a list drawn from {', '.join(MODEL_INPUTS)}, got {value!r}")
+    return tuple(value)
 
 
 def _priority(entry: Mapping[str, Any]) -> float:
