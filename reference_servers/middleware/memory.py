@@ -31,6 +31,10 @@ A file written by one backend can be opened by the other: opening with FTS5
 builds the index if it is missing (a file whose FTS5 index exists cannot be
 written on a SQLite without FTS5, since the triggers need the module).
 
+Scoping: a store holds one owner's memories. A file store suits a server with
+one user (stdio: whoever started it); `SessionStores` gives each MCP session of
+a shared server its own private store, gone with the session.
+
 Concurrency: one connection per store, shared by all threads of the process
 (`check_same_thread=False`) and serialised by a re-entrant lock around every
 statement, so a store may be used from many threads at once.
@@ -43,6 +47,7 @@ import json
 import os
 import sqlite3
 import threading
+import weakref
 from functools import lru_cache
 
 from .textutil import STOP_WORDS, LuceneBM25, tokenize, words
@@ -183,6 +188,37 @@ class MemoryStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class SessionStores:
+    """One private in-memory MemoryStore per owner (an MCP session), made on first use.
+
+    For a server several clients reach (Streamable HTTP) and that knows no user:
+    each session sees only what it remembered itself. The stores are held weakly,
+    so a session's memories go when the server lets go of the session.
+    """
+
+    def __init__(self) -> None:
+        self._stores: dict[int, MemoryStore] = {}  # by id(owner): owners need not be hashable
+        self._lock = threading.RLock()  # _drop may run from garbage collection inside for_owner
+
+    def for_owner(self, owner: object) -> MemoryStore:
+        with self._lock:
+            store = self._stores.get(id(owner))
+            if store is None:
+                store = self._stores[id(owner)] = MemoryStore(":memory:")
+                # Dropped (and closed) when the owner goes, before its id can be handed out again.
+                weakref.finalize(owner, self._drop, id(owner))
+            return store
+
+    def _drop(self, key: int) -> None:
+        with self._lock:
+            store = self._stores.pop(key, None)
+        if store is not None:
+            store.close()
+
+    def __len__(self) -> int:
+        return len(self._stores)
 
 
 def _create_private(path: str) -> None:

@@ -1,12 +1,14 @@
 """MemoryStore: ranking, persistence across reopen, both backends, concurrency, hostile queries."""
 
+import gc
 import os
 import stat
 import threading
+from dataclasses import dataclass
 
 import pytest
 
-from reference_servers.middleware.memory import MemoryStore, fts5_available
+from reference_servers.middleware.memory import MemoryStore, SessionStores, fts5_available
 
 BACKENDS = ["fts5", "rank_bm25"] if fts5_available() else ["rank_bm25"]
 
@@ -124,3 +126,20 @@ def test_database_files_are_private_to_their_owner(tmp_path, backend):
         store.close()
     finally:
         os.umask(old)
+
+
+@dataclass
+class FakeSession:  # like reference_servers.core.Session: a dataclass, so not hashable
+    gated_runs: int = 0
+
+
+def test_session_stores_keep_each_sessions_memories_apart_and_free_them_with_it():
+    stores, alice, bob = SessionStores(), FakeSession(), FakeSession()
+    stores.for_owner(alice).remember("Alice's passport number is X1234567")
+    assert stores.for_owner(alice) is stores.for_owner(alice)
+    assert [h["text"] for h in stores.for_owner(alice).search("passport")] == ["Alice's passport number is X1234567"]
+    assert stores.for_owner(bob).search("passport") == [] and stores.for_owner(bob).count() == 0
+    assert len(stores) == 2
+    del alice
+    gc.collect()
+    assert len(stores) == 1
