@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conformance.cli import free_port, wait_for_port
+from conformance.targets.http import HttpConnection
 from reference_clients.host.servers import Server
 from tests.helpers import ROOT
 
@@ -61,3 +62,28 @@ def test_one_http_session_cannot_read_anothers_memories(reference_http):
     assert "X1234567" in own
     assert "X1234567" not in other and "No relevant memories" in other
     assert "no memory with id 1" in forgot and "X1234567" in still  # nor delete them
+
+
+SDK_MAJOR = int(__import__("importlib.metadata").metadata.version("mcp").split(".")[0])
+MODERN = "2026-07-28"
+
+
+async def stateless_calls(url: str) -> tuple[dict, dict]:
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "memory-scoping-test", "version": "0"}}
+
+    async def call(name: str, arguments: dict) -> dict:
+        async with HttpConnection(url, mode=MODERN) as conn:  # one connection each: no session links them
+            exchange = await conn.request("tools/call", {"name": name, "arguments": arguments, "_meta": meta})
+            assert exchange.response is not None, exchange.failure
+            return exchange.response.get("result") or {}
+
+    saved = await call("remember", {"text": "Alice's passport number is X1234567"})
+    return saved, await call("RetrieveMemories", {"query": "passport number"})
+
+
+@pytest.mark.skipif(SDK_MAJOR < 2, reason="the 2026-07-28 connection mode exists from mcp 2.0 on")
+def test_the_stateless_mode_has_no_session_so_it_keeps_no_memories(reference_http):
+    saved, other = asyncio.run(stateless_calls(reference_http))
+    assert saved.get("isError") is True and "session" in text_of(saved)
+    assert "X1234567" not in text_of(other)

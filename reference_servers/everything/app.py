@@ -17,6 +17,7 @@ from ..middleware.memory import MemoryStore, SessionStores
 
 SERVER_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
 MEMORY_ADMIN = "auth:role:memory_admin"
+STATELESS_SESSION = "process"  # the session key the 2.x adapter gives requests of the stateless mode
 
 
 def default_memory_path() -> str:
@@ -53,16 +54,26 @@ def register_real(app: App, config: dict, profiles: set[str]) -> None:
         if "augmentation" in profiles and spec.name in chosen:
             app.add_augmentation(AugmentationDef(spec.name, spec.description, spec.input_schema, spec.fn))
     if config.get("memory", True) and profiles & {"preprocessor-tools", "execution-requirements"}:
-        register_memory_tools(app, memory_stores(config), profiles)
+        register_memory_tools(app, memory_stores(config, app), profiles)
 
 
-def memory_stores(config: dict) -> Callable[[Session], MemoryStore]:
+def memory_stores(config: dict, app: App) -> Callable[[Session], MemoryStore]:
     """Whose memories a session sees. `memoryScope` "session" (the default; __main__ picks it for
     Streamable HTTP): its own only, kept in memory for the session's life. "shared": one store, the
     file, for every session (stdio, where the only client is the user who started the server)."""
     scope = config.get("memoryScope", "session")
     if scope == "session":
-        return SessionStores().for_owner
+        stores = SessionStores()
+
+        def own(session: Session) -> MemoryStore:
+            # The stateless 2026-07-28 mode has no session: every client shares the adapters' process key
+            # (sdk/_v2.py session_key), so there is no one to keep memories for.
+            if session is app.sessions.get(STATELESS_SESSION):
+                raise ToolFailure("memories are kept per session, and this request belongs to none (stateless "
+                                  "mode); connect with a session, or configure memoryScope \"shared\"")
+            return stores.for_owner(session)
+
+        return own
     if scope != "shared":
         raise ValueError(f"memoryScope must be 'session' or 'shared', got {scope!r}")
     path = config.get("memoryStore") or os.environ.get("MCPX_MEMORY_STORE") or default_memory_path()
