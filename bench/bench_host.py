@@ -16,10 +16,12 @@ reference host when it is installed (or the one given with --host).
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -76,10 +78,15 @@ def full_run(command: str, repeat: int) -> None:
                 evaluate(c, recs[c.profile])
         inproc.append(time.perf_counter() - started)
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "conformance", "host", "--command", command, "--report-dir",
-                        "/tmp/mcpx-bench-host", *sum((["--profile", p] for p in recorder.PROFILES), [])],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory(prefix="mcpx-bench-host-") as reports:
+            done = subprocess.run([sys.executable, "-m", "conformance", "host", "--command", command, "--report-dir",
+                                   reports, *sum((["--profile", p] for p in recorder.PROFILES), [])],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         cli.append(time.perf_counter() - started)
+        if done.returncode not in (0, 1):  # 1: a check failed, still a run; else no figure: say so
+            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            print(f"  CLI run failed (exit {done.returncode}): {tail}")
+            return
     print(f"  full host-role run, all 4 profiles (6 scenarios): in-process {statistics.median(inproc):.2f} s, "
           f"CLI end to end {statistics.median(cli):.2f} s")
 
@@ -89,6 +96,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--host", help="benchmark this host command only")
     args = parser.parse_args()
+    # From a fresh clone, installed or not: `-m conformance` (the CLI run) and `-m reference_clients.host`
+    # (started by the harness in this working directory) must find this checkout's code.
+    os.chdir(ROOT)
     hosts = {"given host": args.host} if args.host else dict(HOSTS)
     if not args.host:
         try:

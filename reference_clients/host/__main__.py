@@ -35,12 +35,26 @@ Configuration (MCPX_CONFIG, JSON):
       "knownRequirements": {"auth:role:memory_admin": false}
     }
 
-A Streamable HTTP server is `{"url": "http://127.0.0.1:8765/mcp"}` (e.g.
+A stdio server is started with the mcp SDK's minimal environment (HOME,
+LOGNAME, PATH, SHELL, TERM, USER) plus its own `env`, never with the host's
+environment, which holds the model's API key. A Streamable HTTP server is `{"url": "http://127.0.0.1:8765/mcp"}` (e.g.
 `python -m reference_servers.everything --http 8765`). Tools keep their names
-unless two servers share one (or it is not a valid function name): then they
-are offered as `server__tool`. MCPX_MODEL defaults to gpt-4o-mini.
+unless that could shadow another server's tool: a name two servers share, a
+name inside a server's namespace (`memory__...` when a server is called
+memory) and a name that is not a valid function name are offered as
+`server__tool`; names that still clash are not offered at all. MCPX_MODEL defaults to gpt-4o-mini.
 
-Beyond the harness contract: anywhere in an entry's `arguments`, an object
+Beyond the harness contract: request-phase entries see everything the model is
+sent besides the history, not only the user's message: each preprocessor
+output and each tool result (its text, or the error the host reports) goes
+through them too, one after another in the same order, before it reaches the
+model. What fails there is withheld from the model (a preprocessor's output
+is left out, a tool message says the result was withheld). An entry's
+`"applyTo"`, a list drawn from "user", "preprocessor" and "tool" (default: all
+three), narrows what it sees; e.g. an augmentation that adds retrieved
+documents to the user's message has no business with tool results.
+
+Also beyond the harness contract: anywhere in an entry's `arguments`, an object
 `{"$metadata": "<middleware name>.<key>[.<key>...]"}` is replaced, at each
 invocation, by that key of the latest metadata the named middleware returned
 in this conversation. Until there is one, the reference is left out of the

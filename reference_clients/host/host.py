@@ -47,15 +47,17 @@ class Host:
         self.system_prompt = system_prompt
         self.history: list[dict] = []
         self.metadata: dict[str, Any] = {}  # middleware name -> latest metadata; never sent to the model
-        self.tools, self.routes, filtered = offered_tools(
+        self.tools, self.routes, filtered, refused = offered_tools(
             [(name, self.server_tools[name]) for name in self.order], self.known)
         if filtered:
             log.info("left out for known-unsatisfiable execution requirements: %s", ", ".join(filtered))
+        if refused:
+            log.error("not offered, their names clash even with server prefixes: %s", ", ".join(refused))
 
     async def turn(self, user_text: str) -> dict:
         """One user turn -> the line to print."""
         try:
-            message = blocks_text(await self.run_middleware("request", text_context(user_text)))
+            message = blocks_text(await self.run_middleware("request", text_context(user_text), "user"))
         except MiddlewareFailure as exc:
             log.error("request-phase middleware failed; the message is not sent: %s", exc)
             return {"role": "assistant", "content": "", "error": f"request-phase middleware failed: {exc}"}
@@ -80,14 +82,20 @@ class Host:
 
     # -- step 1 / 5 ------------------------------------------------------------------------------
 
-    async def run_middleware(self, phase: str, context: list[dict]) -> list[dict]:
+    async def run_middleware(self, phase: str, context: list[dict], source: str | None = None) -> list[dict]:
         try:
-            entries = ordered_middleware(self.middleware, phase)
+            entries = ordered_middleware(self.middleware, phase, source)
         except ValueError as exc:
             raise MiddlewareFailure(str(exc)) from None
         for entry in entries:
             context = await self.invoke(entry, context)
         return context
+
+    async def for_model(self, source: str, text: str) -> str:
+        """Server-made text on its way to the model (`preprocessor` output, a `tool` result), after the
+        request-phase middleware that applies to it, so that what redacts the user's message redacts this
+        too; MiddlewareFailure when one fails (the caller withholds the text)."""
+        return blocks_text(await self.run_middleware("request", text_context(text), source))
 
     async def invoke(self, entry: dict, context: list[dict]) -> list[dict]:
         name = entry.get("name")
@@ -136,6 +144,11 @@ class Host:
                     # An error is not context about the user; the model is better off without it.
                     log.warning("preprocessor %s/%s returned an error: %s", server_name, tool["name"], text)
                     continue
+                try:
+                    text = await self.for_model("preprocessor", text)
+                except MiddlewareFailure as exc:
+                    log.error("preprocessor %s/%s output withheld from the model: %s", server_name, tool["name"], exc)
+                    continue
                 outputs.append((server_name, tool["name"], text))
         return outputs
 
@@ -154,8 +167,17 @@ class Host:
             turn_messages.append(reply)
             for call in calls:
                 turn_messages.append({"role": "tool", "tool_call_id": call["id"],
-                                      "content": await self.call_tool(call["function"])})
+                                      "content": await self.tool_message(call["function"])})
         raise RuntimeError(f"the model was still calling tools after {MAX_TOOL_ROUNDS} rounds")
+
+    async def tool_message(self, function: dict) -> str:
+        """The tool message's text: the call's result (or error) after request-phase middleware."""
+        text = await self.call_tool(function)
+        try:
+            return await self.for_model("tool", text)
+        except MiddlewareFailure as exc:
+            log.error("result of %s withheld from the model: %s", function.get("name"), exc)
+            return "Error: the tool's result was withheld: the request-phase middleware failed on it."
 
     async def call_tool(self, function: dict) -> str:
         name = function.get("name")

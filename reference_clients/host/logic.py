@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 DEFAULT_PRIORITY = 50
@@ -60,10 +61,30 @@ def is_preprocessor(tool: Mapping[str, Any]) -> bool:
 
 # -- middleware ----------------------------------------------------------------------------------
 
-def ordered_middleware(entries: Iterable[Mapping[str, Any]], phase: str) -> list[Mapping[str, Any]]:
-    """The entries of one phase, by priority ascending; `sorted` is stable, so ties keep list order."""
+# What goes to the model, besides the history: request-phase entries see all of it unless `applyTo` narrows them.
+MODEL_INPUTS = ("user", "preprocessor", "tool")
+
+
+def ordered_middleware(entries: Iterable[Mapping[str, Any]], phase: str,
+                       source: str | None = None) -> list[Mapping[str, Any]]:
+    """The entries of one phase, by priority ascending; `sorted` is stable, so ties keep list order.
+
+    With `source` (one of MODEL_INPUTS), only the entries that apply to it; ValueError
+    for an entry whose `applyTo` is malformed.
+    """
     chosen = [e for e in entries if isinstance(e, Mapping) and e.get("phase") == phase]
+    if source is not None:
+        chosen = [e for e in chosen if source in _apply_to(e)]
     return sorted(chosen, key=_priority)
+
+
+def _apply_to(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    value = entry.get("applyTo")
+    if value is None:
+        return MODEL_INPUTS
+    if not isinstance(value, list) or not all(isinstance(v, str) and v in MODEL_INPUTS for v in value):
+        raise ValueError(f"middleware applyTo must be a list drawn from {', '.join(MODEL_INPUTS)}, got {value!r}")
+    return tuple(value)
 
 
 def _priority(entry: Mapping[str, Any]) -> float:
@@ -214,38 +235,46 @@ def preprocessor_message(outputs: Sequence[tuple[str, str, str]]) -> dict | None
 # -- tools offered to the model ------------------------------------------------------------------
 
 def offered_tools(tools_by_server: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
-                  known: Mapping[str, Any]) -> tuple[list[dict], dict[str, tuple[str, str]], list[str]]:
-    """The `tools` array, the offered name -> (server, tool) map, and the names filtered out.
+                  known: Mapping[str, Any]) -> tuple[list[dict], dict[str, tuple[str, str]], list[str], list[str]]:
+    """The `tools` array, the offered name -> (server, tool) map, the names filtered out, the names refused.
 
     Preprocessors are never offered; a tool is left out for its requirements only
-    under `may_filter_tool`. Names stay as the server gave them unless two servers
-    share one or the name is not a valid function name; then `server__tool`.
+    under `may_filter_tool`. A name stays as the server gave it unless it could
+    shadow another server's tool: when two servers share it, when it lies in a
+    server's namespace (starts with `<configured server>__`, so that no server can
+    take another's `memory__search`), or when it is not a valid function name, it
+    is offered as `server__tool`. Names that still clash after that (two tools
+    sanitised or truncated to one name) are refused, all of them: any winner would
+    depend on server order. The result never depends on which server comes first.
     """
     candidates = []
     for server, tools in tools_by_server:
         for tool in tools:
             if isinstance(tool, Mapping) and isinstance(tool.get("name"), str) and not is_preprocessor(tool):
                 candidates.append((server, tool))
-    counts: dict[str, int] = {}
-    for _, tool in candidates:
-        counts[tool["name"]] = counts.get(tool["name"], 0) + 1
-    specs, routes, filtered = [], {}, []
+    counts = Counter(tool["name"] for _, tool in candidates)
+    namespaces = tuple({p for server, _ in tools_by_server
+                        for p in (f"{server}{NAME_SEPARATOR}", _function_name(server, ""))})
+    wanted, filtered = [], []
     for server, tool in candidates:
         name = tool["name"]
         if may_filter_tool(tool_requirements(tool), known):
             filtered.append(f"{server}/{name}")
             continue
-        offered = name
-        if counts[name] > 1 or not _VALID_NAME.match(name) or offered in routes:
-            offered = _function_name(server, name)
-        if offered in routes:
-            continue  # still clashing after prefixing: keep the first, it is reachable
-        routes[offered] = (server, name)
+        plain = counts[name] == 1 and _VALID_NAME.match(name) and not name.startswith(namespaces)
+        wanted.append((name if plain else _function_name(server, name), server, tool))
+    uses = Counter(offered for offered, _, _ in wanted)
+    specs, routes, refused = [], {}, []
+    for offered, server, tool in wanted:
+        if uses[offered] > 1:
+            refused.append(f"{server}/{tool['name']}")
+            continue
+        routes[offered] = (server, tool["name"])
         schema = tool.get("inputSchema")
         function = {"name": offered, "description": tool.get("description") or "",
                     "parameters": schema if isinstance(schema, dict) else {"type": "object", "properties": {}}}
         specs.append({"type": "function", "function": function})
-    return specs, routes, filtered
+    return specs, routes, filtered, refused
 
 
 def _function_name(server: str, tool: str) -> str:

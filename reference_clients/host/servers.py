@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -119,8 +118,7 @@ class Server:
         if isinstance(spec.get("command"), str):
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = dict(os.environ)
-            env.update({str(k): str(v) for k, v in (spec.get("env") or {}).items()})
+            env = server_environment(spec.get("env"))
             params = StdioServerParameters(command=spec["command"], args=[str(a) for a in spec.get("args") or ()],
                                            env=env)
             return stdio_client(params)
@@ -175,6 +173,20 @@ class Server:
         except Exception as exc:  # noqa: BLE001 - McpError/MCPError, validation, closed streams
             raise ServerError(f"{method} on {self.name} failed: {_describe(exc)}") from None
         return result.model_dump(mode="json", by_alias=True)
+
+
+def server_environment(configured: Any) -> dict[str, str]:
+    """What a stdio server is started with: the SDK's minimal environment plus its configured `env`.
+
+    Never the host's own environment: it holds the model's API key and whatever else the
+    host was given, which no server needs (README, "Security notes: reference host").
+    """
+    from mcp.client.stdio import get_default_environment
+
+    env = get_default_environment()
+    if isinstance(configured, dict):
+        env.update({str(k): str(v) for k, v in configured.items()})
+    return env
 
 
 class _two_streams:

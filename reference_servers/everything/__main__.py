@@ -9,8 +9,9 @@ defaults to 127.0.0.1). Logs go to stderr; stdout carries JSON-RPC only.
     {
       "profiles": ["preprocessor-tools", "execution-requirements", "context-middleware", "augmentation"],
       "satisfiedRequirements": ["env:production", ...],   # strings this deployment satisfies, exactly
-      "fixtures": true                                      # expose the conformance_* fixtures
-    }
+      "fixtures": true,                                     # expose the conformance_* fixtures
+      "memoryScope": "session"                              # or "shared"; default: shared over stdio,
+    }                                                       # per session over HTTP (app.memory_stores)
 MCPX_SATISFIED_REQUIREMENTS (comma-separated) adds satisfied strings from the environment.
 """
 
@@ -44,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     env_satisfied = [s for s in os.environ.get("MCPX_SATISFIED_REQUIREMENTS", "").split(",") if s]
     config["satisfiedRequirements"] = list(config.get("satisfiedRequirements") or ()) + env_satisfied
+    # Over stdio the one client is the user who started the server: their memories persist in the file.
+    # Over HTTP any client may connect, and none says who it is: each session keeps its own (app.py).
+    config.setdefault("memoryScope", "session" if args.http else "shared")
     try:
         app = build_app(config)
     except ValueError as exc:

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from .. import fixtures
 from ..core import App, AugmentationDef, MiddlewareDef, Session, ToolDef, ToolFailure
 from ..middleware import AUGMENTATIONS, MIDDLEWARE, retrieval
-from ..middleware.memory import MemoryStore
+from ..middleware.memory import MemoryStore, SessionStores
 
 SERVER_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
 MEMORY_ADMIN = "auth:role:memory_admin"
+STATELESS_SESSION = "process"  # the session key the 2.x adapter gives requests of the stateless mode
 
 
 def default_memory_path() -> str:
@@ -52,15 +54,38 @@ def register_real(app: App, config: dict, profiles: set[str]) -> None:
         if "augmentation" in profiles and spec.name in chosen:
             app.add_augmentation(AugmentationDef(spec.name, spec.description, spec.input_schema, spec.fn))
     if config.get("memory", True) and profiles & {"preprocessor-tools", "execution-requirements"}:
-        path = config.get("memoryStore") or os.environ.get("MCPX_MEMORY_STORE") or default_memory_path()
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        register_memory_tools(app, MemoryStore(path), profiles)
+        register_memory_tools(app, memory_stores(config, app), profiles)
 
 
-def register_memory_tools(app: App, store: MemoryStore, profiles: set[str]) -> None:
+def memory_stores(config: dict, app: App) -> Callable[[Session], MemoryStore]:
+    """Whose memories a session sees. `memoryScope` "session" (the default; __main__ picks it for
+    Streamable HTTP): its own only, kept in memory for the session's life. "shared": one store, the
+    file, for every session (stdio, where the only client is the user who started the server)."""
+    scope = config.get("memoryScope", "session")
+    if scope == "session":
+        stores = SessionStores()
+
+        def own(session: Session) -> MemoryStore:
+            # The stateless 2026-07-28 mode has no session: every client shares the adapters' process key
+            # (sdk/_v2.py session_key), so there is no one to keep memories for.
+            if session is app.sessions.get(STATELESS_SESSION):
+                raise ToolFailure("memories are kept per session, and this request belongs to none (stateless "
+                                  "mode); connect with a session, or configure memoryScope \"shared\"")
+            return stores.for_owner(session)
+
+        return own
+    if scope != "shared":
+        raise ValueError(f"memoryScope must be 'session' or 'shared', got {scope!r}")
+    path = config.get("memoryStore") or os.environ.get("MCPX_MEMORY_STORE") or default_memory_path()
+    if path != ":memory:":
+        Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    shared = MemoryStore(path)
+    return lambda session: shared
+
+
+def register_memory_tools(app: App, stores: Callable[[Session], MemoryStore], profiles: set[str]) -> None:
     async def retrieve_memories(args: dict, session: Session) -> list[dict]:
-        hits = store.search(args["query"], int(args.get("limit", 5)))
+        hits = stores(session).search(args["query"], int(args.get("limit", 5)))
         if not hits:
             return [{"type": "text", "text": "No relevant memories."}]
         lines = "\n".join(f"- {h['text']} (remembered {h['createdAt']}, score {h['score']})" for h in hits)
@@ -68,13 +93,13 @@ def register_memory_tools(app: App, store: MemoryStore, profiles: set[str]) -> N
 
     async def remember(args: dict, session: Session) -> list[dict]:
         try:
-            memory_id = store.remember(args["text"], args.get("tags"))
+            memory_id = stores(session).remember(args["text"], args.get("tags"))
         except ValueError as exc:
             raise ToolFailure(str(exc)) from None
         return [{"type": "text", "text": f"Remembered (id {memory_id})."}]
 
     async def forget_memory(args: dict, session: Session) -> list[dict]:
-        if not store.forget(int(args["id"])):
+        if not stores(session).forget(int(args["id"])):
             raise ToolFailure(f"no memory with id {args['id']}")
         return [{"type": "text", "text": f"Forgot memory {args['id']}."}]
 

@@ -9,7 +9,8 @@ Storage: one SQLite file through the standard library's `sqlite3`: a
 `memories` table (id, text, tags as a JSON array, created_at as ISO 8601 UTC).
 Ids come from AUTOINCREMENT, so a forgotten id is never handed out again.
 File databases use WAL journaling and a 5 s busy timeout, so another process
-may read the file while this one writes.
+may read the file while this one writes. A new file is created with mode 0600
+(SQLite gives its -wal and -shm files the same mode); an existing file keeps its own.
 
 Ranking: SQLite's FTS5 full-text index when the linked SQLite has it (checked
 once per process by creating an FTS5 table in a scratch in-memory database;
@@ -30,6 +31,10 @@ A file written by one backend can be opened by the other: opening with FTS5
 builds the index if it is missing (a file whose FTS5 index exists cannot be
 written on a SQLite without FTS5, since the triggers need the module).
 
+Scoping: a store holds one owner's memories. A file store suits a server with
+one user (stdio: whoever started it); `SessionStores` gives each MCP session of
+a shared server its own private store, gone with the session.
+
 Concurrency: one connection per store, shared by all threads of the process
 (`check_same_thread=False`) and serialised by a re-entrant lock around every
 statement, so a store may be used from many threads at once.
@@ -39,8 +44,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sqlite3
 import threading
+import weakref
 from functools import lru_cache
 
 from .textutil import STOP_WORDS, LuceneBM25, tokenize, words
@@ -72,6 +79,8 @@ class MemoryStore:
         self.path = path
         self.backend = backend or ("fts5" if fts5_available() else "rank_bm25")
         self._lock = threading.RLock()
+        if path not in (":memory:", ""):  # "" is a private temporary database
+            _create_private(path)
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=5.0)
         self._version = 0  # bumped on every change; the rank_bm25 index is rebuilt when it is stale
         self._bm25: tuple[tuple, list[tuple], LuceneBM25 | None] | None = None
@@ -179,6 +188,47 @@ class MemoryStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class SessionStores:
+    """One private in-memory MemoryStore per owner (an MCP session), made on first use.
+
+    For a server several clients reach (Streamable HTTP) and that knows no user:
+    each session sees only what it remembered itself. The stores are held weakly,
+    so a session's memories go when the server lets go of the session.
+    """
+
+    def __init__(self) -> None:
+        self._stores: dict[int, MemoryStore] = {}  # by id(owner): owners need not be hashable
+        self._lock = threading.RLock()  # _drop may run from garbage collection inside for_owner
+
+    def for_owner(self, owner: object) -> MemoryStore:
+        with self._lock:
+            store = self._stores.get(id(owner))
+            if store is None:
+                store = self._stores[id(owner)] = MemoryStore(":memory:")
+                # Dropped (and closed) when the owner goes, before its id can be handed out again.
+                weakref.finalize(owner, self._drop, id(owner))
+            return store
+
+    def _drop(self, key: int) -> None:
+        with self._lock:
+            store = self._stores.pop(key, None)
+        if store is not None:
+            store.close()
+
+    def __len__(self) -> int:
+        return len(self._stores)
+
+
+def _create_private(path: str) -> None:
+    """Create the database file readable by its owner alone (0600) unless it exists already.
+
+    Memories are personal data; SQLite would create the file under the umask (usually
+    world-readable), and it gives the -wal and -shm files the database file's mode.
+    An existing file keeps the mode its owner gave it.
+    """
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
 
 
 def _entry(row: tuple, score: float | None = None) -> dict:

@@ -1,10 +1,14 @@
 """MemoryStore: ranking, persistence across reopen, both backends, concurrency, hostile queries."""
 
+import gc
+import os
+import stat
 import threading
+from dataclasses import dataclass
 
 import pytest
 
-from reference_servers.middleware.memory import MemoryStore, fts5_available
+from reference_servers.middleware.memory import MemoryStore, SessionStores, fts5_available
 
 BACKENDS = ["fts5", "rank_bm25"] if fts5_available() else ["rank_bm25"]
 
@@ -106,3 +110,36 @@ def test_bad_input():
         store.search("x", limit=0)
     with pytest.raises(ValueError):
         MemoryStore(backend="elastic")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_database_files_are_private_to_their_owner(tmp_path, backend):
+    old = os.umask(0o022)  # the usual umask, under which files are created world-readable
+    try:
+        path = tmp_path / "memories.sqlite"
+        store = MemoryStore(str(path), backend=backend)
+        store.remember("The user's bank PIN hint is their cat's name")
+        files = [p for p in tmp_path.iterdir() if p.name.startswith("memories.sqlite")]
+        assert {p.name for p in files} >= {"memories.sqlite", "memories.sqlite-wal"}
+        modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in files}
+        assert set(modes.values()) == {"0o600"}, modes
+        store.close()
+    finally:
+        os.umask(old)
+
+
+@dataclass
+class FakeSession:  # like reference_servers.core.Session: a dataclass, so not hashable
+    gated_runs: int = 0
+
+
+def test_session_stores_keep_each_sessions_memories_apart_and_free_them_with_it():
+    stores, alice, bob = SessionStores(), FakeSession(), FakeSession()
+    stores.for_owner(alice).remember("Alice's passport number is X1234567")
+    assert stores.for_owner(alice) is stores.for_owner(alice)
+    assert [h["text"] for h in stores.for_owner(alice).search("passport")] == ["Alice's passport number is X1234567"]
+    assert stores.for_owner(bob).search("passport") == [] and stores.for_owner(bob).count() == 0
+    assert len(stores) == 2
+    del alice
+    gc.collect()
+    assert len(stores) == 1
