@@ -2,6 +2,10 @@
 
     python ecosystem/probe.py server OUT.json -- CMD ARGS...   # what a server sends, raw
     python ecosystem/probe.py client OUT.json -- CMD ARGS...   # what a client program reports seeing
+    python ecosystem/probe.py row python|fastmcp|typescript OUT_DIR  # one SDK release: both, every variant
+
+`row` runs with the SDK under test installed beside this interpreter (python,
+fastmcp) or in NODE_PATH (typescript) and writes OUT_DIR/<sdk>@<version>.json.
 
 `server` speaks newline-delimited JSON-RPC to the server's stdio itself (no
 SDK between the wire and the verdict) and records, per extension field,
@@ -113,7 +117,9 @@ def judge_tools(tools: list) -> dict:
 
 
 def judge_capabilities(capabilities) -> dict:
-    """Where each extension capability is: "top-level", "experimental", or "absent"."""
+    """Where each extension capability is: "top-level", "experimental", "absent", or "not read"."""
+    if capabilities is None:
+        return {name: "not read" for name in ("contextMiddleware", "augmentation")}
     capabilities = capabilities if isinstance(capabilities, dict) else {}
     experimental = capabilities.get("experimental") if isinstance(capabilities.get("experimental"), dict) else {}
     return {name: "top-level" if name in capabilities else "experimental" if name in experimental else "absent"
@@ -165,7 +171,50 @@ def judge_client(record: dict) -> dict:
     return out
 
 
+ROWS = {
+    # sdk: (package, naive server, best-effort server, client); "{py}" is this interpreter.
+    "python": ("mcp", ["{py}", "ecosystem/python/naive_server.py"], ["{py}", "-m", "reference_servers.everything"],
+               ["{py}", "ecosystem/python/naive_client.py"]),
+    "fastmcp": ("fastmcp", ["{py}", "ecosystem/fastmcp/naive_server.py", "naive"],
+                ["{py}", "ecosystem/fastmcp/naive_server.py", "subclass"], ["{py}", "ecosystem/fastmcp/naive_client.py"]),
+    "typescript": ("@modelcontextprotocol/sdk", ["node", "ecosystem/typescript/naive_server.cjs", "naive"],
+                   ["node", "ecosystem/typescript/naive_server.cjs", "lowlevel"],
+                   ["node", "ecosystem/typescript/naive_client.cjs"]),
+}
+
+
+def installed_version(package: str) -> str:
+    if package.startswith("@"):
+        for directory in filter(None, os.environ.get("NODE_PATH", "").split(os.pathsep)):
+            manifest = Path(directory) / package / "package.json"
+            if manifest.exists():
+                return json.loads(manifest.read_text())["version"]
+        raise SystemExit(f"probe: {package} is not in NODE_PATH")
+    from importlib.metadata import version
+
+    return version(package)
+
+
+def run_row(sdk: str, out_dir: Path) -> dict:
+    package, naive, best, client = ROWS[sdk]
+    fill = lambda argv: [sys.executable if a == "{py}" else a for a in argv]  # noqa: E731
+    os.chdir(HERE.parent)  # the commands are relative to the repository
+    row = {"sdk": sdk, "package": package, "version": installed_version(package),
+           "server": {"naive": judge_server(record_server(fill(naive))),
+                      "best-effort": judge_server(record_server(fill(best)))},
+           "client": judge_client(record_client(fill(client)))}
+    if sdk == "fastmcp":
+        row["mcp"] = installed_version("mcp")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{sdk}@{row['version']}.json").write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
+    return row
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "row" and argv[1] in ROWS:
+        row = run_row(argv[1], Path(argv[2]).resolve())
+        print(f"probe: {row['package']} {row['version']} -> {Path(argv[2]) / (argv[1] + '@' + row['version'])}.json")
+        return 0
     if len(argv) < 4 or argv[0] not in ("server", "client") or argv[2] != "--":
         print(__doc__, file=sys.stderr)
         return 2
