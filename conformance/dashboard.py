@@ -317,7 +317,7 @@ def render(dashboard: Dashboard, out_dir: Path, title: str = "MCP extension conf
     filters = (f'<form id=filters hidden aria-label="filter the checks">'
                f'{_select("role", "role", present_roles)}{_select("profile", "profile", present_profiles)}'
                f'{_select("level", "level", present_levels)}'
-               f'{_select("outcome", "any implementation", [o for o in (*SUMMARY_OUTCOMES, "absent")])}'
+               f'{_select("outcome", "outcome (any column)", [o for o in (*SUMMARY_OUTCOMES, "absent")])}'
                f'</form>')
     runs = sum(len(c.runs) for c in dashboard.columns)
     return (
