@@ -49,6 +49,7 @@ class Run:
     path: Path
     doc: dict
     name: str
+    named: bool = False  # named with NAME= (else after its target)
 
     @property
     def index_html(self) -> Path | None:
@@ -131,13 +132,22 @@ def load(spec: str) -> Run:
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise DashboardError(f"{path}: does not match schemas/results.json: {'; '.join(problems[:3])}{more}")
-    return Run(path=path, doc=doc, name=name or target_name(doc["target"]))
+    return Run(path=path, doc=doc, name=name or target_name(doc["target"]), named=name is not None)
+
+
+def full_target(target: dict) -> str:
+    return next((target[k] for k in ("command", "url", "image", "adapter") if target.get(k)), "?")
 
 
 def build(runs: list[Run]) -> Dashboard:
     """Merge runs into columns (by name, in the order first given) and rows (every check any run has)."""
     columns: dict[str, Column] = {}
     rows: dict[str, Row] = {}
+    # Two runs of one role whose targets shorten to the same name (one program, other arguments): the whole target.
+    short = Counter((run.name, run.doc["role"]) for run in runs if not run.named)
+    for run in runs:
+        if not run.named and short[(run.name, run.doc["role"])] > 1:
+            run.name = full_target(run.doc["target"])
     for run in runs:
         column = columns.setdefault(run.name, Column(run.name))
         role = run.doc["role"]
@@ -185,7 +195,8 @@ table{border-collapse:separate;border-spacing:0;width:100%}
 th,td{padding:4px 10px;border-bottom:1px solid #d8dee4;text-align:left;vertical-align:top}
 thead th{position:sticky;top:0;background:#f6f8fa;z-index:2;border-bottom:1px solid #d0d7de;font-weight:600}
 thead tr.summary th, thead tr.summary td{top:auto;position:static;background:#fff;font-weight:400}
-th[scope=row]{font-weight:400;max-width:520px}
+th[scope=row]{font-weight:400;min-width:300px;max-width:520px}
+th.col{min-width:110px;max-width:200px;overflow-wrap:anywhere}
 th[scope=row] code{font-weight:600}
 .req{display:block;color:#59636e;font-size:12px}
 tbody tr.group th{background:#eef1f4;font-size:13px;font-weight:600;position:static}
@@ -194,7 +205,7 @@ td.cell{text-align:center;white-space:nowrap}
 .v{display:inline-block;min-width:52px;text-align:center;color:#fff;border-radius:10px;padding:0 8px;
    font-size:12px;font-weight:600;text-transform:uppercase;text-decoration:none}
 a.v:hover,a.v:focus{outline:2px solid #0969da;outline-offset:1px}
-.absent{color:#9a6700;font-size:12px;font-style:italic}
+.absent{color:#9a6700;font-size:12px;font-style:italic;white-space:nowrap}
 .na{color:#8c959f}
 .col small{display:block;font-weight:400;color:#59636e;font-size:11px;max-width:220px;overflow-wrap:anywhere}
 .counts .v{min-width:0;margin:1px}
@@ -242,16 +253,21 @@ def _verdict(outcome: str, href: str | None, title: str) -> str:
 
 
 def _column_header(column: Column, out_dir: Path) -> str:
-    lines = []
+    """The name, then one link per run (its role) with when and with what it ran in the link's title."""
+    links = []
     for run in column.runs:
         doc = run.doc
-        what = escape(doc["role"])
+        about = (f"{doc['role']} run of {target_name(doc['target'])}, finished {doc['finishedAt']}, "
+                 f"suite {doc['suite']['version']}, exit code {doc['exitCode']}"
+                 + (f", unreachable: {doc['unavailable']}" if doc.get("unavailable") else ""))
+        label = escape(doc["role"]) + (" (unreachable)" if doc.get("unavailable") else "")
         if run.index_html:
-            what = f'<a href="{escape(_href(run.index_html, out_dir))}">{what} report</a>'
-        lines.append(f"<small>{what} · {escape(doc['finishedAt'][:10])} · suite {escape(doc['suite']['version'])}"
-                     f"{' · mcp ' + escape(str(doc['sdk'].get('mcp'))) if doc['sdk'].get('mcp') else ''}"
-                     f"{' · unreachable' if doc.get('unavailable') else ''}</small>")
-    return f'<th scope=col class=col>{escape(column.name)}{"".join(lines)}</th>'
+            links.append(f'<a href="{escape(_href(run.index_html, out_dir))}" title="{escape(about)}">{label}</a>')
+        else:
+            links.append(f'<span title="{escape(about)}">{label}</span>')
+    when = max(run.doc["finishedAt"] for run in column.runs)[:10]
+    return (f'<th scope=col class=col>{escape(column.name)}<small>{" · ".join(links)}</small>'
+            f'<small>{escape(when)}</small></th>')
 
 
 def _cell(column: Column, index: int, row: Row, out_dir: Path) -> tuple[str, str]:

@@ -40,7 +40,8 @@ class Stdio:
 
     def __init__(self, argv: list[str]):
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     start_new_session=True, text=True)
+                                     start_new_session=True, text=True,
+                                     env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"})  # the reference server
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0

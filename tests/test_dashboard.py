@@ -200,3 +200,10 @@ def test_run_report_has_an_anchor_per_check_for_the_dashboard_links():
 
     page = render(results("server", [check(FLAG, "pass"), check(UNMET, "fail", "ran anyway")]))
     assert f"id='{FLAG}'" in page and f"id='{UNMET}'" in page
+
+
+def test_runs_whose_targets_shorten_alike_are_named_by_their_whole_command(tmp_path):
+    one = write_run(tmp_path / "one", results("server", [check(FLAG, "pass")], command="node srv.cjs naive"))
+    two = write_run(tmp_path / "two", results("server", [check(FLAG, "fail")], command="node srv.cjs lowlevel"))
+    table = parse(dashboard.write([str(one), str(two)], tmp_path / "out"))
+    assert table.headers[1].startswith("node srv.cjs naive") and table.headers[2].startswith("node srv.cjs lowlevel")
