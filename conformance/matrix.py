@@ -121,14 +121,16 @@ SDK_ORDER = {"python": 0, "fastmcp": 1, "typescript": 2}
 SDK_TITLE = {"python": "Python `mcp`", "fastmcp": "FastMCP", "typescript": "TypeScript SDK"}
 # How each SDK's user gets past what the measurements show missing (checked by ecosystem/probe.py's runs).
 SERVER_SEAM = {
-    "python": "put them back in a `Server.middleware` entry on 2.x, or under the session's message streams on 1.x "
-              "(reference_servers/sdk/)",
+    "python": "put them back on the result in a `Server.middleware` entry (reference_servers/sdk/_v2.py)",
     "fastmcp": "a `FunctionTool` subclass whose `to_mcp_tool` rebuilds the SDK's Tool with them works while mcp "
                "1.x is underneath; on mcp 2.x nothing in FastMCP keeps them: serve `tools/list` below it",
     "typescript": "use the low-level `Server` and return plain objects from a `tools/list` handler",
 }
 METHOD_SEAM = {
-    "python": "unknown methods are refused before any handler: intercept them as reference_servers/sdk/ does",
+    "python": "unknown methods are refused before any handler; serve them in a `Server.middleware` entry "
+              "(reference_servers/sdk/_v2.py)",
+    "python-1": "the session checks requests against a closed union and answers unknown methods -32602 before "
+                "any handler; serve them under the session, on its message streams (reference_servers/sdk/_v1.py)",
     "fastmcp": "FastMCP has no custom-method API: serve them below it",
     "typescript": "`setRequestHandler` with a zod schema of the method's own",
 }
@@ -194,7 +196,8 @@ def must_do(row: dict) -> str:
             if set(best["capabilities"].values()) == {"top-level"} else "patch the initialize result below the SDK"
         steps.append(f"Capabilities: {_caps(naive['capabilities'])}; {fix}.")
     if set(naive["methods"].values()) != {"answered"}:
-        steps.append(f"Methods: {METHOD_SEAM[sdk]}.")
+        major = f"{sdk}-{row['version'].split('.')[0]}"
+        steps.append(f"Methods: {METHOD_SEAM.get(major, METHOD_SEAM[sdk])}.")
     if "failure" in client:
         steps.append(f"Client: not measured ({client['failure']}).")
     else:
@@ -221,7 +224,7 @@ def survival_table(directory: Path = SURVIVAL_DIR) -> str:
              "Naive server: Python — the SDK's `Tool` with the fields as keyword arguments, `experimental_capabilities`; "
              "FastMCP — `@mcp.tool(meta=…)`, `experimental_capabilities`; TypeScript — `McpServer.registerTool` with "
              "the fields in its config, capabilities in the constructor. Best-effort server: Python — the reference "
-             "server's SDK adapter (reference_servers/sdk/); FastMCP — a `FunctionTool` subclass whose `to_mcp_tool` "
+             "server's SDK adapter (reference_servers/sdk/; it sends no `_meta`); FastMCP — a `FunctionTool` subclass whose `to_mcp_tool` "
              "adds the fields; TypeScript — the low-level `Server` with plain-object handlers and `setRequestHandler` "
              "for the extension methods.", "",
              "## Server: what reaches the wire", "",
