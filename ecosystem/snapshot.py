@@ -11,7 +11,8 @@ server-everything (--server-everything, its binary); each run's reports go
 to OUT_DIR/runs/<name>/ (results.json, summary.md, index.html), then
 `mcp-ext-conformance dashboard` writes OUT_DIR/index.html. `nox -s dashboard`
 installs the npm packages and calls this. A run that fails is a finding, not
-an error: the snapshot records it.
+an error: the snapshot records it. Paths under the checkout are written
+relative to it in the kept reports.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def suite(out: Path, name: str, argv: list[str], env: dict | None = None) -> tup
     for path in directory.iterdir() if directory.exists() else ():
         if path.name not in KEEP:  # junit, raw pytest report and badges: regenerable, not worth a diff
             shutil.rmtree(path) if path.is_dir() else path.unlink()
+        else:  # paths relative to the checkout, so the committed snapshot does not name this machine's
+            path.write_text(path.read_text(encoding="utf-8").replace(f"{ROOT}/", "")
+                            .replace(str(ROOT), "."), encoding="utf-8")
     return name, code
 
 
