@@ -22,9 +22,10 @@ nox.options.reuse_existing_virtualenvs = True
 # Releases the reference implementations must run on (DESIGN.md "SDK matrix").
 SDK_RELEASES = ["1.9.4", "1.23.3", "1.30.0", "2.0.0", "2.3.0"]
 # Field-survival rows beside them: FastMCP's newest two majors that install from the registry here (4.1.6 and
-# 3.4.11 need a newer certifi than the mirror has), and the TypeScript SDK around its 1.22.0 schema change.
+# 3.4.11 need a newer certifi than the mirror has), and the TypeScript SDK around its 1.22.0 and 1.24.0 schema
+# changes (1.22.0: the client drops unknown Tool fields and `execution`; 1.24.0: `execution` keeps `taskSupport`).
 FASTMCP_RELEASES = ["3.4.10", "4.1.2"]
-TS_SDK_RELEASES = ["1.21.2", "1.22.0", "1.32.2"]
+TS_SDK_RELEASES = ["1.21.2", "1.22.0", "1.24.0", "1.32.2"]
 SURVIVAL = "reports/ecosystem/sdk-survival"
 SERVER_EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 
