@@ -316,9 +316,11 @@ def render(dashboard: Dashboard, out_dir: Path, title: str = "MCP extension conf
     body = []
     current = None
     for row in dashboard.rows:
-        if row.profile != current:
+        if row.profile != current:  # one tbody per profile, so its header row heads a real row group
+            if current is not None:
+                body.append("</tbody>")
             current = row.profile
-            body.append(f'<tr class=group data-profile="{escape(row.profile)}">'
+            body.append(f'<tbody><tr class=group data-profile="{escape(row.profile)}">'
                         f'<th scope=rowgroup colspan={len(dashboard.columns) + 1} id="p-{escape(row.profile)}">'
                         f'{escape(row.profile)}</th></tr>')
         cells, outcomes = [], set()
@@ -348,7 +350,7 @@ def render(dashboard: Dashboard, out_dir: Path, title: str = "MCP extension conf
         "asked to run, another suite version, or a -k selection). <span class=na>·</span>: no run of this "
         "check's role for that implementation."
         f"</caption><thead><tr><th scope=col>check</th>{head}</tr>{_summary(dashboard)}</thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div></main>"
+        f"{''.join(body)}{'</tbody>' if body else ''}</table></div></main>"
         f"<script>{SCRIPT}</script></body></html>"
     )
 

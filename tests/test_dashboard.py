@@ -207,3 +207,20 @@ def test_runs_whose_targets_shorten_alike_are_named_by_their_whole_command(tmp_p
     two = write_run(tmp_path / "two", results("server", [check(FLAG, "fail")], command="node srv.cjs lowlevel"))
     table = parse(dashboard.write([str(one), str(two)], tmp_path / "out"))
     assert table.headers[1].startswith("node srv.cjs naive") and table.headers[2].startswith("node srv.cjs lowlevel")
+
+
+def test_unreachable_run_and_bad_output_directory(tmp_path):
+    doc = results("server", [])
+    doc["unavailable"], doc["exitCode"] = "the server exited before answering initialize", 2
+    path = write_run(tmp_path / "down", doc)
+    text = dashboard.write([f"down={path}"], tmp_path / "out").read_text()
+    assert "server (unreachable)" in text
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    proc = cli(str(path), "--out", str(blocker / "sub"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.strip()
+
+
+def test_each_profile_is_a_row_group(tmp_path, runs):
+    text = dashboard.write([str(p) for p in runs], tmp_path / "out").read_text()
+    assert text.count("<tbody>") == text.count("</tbody>") == text.count("scope=rowgroup") == 2
