@@ -6,7 +6,13 @@
     nox -s "sdk(mcp='1.9.4')"    one release
     nox -s matrix                the SDK matrix: reference and naive servers on each release -> reports/sdk-matrix.md
     nox -s determinism           twenty full runs against the reference implementations give identical verdicts
+    nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
+    nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
+    nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
 """
+
+import shutil
+from pathlib import Path
 
 import nox
 
@@ -15,6 +21,23 @@ nox.options.reuse_existing_virtualenvs = True
 
 # Releases the reference implementations must run on (DESIGN.md "SDK matrix").
 SDK_RELEASES = ["1.9.4", "1.23.3", "1.30.0", "2.0.0", "2.3.0"]
+# Field-survival rows beside them: FastMCP's newest two majors that install from the registry here (4.1.6 and
+# 3.4.11 need a newer certifi than the mirror has), and the TypeScript SDK around its 1.22.0 and 1.24.0 schema
+# changes (1.22.0: the client drops unknown Tool fields and `execution`; 1.24.0: `execution` keeps `taskSupport`).
+FASTMCP_RELEASES = ["3.4.10", "4.1.2"]
+TS_SDK_RELEASES = ["1.21.2", "1.22.0", "1.24.0", "1.32.2"]
+SURVIVAL = "reports/ecosystem/sdk-survival"
+SERVER_EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
+
+
+def npm_install(session, package: str) -> Path:
+    """`package` installed under the session's virtualenv (never the repository); its node_modules."""
+    if not shutil.which("npm"):
+        session.skip("npm is not installed")
+    prefix = Path(session.virtualenv.location) / "npm" / package.replace("/", "+")
+    session.run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), package,
+                external=True)
+    return prefix / "node_modules"
 
 
 @nox.session
@@ -45,7 +68,42 @@ def matrix(session, mcp):
     """One release of the SDK matrix; each run rewrites reports/sdk-matrix.md from every release done so far."""
     pins = [f"mcp=={mcp}"] + (["pydantic<2.14"] if mcp.startswith("1.") else [])
     session.install("-e", ".[reference,test]", *pins)
+    session.run("python", "ecosystem/probe.py", "row", "python", SURVIVAL)
+    session.run("python", "-m", "conformance.matrix", "survival", silent=True)
     session.run("python", "-m", "conformance.matrix", "run", "reports/sdk-matrix")
+
+
+@nox.session
+@nox.parametrize("fastmcp", FASTMCP_RELEASES)
+def matrix_fastmcp(session, fastmcp):
+    """One FastMCP release: its naive servers and client, probed raw; rewrites reports/ecosystem/sdk-survival.md."""
+    session.install(f"fastmcp=={fastmcp}")
+    session.run("python", "ecosystem/probe.py", "row", "fastmcp", SURVIVAL)
+    session.run("python", "-m", "conformance.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+
+
+@nox.session
+@nox.parametrize("sdk", TS_SDK_RELEASES)
+def matrix_typescript(session, sdk):
+    """One @modelcontextprotocol/sdk release (npm): naive and low-level servers and a client, probed raw."""
+    node_modules = npm_install(session, f"@modelcontextprotocol/sdk@{sdk}")
+    session.run("python", "ecosystem/probe.py", "row", "typescript", SURVIVAL, env={"NODE_PATH": str(node_modules)})
+    session.run("python", "-m", "conformance.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+
+
+@nox.session
+def dashboard(session):
+    """Every implementation the repository can run (reference, naive SDK servers, npm servers), checked, on one
+    page: reports/ecosystem/index.html, each run's reports under reports/ecosystem/runs/."""
+    session.install("-e", ".[reference,test]")
+    extra = []
+    if shutil.which("npm"):
+        extra += ["--node-sdk", str(npm_install(session, f"@modelcontextprotocol/sdk@{TS_SDK_RELEASES[-1]}"))]
+        everything = npm_install(session, SERVER_EVERYTHING)
+        extra += ["--server-everything", str(everything / ".bin" / "mcp-server-everything")]
+    else:
+        session.warn("npm is not installed: the TypeScript servers are left out of the snapshot")
+    session.run("python", "ecosystem/snapshot.py", "reports/ecosystem", *extra)
 
 
 @nox.session

@@ -5,6 +5,7 @@
     mcp-ext-conformance gateway --command "CMD ARGS" | --adapter MODULE:FACTORY   [--profile P]...
     mcp-ext-conformance list   [--role R] [--profile P]
     mcp-ext-conformance demo
+    mcp-ext-conformance dashboard [NAME=]RESULTS.json... --out DIR
 
 Exit codes: 0 nothing unexpected failed, 1 a check failed, 2 bad usage or the
 target unreachable. The user never sees a traceback: anything unexpected is
@@ -93,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run every role against the bundled reference implementations")
     demo.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR")
+
+    dashboard = sub.add_parser("dashboard", help="one static page comparing many runs (results.json) side by side")
+    dashboard.add_argument("results", nargs="+", metavar="[NAME=]RESULTS",
+                           help="a results.json or its directory; NAME= names the implementation's column")
+    dashboard.add_argument("--out", required=True, metavar="DIR", help="where to write index.html")
+    dashboard.add_argument("--title", help="the page's title")
     return parser
 
 
@@ -140,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_gateway(args)
         if args.subcommand == "demo":
             return cmd_demo(args)
+        if args.subcommand == "dashboard":
+            from .dashboard import cmd_dashboard
+
+            return cmd_dashboard(args)
     except KeyboardInterrupt:
         print("mcp-ext-conformance: interrupted", file=sys.stderr)
         return 2

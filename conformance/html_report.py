@@ -107,6 +107,6 @@ def _check(check: dict) -> str:
         f"{' · ' + escape(ex['failure']) if ex.get('failure') else ''}</summary>"
         f"<pre>→ {_json(ex['request'])}</pre><pre>← {_json(ex['response'])}</pre></details>"
         for ex in check.get("exchanges", ()))
-    return (f"<details class=check{open_attr}><summary>{pill(check['outcome'])}<span class=id>{escape(check['id'])}"
+    return (f"<details class=check{open_attr}><summary id='{escape(check['id'])}'>{pill(check['outcome'])}<span class=id>{escape(check['id'])}"
             f"</span><span class=reason>{escape(check.get('reason') or '')}</span></summary>"
             f"<dl>{body}</dl>{exchanges}</details>")

@@ -8,6 +8,15 @@ over Streamable HTTP (on 2.x also in the 2026-07-28 connection mode), and the na
 extension fields put straight on the SDK's Tool, no adapter) over stdio, each
 with every server profile it offers claimed. Results go to OUT/<release>/<target>/.
 `nox -s matrix` runs it once per release of the matrix, then writes the table.
+
+    python -m conformance.matrix survival     # (re)write reports/ecosystem/sdk-survival.md
+
+The field-survival table: per SDK release (Python `mcp`, FastMCP, the
+TypeScript SDK), whether a server built on it puts the extension fields,
+capabilities and methods on the wire (naive use and best-effort use) and
+whether a client built on it shows them (typed API and raw request), from the
+rows ecosystem/probe.py wrote into reports/ecosystem/sdk-survival/; then what
+an implementer on that release must do.
 """
 
 from __future__ import annotations
@@ -102,10 +111,160 @@ def table(out_root: Path) -> str:
             doc = json.loads(path.read_text()) if path.exists() else None
             lines.append(f"| {release} | " + " | ".join(cell(doc, p) for p in profiles) + " |")
         lines.append("")
+    if survival_rows():
+        lines += ["", survival_table().replace("# Field survival", "# SDK field survival", 1)]
     return "\n".join(lines)
 
 
+SURVIVAL_DIR = ROOT / "reports" / "ecosystem" / "sdk-survival"
+SDK_ORDER = {"python": 0, "fastmcp": 1, "typescript": 2}
+SDK_TITLE = {"python": "Python `mcp`", "fastmcp": "FastMCP", "typescript": "TypeScript SDK"}
+# How each SDK's user gets past what the measurements show missing (checked by ecosystem/probe.py's runs).
+SERVER_SEAM = {
+    "python": "put them back on the result in a `Server.middleware` entry (reference_servers/sdk/_v2.py)",
+    "fastmcp": "a `FunctionTool` subclass whose `to_mcp_tool` rebuilds the SDK's Tool with them works while mcp "
+               "1.x is underneath; on mcp 2.x nothing in FastMCP keeps them: serve `tools/list` below it",
+    "typescript": "use the low-level `Server` and return plain objects from a `tools/list` handler",
+}
+METHOD_SEAM = {
+    "python": "unknown methods are refused before any handler; serve them in a `Server.middleware` entry "
+              "(reference_servers/sdk/_v2.py)",
+    "python-1": "the session checks requests against a closed union and answers unknown methods -32602 before "
+                "any handler; serve them under the session, on its message streams (reference_servers/sdk/_v1.py)",
+    "fastmcp": "FastMCP has no custom-method API: serve them below it",
+    "typescript": "`setRequestHandler` with a zod schema of the method's own",
+}
+RAW_CLIENT = {
+    "python": "`session.send_request(FreeRequest, RawResult)` (a result model with `extra=\"allow\"`)",
+    "fastmcp": "`client.session.send_request(FreeRequest, RawResult)` on the `mcp` session underneath",
+    "typescript": "`client.request({method}, z.object({}).passthrough())`; capabilities from the transport's "
+                  "initialize message",
+}
+
+
+def _key(release: str):
+    return tuple(int(p) if p.isdigit() else p for p in release.replace("-", ".").split("."))
+
+
+def survival_rows(directory: Path = SURVIVAL_DIR) -> list[dict]:
+    rows = [json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))] if directory.exists() else []
+    return sorted(rows, key=lambda r: (SDK_ORDER.get(r["sdk"], 9), _key(r["version"])))
+
+
+def _yes(flag: bool) -> str:
+    return "✅" if flag else "❌"
+
+
+def _fields(tools: dict) -> str:
+    execution = ",".join(tools["executionKeys"]) or "—"
+    return (f"{_yes(tools['preprocessor'])} preprocessor · {_yes(tools['execution.requirements'])} requirements "
+            f"· execution {{{execution}}} · {_yes(tools['_meta'])} _meta")
+
+
+def _caps(caps: dict) -> str:
+    where = set(caps.values())
+    if where == {"top-level"}:
+        return "✅ top-level"
+    if where == {"experimental"}:
+        return "⚠️ under `experimental`"
+    if where == {"not read"}:
+        return "not read"
+    return "❌ " + ", ".join(f"{k} {v}" for k, v in caps.items())
+
+
+def _methods(methods: dict) -> str:
+    states = set(methods.values())
+    return "✅ answered" if states == {"answered"} else "❌ " + "; ".join(sorted(states))
+
+
+def _release(row: dict) -> str:
+    return f"{row['version']}" + (f" (mcp {row['mcp']})" if row.get("mcp") else "")
+
+
+def must_do(row: dict) -> str:
+    """What an implementer on this release must do, from what the row measured."""
+    sdk, naive, best, client = row["sdk"], row["server"]["naive"], row["server"]["best-effort"], row["client"]
+    steps = []
+    if naive["tools"]["preprocessor"] and naive["tools"]["execution.requirements"]:
+        steps.append("Server: fields put on the SDK's tool definition reach the wire.")
+    elif best["tools"]["preprocessor"] and best["tools"]["execution.requirements"]:
+        steps.append(f"Server: the tool definition drops the fields; {SERVER_SEAM[sdk]}.")
+    else:
+        steps.append(f"Server: neither use put both fields on the wire; {SERVER_SEAM[sdk]}.")
+    if set(naive["capabilities"].values()) != {"top-level"}:
+        fix = "put them top-level as the best-effort server does" \
+            if set(best["capabilities"].values()) == {"top-level"} else "patch the initialize result below the SDK"
+        steps.append(f"Capabilities: {_caps(naive['capabilities'])}; {fix}.")
+    if set(naive["methods"].values()) != {"answered"}:
+        major = f"{sdk}-{row['version'].split('.')[0]}"
+        steps.append(f"Methods: {METHOD_SEAM.get(major, METHOD_SEAM[sdk])}.")
+    if "failure" in client:
+        steps.append(f"Client: not measured ({client['failure']}).")
+    else:
+        typed = client["typed"]["tools"]
+        if typed["preprocessor"] and typed["execution.requirements"] \
+                and set(client["typed"]["capabilities"].values()) == {"top-level"}:
+            steps.append("Client: the typed API shows fields and capabilities.")
+        else:
+            meta = " `_meta` survives the typed API." if typed["_meta"] else ""
+            steps.append(f"Client: the typed API drops them; read `tools/list` and `initialize` raw: "
+                         f"{RAW_CLIENT[sdk]}.{meta}")
+        if set(client["methods"].values()) == {"answered"}:
+            steps.append("Extension methods: the raw request path sends them.")
+    return " ".join(steps)
+
+
+def survival_table(directory: Path = SURVIVAL_DIR) -> str:
+    rows = survival_rows(directory)
+    lines = ["# Field survival per SDK release", "",
+             "Measured by ecosystem/probe.py with the servers and clients in ecosystem/, written as each SDK's docs "
+             "teach. A server is judged on its raw stdio output (no SDK between wire and verdict); a client talks to "
+             "ecosystem/wire_server.py, which sends every field, and reports what its typed API and its raw request "
+             "path returned. Regenerate with `nox -s matrix matrix_fastmcp matrix_typescript`.", "",
+             "Naive server: Python — the SDK's `Tool` with the fields as keyword arguments, `experimental_capabilities`; "
+             "FastMCP — `@mcp.tool(meta=…)`, `experimental_capabilities`; TypeScript — `McpServer.registerTool` with "
+             "the fields in its config, capabilities in the constructor. Best-effort server: Python — the reference "
+             "server's SDK adapter (reference_servers/sdk/; it sends no `_meta`); FastMCP — a `FunctionTool` subclass whose `to_mcp_tool` "
+             "adds the fields; TypeScript — the low-level `Server` with plain-object handlers and `setRequestHandler` "
+             "for the extension methods.", "",
+             "## Server: what reaches the wire", "",
+             "| SDK | release | naive: tool fields | naive: capabilities | naive: methods | best-effort: tool fields "
+             "| best-effort: capabilities | best-effort: methods |", "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        cells = []
+        for use in ("naive", "best-effort"):
+            server = row["server"][use]
+            if not server["reached"]:
+                cells += [f"❌ unreachable: {server['failure']}", "", ""]
+                continue
+            cells += [_fields(server["tools"]), _caps(server["capabilities"]), _methods(server["methods"])]
+        lines.append(f"| {SDK_TITLE[row['sdk']]} | {_release(row)} | " + " | ".join(cells) + " |")
+    lines += ["", "## Client: what its user sees", "",
+              "| SDK | release | typed: tool fields | typed: capabilities | raw: tool fields | raw: capabilities "
+              "| raw: extension methods |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        client = row["client"]
+        if "failure" in client:
+            lines.append(f"| {SDK_TITLE[row['sdk']]} | {_release(row)} | ❌ {client['failure']} | | | | |")
+            continue
+        lines.append(f"| {SDK_TITLE[row['sdk']]} | {_release(row)} | {_fields(client['typed']['tools'])} | "
+                     f"{_caps(client['typed']['capabilities'])} | {_fields(client['raw']['tools'])} | "
+                     f"{_caps(client['raw']['capabilities'])} | {_methods(client['methods'])} |")
+    lines += ["", "## What an implementer must do", ""]
+    lines += [f"- **{SDK_TITLE[row['sdk']]} {_release(row)}**: {must_do(row)}" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_survival(directory: Path = SURVIVAL_DIR) -> str:
+    text = survival_table(directory)
+    (directory.parent / "sdk-survival.md").write_text(text, encoding="utf-8")
+    return text
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["survival"]:
+        print(write_survival())
+        return 0
     if len(argv) != 2 or argv[0] not in ("run", "table"):
         print(__doc__, file=sys.stderr)
         return 2

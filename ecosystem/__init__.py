@@ -1,0 +1,3 @@
+"""Other implementations beside the reference ones: naive servers and clients on each SDK, the probe that
+measures which extension fields survive them, and the dashboard snapshot (see README, "Comparing
+implementations")."""
