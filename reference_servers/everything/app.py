@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from .. import fixtures
-from ..core import App, AugmentationDef, MiddlewareDef, Session, ToolDef, ToolFailure
+from ..core import App, AugmentationDef, Limits, MiddlewareDef, Session, ToolDef, ToolFailure
 from ..middleware import AUGMENTATIONS, MIDDLEWARE, retrieval
 from ..middleware.memory import MemoryStore
 
@@ -24,7 +24,7 @@ def default_memory_path() -> str:
 
 
 def build_app(config: dict) -> App:
-    app = App()
+    app = App(limits=Limits.from_config(config.get("limits")))
     profiles = set(config.get("profiles") or SERVER_PROFILES)
     unknown = profiles - set(SERVER_PROFILES)
     if unknown:

@@ -178,16 +178,24 @@ def _digits(text: str) -> str:
     return "".join(ch for ch in text if "0" <= ch <= "9")
 
 
+_MAX_PHONE_DIGITS = 17  # E.164 allows 15, plus a "(0)" trunk digit and some slack
+_TOO_MANY_DIGITS_RE = re.compile(r"(?:[^0-9]*[0-9]){%d}" % (_MAX_PHONE_DIGITS + 1))
+
+
 def _longest_valid_prefix(candidate: str, region: str | None, min_digits: int = 7) -> int:
-    """Length of the longest prefix ending at a group boundary that is a valid phone number, or 0."""
-    cuts = [len(candidate)] + [m.start() for m in _SEPARATOR_RE.finditer(candidate)][::-1]
+    """Length of the longest prefix ending at a group boundary that is a valid phone number, or 0.
+
+    Only the part before the 18th digit can be a number, so the candidate is cut there first: a run of thousands
+    of groups ("+1 1 1 1 ...") costs one bounded look, not one digit count per group (which was quadratic).
+    """
+    too_many = _TOO_MANY_DIGITS_RE.match(candidate)
+    head = candidate if too_many is None else candidate[:too_many.end() - 1]
+    cuts = ([len(candidate)] if too_many is None else []) + [m.start() for m in _SEPARATOR_RE.finditer(head)][::-1]
     for cut in cuts:
         prefix = candidate[:cut].rstrip(" .-(")
         digits = len(_digits(prefix))
         if digits < min_digits:
             break
-        if digits > 17:  # E.164 allows 15, plus a "(0)" trunk digit and some slack
-            continue
         if not DATE_SHAPE_RE.match(prefix) and _valid_phone(prefix, region):
             return len(prefix)
     return 0
@@ -219,21 +227,52 @@ def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
 
 
 # -- detectors -------------------------------------------------------------------------------------
+_EMAIL_LOCAL_RE = re.compile(r"(?<![\w%+.\-])[\w%+\-]+(?:[.'][\w%+\-]+)*@")
+_EMAIL_DOMAIN_RE = re.compile(r"(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}(?![\w\-])")
+_DOUBLE_SEPARATOR_RE = re.compile(r"[.'](?=[.'])")
+_MAX_LOCAL, _MAX_DOMAIN = 256, 255  # RFC 5321 allows 64 and 255; the local bound is generous on purpose
+
+
+def _email_start(text: str, left: int, at: int) -> int:
+    """Where EMAIL_RE's leftmost match ending at the "@" `at` starts, given the run of local characters from `left`.
+
+    A match starts at `left` or right after an apostrophe (the only local character the lookbehind allows before
+    it), and after the last doubled separator; so one look suffices instead of one regex match per position.
+    """
+    if at == left or text[at - 1] in ".'":
+        return -1
+    lowest = left
+    for m in _DOUBLE_SEPARATOR_RE.finditer(text, left, at):
+        lowest = m.start() + 1
+    start = lowest
+    while start < at:
+        if (start == left or text[start - 1] == "'") and _EMAIL_LOCAL_RE.match(text, start, at + 1):
+            return start
+        apostrophe = text.find("'", start, at)
+        if apostrophe < 0:
+            return -1
+        start = apostrophe + 1
+    return -1
+
+
 def _emails(text: str):
-    """EMAIL_RE's matches, found from the (rare) "@" signs instead of trying the pattern at every position."""
+    """EMAIL_RE's matches, found from the (rare) "@" signs instead of trying the pattern at every position.
+
+    Each "@" costs a bounded, linear look: the domain once (at most _MAX_DOMAIN characters), the local part once.
+    """
     done = 0  # matches never overlap: nothing before the end of the previous one is looked at again
     at = text.find("@")
     while at >= 0:
-        left = at
-        while left > done and at - left < 256 and (text[left - 1].isalnum() or text[left - 1] == "_"
-                                                   or text[left - 1] in _EMAIL_LOCAL_CHARS):
-            left -= 1
-        for start in range(left, at):  # the leftmost start whose match spans this "@", as finditer would find
-            m = EMAIL_RE.match(text, start)
-            if m:
-                yield Found(m.start(), m.end(), "EMAIL")
-                done = m.end()
-                break
+        domain = _EMAIL_DOMAIN_RE.match(text, at + 1, min(len(text), at + 1 + _MAX_DOMAIN))
+        if domain:
+            left = at
+            while left > done and at - left < _MAX_LOCAL and (text[left - 1].isalnum() or text[left - 1] == "_"
+                                                              or text[left - 1] in _EMAIL_LOCAL_CHARS):
+                left -= 1
+            start = _email_start(text, left, at)
+            if start >= 0:
+                yield Found(start, domain.end(), "EMAIL")
+                done = domain.end()
         at = text.find("@", max(at + 1, done))
 
 
@@ -281,6 +320,8 @@ def _cards(text: str):
             pos += len(group) + (1 if i < len(seps) else 0)
         best = None  # (length, -start) of the longest, then earliest, valid sub-run of whole groups
         for i in range(len(groups)):
+            if len(groups) > 1 and len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
+                continue  # every card grouping starts with a 4-digit group, or is one run of 13-19 digits
             count = 0
             for j in range(i, len(groups)):
                 count += len(groups[j])
