@@ -119,10 +119,11 @@ TYPES = ("LITERAL", "EMAIL", "CARD", "SSN", "PHONE", "IPV4")  # also the tie-bre
 PRIORITY = {kind: i for i, kind in enumerate(TYPES)}
 
 # -- candidate patterns (ASCII digits only: "\d" would also match other scripts' digits) ----------
-# A candidate must not continue a longer token: these guards say what may not touch it. Patterns that start with
-# a digit begin with a lookahead for it, which lets the regex engine skip most positions before the slower
-# lookbehind runs (about twice as fast on prose).
-_NOT_AFTER = r"(?<![\w+\-.])"
+# A candidate must not continue a longer token: these guards say what may not touch it. Every pattern starts with
+# the character it must start with (a digit, "0" or "("), and the guard on the character before it comes right
+# after, as a lookbehind over both: a pattern that starts with a character class lets the regex engine skip ahead
+# to the next such character in C, where a leading lookaround would be tried at every position.
+_NOT_AFTER_BAD = r"[\w+\-.]"
 _NOT_BEFORE = r"(?![\w\-]|\.[0-9])"
 
 EMAIL_RE = re.compile(
@@ -136,24 +137,36 @@ _EMAIL_LOCAL_CHARS = frozenset("%+-.'")
 # Unambiguous on purpose (every group after the first starts with a separator or "("), so a long digit run cannot
 # make the regex engine backtrack through every way of splitting it.
 PHONE_INTL_RE = re.compile(r"\+(?<![\w+]\+)[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+)*")
-PHONE_NANP_RE = re.compile(r"(?=[0-9(])" + _NOT_AFTER + r"(?:1[ .\-])?(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
-                           r"[0-9]{3}[ .\-][0-9]{4}" + _NOT_BEFORE)
-PHONE_TRUNK0_RE = re.compile(r"(?=[0(])" + _NOT_AFTER + r"(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[ .\-][0-9]{2,8}){1,4}"
-                             + _NOT_BEFORE)
-PHONE_BARE_RE = re.compile(r"(?=[0-9])" + _NOT_AFTER + r"[0-9]{10,15}" + _NOT_BEFORE)
+# North American numbers, `(1-)415-555-2671` starting with a digit and `(415) 555-2671` starting with "(".
+_NANP_AREA = r"(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
+PHONE_NANP_RES = (
+    re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])"
+               rf"[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
+    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()[0-9]{{3}}\)[ .\-]?[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
+)
+_TRUNK0_GROUPS = r"(?:[ .\-][0-9]{2,8}){1,4}"
+PHONE_TRUNK0_RES = (
+    re.compile(rf"0(?<!{_NOT_AFTER_BAD}0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
+    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()0[0-9]{{1,4}}\){_TRUNK0_GROUPS}{_NOT_BEFORE}"),
+)
+PHONE_BARE_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])[0-9]{{9,14}}{_NOT_BEFORE}")
+_ANY_DIGIT_RE = re.compile(r"[0-9]")
 DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
 _SEPARATOR_RE = re.compile(r"[ .\-](?=[0-9(])|(?<=[0-9)])(?=\()")
 
 # ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssns.
-SSN_SHAPE_RE = re.compile(r"(?=[0-9])(?<![\w\-])[0-9]{3}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4}" + _NOT_BEFORE)
+SSN_SHAPE_RE = re.compile(r"[0-9](?<![\w\-][0-9])[0-9]{2}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4}" + _NOT_BEFORE)
 SSN_LABEL_BEFORE_RE = re.compile(
     r"(?i:\b(?:ssn|social[ \-]security(?:[ \-](?:number|no\.?|#))?)(?![\w]))"
     r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?$")
 
-CARD_RUN_RE = re.compile(r"(?=[0-9])" + _NOT_AFTER + r"[0-9]+(?:[ \-][0-9]+)*" + _NOT_BEFORE)
+# Runs of digit groups with at least 13 digits (the lookahead), so the many short numbers of prose never reach
+# Python code.
+CARD_RUN_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?=(?:[ \-]?[0-9]){{12}})[0-9]*(?:[ \-][0-9]+)*"
+                         + _NOT_BEFORE)
 _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
 
-IPV4_RE = re.compile(r"(?=[0-9])(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
+IPV4_RE = re.compile(r"[0-9](?<![\w.][0-9])[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
 
@@ -282,14 +295,16 @@ def _phones(text: str, strict: bool, region: str):
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield Found(m.start(), m.start() + n, "PHONE")
-    for m in PHONE_NANP_RE.finditer(text):
-        if _valid_phone(m.group(), "US"):
-            yield Found(m.start(), m.end(), "PHONE")
+    for pattern in PHONE_NANP_RES:
+        for m in pattern.finditer(text):
+            if _valid_phone(m.group(), "US"):
+                yield Found(m.start(), m.end(), "PHONE")
     if phonenumbers.ndd_prefix_for_region(region, True) == "0":
-        for m in PHONE_TRUNK0_RE.finditer(text):
-            n = _longest_valid_prefix(m.group(), region)
-            if n:
-                yield Found(m.start(), m.start() + n, "PHONE")
+        for pattern in PHONE_TRUNK0_RES:
+            for m in pattern.finditer(text):
+                n = _longest_valid_prefix(m.group(), region)
+                if n:
+                    yield Found(m.start(), m.start() + n, "PHONE")
     if strict:
         for m in PHONE_BARE_RE.finditer(text):
             if _valid_phone(m.group(), region) or _valid_phone("+" + m.group(), None):
@@ -343,9 +358,12 @@ def _ipv4s(text: str):
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
     """Every PII span of `text`, non-overlapping, in text order (see the module docstring)."""
-    literals = [Found(m.start(), m.end(), "LITERAL") for m in HANDLE_RE.finditer(text)]
-    candidates = [*_emails(text), *_cards(text), *_ssns(text, strict), *_phones(text, strict, region),
-                  *_ipv4s(text)]
+    literals = [Found(m.start(), m.end(), "LITERAL") for m in HANDLE_RE.finditer(text)] if "[" in text else []
+    candidates = list(_emails(text)) if "@" in text else []
+    if _ANY_DIGIT_RE.search(text):  # every other detector needs a digit
+        candidates += [*_cards(text), *_ssns(text, strict), *_phones(text, strict, region), *_ipv4s(text)]
+    if not candidates:
+        return literals
     candidates.sort(key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
     starts = [f.start for f in literals]  # handle-shaped text is claimed first; chosen spans never overlap
     ends = [f.end for f in literals]
