@@ -97,8 +97,13 @@ class ToolDef:
                 **copy.deepcopy(self.extensions)}
 
 
-@dataclass
+@dataclass(frozen=True)
 class MiddlewareDef:
+    """One middleware: what `middleware/list` shows and the function `middleware/invoke` runs.
+
+    The one definition: reference_servers.middleware declares its middleware with it (as `MiddlewareSpec`).
+    """
+
     name: str
     description: str
     input_schema: dict
@@ -108,15 +113,12 @@ class MiddlewareDef:
         return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
 
 
-@dataclass
-class AugmentationDef:
-    name: str
-    description: str
-    input_schema: dict
-    fn: Callable[[list[dict], dict], dict]  # -> {"content": [{"content", "properties"?}], "hint"?, "metadata"?}
+@dataclass(frozen=True)
+class AugmentationDef(MiddlewareDef):
+    """The same for `augmentation/list` and `augmentation/augment` (MCP PR #142).
 
-    def to_wire(self) -> dict:
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+    `fn` answers `{"content": [{"content": block, "properties": {...}}], "hint": str, "metadata"?: {...}}`.
+    """
 
 
 @dataclass

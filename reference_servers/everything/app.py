@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from .. import fixtures
-from ..core import App, AugmentationDef, Limits, MiddlewareDef, Session, ToolDef, ToolFailure
+from ..core import App, Limits, Session, ToolDef, ToolFailure
 from ..middleware import AUGMENTATIONS, MIDDLEWARE, retrieval
 from ..middleware.memory import MemoryStore
 
@@ -47,10 +47,10 @@ def register_real(app: App, config: dict, profiles: set[str]) -> None:
         retrieval.use_default_corpus(config["corpus"])
     for spec in MIDDLEWARE:
         if "context-middleware" in profiles and spec.name in chosen:
-            app.add_middleware(MiddlewareDef(spec.name, spec.description, spec.input_schema, spec.fn))
+            app.add_middleware(spec)
     for spec in AUGMENTATIONS:
         if "augmentation" in profiles and spec.name in chosen:
-            app.add_augmentation(AugmentationDef(spec.name, spec.description, spec.input_schema, spec.fn))
+            app.add_augmentation(spec)
     if config.get("memory", True) and profiles & {"preprocessor-tools", "execution-requirements"}:
         path = config.get("memoryStore") or os.environ.get("MCPX_MEMORY_STORE") or default_memory_path()
         if path != ":memory:":
