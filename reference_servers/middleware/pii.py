@@ -54,6 +54,15 @@ IPV4    four dot-separated decimal octets, valid for `ipaddress.IPv4Address`
   `defaultRegion` or read as international with the `+` left out
   (`4155552671`, `14155552671`, `442079460958`).
 
+Evasions. Detection reads a normalised view of the text (textutil.detection_view):
+invisible characters (soft hyphen, zero-width characters, word joiner, BOM, bidi
+controls) are dropped, and fullwidth forms and the digits of other scripts
+(Arabic-Indic, Devanagari, fullwidth, ...) read as ASCII, so `４１５-５５５-２６７１`,
+`٤١٥-٥٥٥-٢٦٧١` and `jane\u200b@example.com` are found. The handle's value is
+always the original text, byte for byte (zero-width characters inside it
+included), so restoration stays exact. Cyrillic or Greek letters inside an
+email address need nothing: Unicode letters count already.
+
 Overlaps are resolved deterministically: the longest match wins, then the one
 that starts first, then the type order LITERAL, EMAIL, CARD, SSN, PHONE, IPV4.
 
@@ -108,7 +117,7 @@ from stdnum import luhn
 from stdnum.us import ssn as us_ssn
 
 from . import MiddlewareSpec
-from .textutil import check_context, is_text
+from .textutil import check_context, detection_view, is_text, original_offset
 
 # -- handles ------------------------------------------------------------------------------------
 HANDLE_NAME = r"[A-Z][A-Z0-9]*_[0-9]+"
@@ -359,11 +368,15 @@ def _ipv4s(text: str):
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
     """Every PII span of `text`, non-overlapping, in text order (see the module docstring)."""
     literals = [Found(m.start(), m.end(), "LITERAL") for m in HANDLE_RE.finditer(text)] if "[" in text else []
-    candidates = list(_emails(text)) if "@" in text else []
-    if _ANY_DIGIT_RE.search(text):  # every other detector needs a digit
-        candidates += [*_cards(text), *_ssns(text, strict), *_phones(text, strict, region), *_ipv4s(text)]
+    view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
+    candidates = list(_emails(view)) if "@" in view else []
+    if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
+        candidates += [*_cards(view), *_ssns(view, strict), *_phones(view, strict, region), *_ipv4s(view)]
     if not candidates:
         return literals
+    if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
+        candidates = [Found(original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind)
+                      for f in candidates]
     candidates.sort(key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
     starts = [f.start for f in literals]  # handle-shaped text is claimed first; chosen spans never overlap
     ends = [f.end for f in literals]
