@@ -119,7 +119,7 @@ def stdio_session(python: str, messages: list[dict], *args: str) -> dict:
 
 @pytest.mark.parametrize("python", PYTHONS)
 def test_unknown_tool_is_a_json_rpc_invalid_params_error(python):
-    """MCP 2025-11-25, server/tools, Error Handling: an unknown tool is a protocol error (-32602). It was code 0."""
+    """MCP spec (2025-06-18 on), server/tools, Error Handling: an unknown tool is a protocol error (-32602). It was code 0."""
     answers = stdio_session(python, [{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                       "params": {"name": "no_such_tool", "arguments": {}}}])
     assert answers[1]["error"]["code"] == -32602, answers[1]
