@@ -183,6 +183,7 @@ SSN_LABEL_BEFORE_RE = re.compile(
 CARD_RUN_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?=(?:[ \-]?[0-9]){{12}})[0-9]*(?:[ \-][0-9]+)*"
                          + _NOT_BEFORE)
 _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
+_CARD_GROUP_RE = re.compile(r"(?<![0-9])[0-9]{4}(?![0-9])|[0-9]{13}")
 
 IPV4_RE = re.compile(r"[0-9](?<![\w.][0-9])[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
@@ -250,16 +251,19 @@ def _card_ok(groups: list[str], separators: set[str]) -> bool:
 
 
 def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
+    if _VERSION_WORD_RE.search(text, max(0, start - 24), start):
+        return False
     try:
         ipaddress.IPv4Address(candidate)
     except ValueError:
         return False
-    return not _VERSION_WORD_RE.search(text, max(0, start - 24), start)
+    return True
 
 
 # -- detectors -------------------------------------------------------------------------------------
 _EMAIL_LOCAL_RE = re.compile(r"(?<![\w%+.\-])[\w%+\-]+(?:[.'][\w%+\-]+)*@")
-_EMAIL_DOMAIN_RE = re.compile(r"(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}(?![\w\-])")
+# "@" and a domain: labels cannot contain a dot, so backtracking is linear in the domain's length.
+_EMAIL_AT_DOMAIN_RE = re.compile(r"@(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}(?![\w\-])")
 _DOUBLE_SEPARATOR_RE = re.compile(r"[.'](?=[.'])")
 _MAX_LOCAL, _MAX_DOMAIN = 256, 255  # RFC 5321 allows 64 and 255; the local bound is generous on purpose
 
@@ -287,24 +291,20 @@ def _email_start(text: str, left: int, at: int) -> int:
 
 
 def _emails(text: str):
-    """EMAIL_RE's matches, found from the (rare) "@" signs instead of trying the pattern at every position.
-
-    Each "@" costs a bounded, linear look: the domain once (at most _MAX_DOMAIN characters), the local part once.
-    """
+    """EMAIL_RE's matches, found from "@" + domain matches (in C) and one bounded look at each local part."""
     done = 0  # matches never overlap: nothing before the end of the previous one is looked at again
-    at = text.find("@")
-    while at >= 0:
-        domain = _EMAIL_DOMAIN_RE.match(text, at + 1, min(len(text), at + 1 + _MAX_DOMAIN))
-        if domain:
-            left = at
-            while left > done and at - left < _MAX_LOCAL and (text[left - 1].isalnum() or text[left - 1] == "_"
-                                                              or text[left - 1] in _EMAIL_LOCAL_CHARS):
-                left -= 1
-            start = _email_start(text, left, at)
-            if start >= 0:
-                yield Found(start, domain.end(), "EMAIL")
-                done = domain.end()
-        at = text.find("@", max(at + 1, done))
+    for domain in _EMAIL_AT_DOMAIN_RE.finditer(text):
+        at = domain.start()
+        if at < done or domain.end() - at - 1 > _MAX_DOMAIN:
+            continue
+        left = at
+        while left > done and at - left < _MAX_LOCAL and (text[left - 1].isalnum() or text[left - 1] == "_"
+                                                          or text[left - 1] in _EMAIL_LOCAL_CHARS):
+            left -= 1
+        start = _email_start(text, left, at)
+        if start >= 0:
+            yield Found(start, domain.end(), "EMAIL")
+            done = domain.end()
 
 
 def _phones(text: str, strict: bool, region: str):
@@ -343,7 +343,7 @@ def _ssns(text: str, strict: bool):
 def _cards(text: str):
     for m in CARD_RUN_RE.finditer(text):
         run = m.group()
-        if len(run) < 13:
+        if not _CARD_GROUP_RE.search(run):  # no 4-digit group and no 13-digit run: nothing here can be a card
             continue
         parts = re.split(r"([ \-])", run)
         groups, seps = parts[0::2], parts[1::2]
@@ -454,31 +454,28 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     return "".join(out)
 
 
-# Where a restored value would leave the text: markdown link/image destinations, autolinks, bare URLs, href/src.
-URL_SPAN_RE = re.compile(
-    r"\]\([^)\s]*\)?"
-    r"|<(?i:https?|ftp|file|mailto|data):[^>\s]*>?"
-    r"|(?i:\b(?:https?|ftp|file)://|\bmailto:|\bdata:)\S+"
-    r"|(?i:\b(?:href|src|action|formaction)\s*=\s*)(?:\"[^\"]*\"?|'[^']*'?|[^\s>]+)")
+# Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown
+# link/image destination ("](" not yet closed), a bare URL ("://"), an autolink or mailto/data URI, or an
+# href/src value. Only the tokens around handles are looked at, so restoring 1 MB costs what the handles cost.
+_URL_TOKEN_RE = re.compile(r"://|^<?(?i:mailto|data):|(?i:(?:href|src|action|formaction)\s*=)")
+_URL_LOOKBACK = 4096
 
 
-def _url_spans(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in URL_SPAN_RE.finditer(text)]
+def _in_url(text: str, position: int) -> bool:
+    window = max(0, position - _URL_LOOKBACK)
+    start = max(text.rfind(space, window, position) for space in " \n\t\r") + 1
+    token = text[max(start, window):position]
+    link = token.rfind("](")
+    return (link >= 0 and ")" not in token[link:]) or _URL_TOKEN_RE.search(token) is not None
 
 
 def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None,
                  in_urls: bool = True, kept: list[str] | None = None) -> tuple[str, int]:
     restored = 0
-    urls = [] if in_urls else _url_spans(text)
-    url_starts = [start for start, _ in urls]
-
-    def in_url(position: int) -> bool:
-        i = bisect.bisect_right(url_starts, position) - 1
-        return i >= 0 and position < urls[i][1]
 
     def swap(m: re.Match) -> str:
         nonlocal restored
-        if urls and in_url(m.start()) and m.group(1) in redactions:
+        if not in_urls and m.group(1) in redactions and _in_url(text, m.start()):
             if kept is not None and m.group(1) not in kept:
                 kept.append(m.group(1))
             return m.group(0)
