@@ -201,3 +201,40 @@ def sse_or_json(response: httpx.Response) -> dict:
         if line.startswith("data:") and line[5:].strip():
             return json.loads(line[5:])
     raise AssertionError(response.text)
+
+
+SESSION_SCRIPT = """
+import json, anyio
+from importlib.metadata import version
+from reference_servers.everything.app import build_app
+from reference_servers.sdk import adapter
+
+app = build_app({"memoryStore": ":memory:"})
+seen = {}
+
+async def main():
+    if int(version("mcp").split(".")[0]) >= 2:
+        from mcp import Client
+        async with Client(adapter().build_server(app), mode="legacy") as client:
+            await client.call_tool("remember", {"text": "a memory"})
+            seen["during"] = len(app.sessions)
+    else:
+        from mcp.shared.memory import create_connected_server_and_client_session
+        async with create_connected_server_and_client_session(adapter().ExtensionServer(app)) as client:
+            await client.call_tool("remember", {"text": "a memory"})
+            seen["during"] = len(app.sessions)
+    await anyio.sleep(0.1)  # the server side unwinds after the client has gone
+    seen["after"] = len(app.sessions)
+
+anyio.run(main)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_per_session_state_is_freed_when_the_session_ends(python):
+    """In process, with the SDK's in-memory transport: the App's session table is empty once the client has gone."""
+    proc = subprocess.run([python, "-c", SESSION_SCRIPT], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"during": 1, "after": 0}
