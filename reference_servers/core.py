@@ -73,9 +73,10 @@ class Limits:
         if unknown:
             raise ValueError(f"unknown key(s) in limits: {', '.join(sorted(unknown))}")
         values = {fields[k]: v for k, v in config.items()}
-        for key, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"limits: {key} must be a positive number")
+        for key, value in config.items():
+            kinds = (int, float) if key == "maxSeconds" else (int,)
+            if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
+                raise ValueError(f"limits: {key} must be a positive {'number' if key == 'maxSeconds' else 'integer'}")
         return cls(**values)
 
 

@@ -205,8 +205,11 @@ def _valid_phone(candidate: str, region: str | None) -> bool:
     return phonenumbers.is_valid_number(number)
 
 
+_NON_DIGITS_RE = re.compile(r"[^0-9]+")
+
+
 def _digits(text: str) -> str:
-    return "".join(ch for ch in text if "0" <= ch <= "9")
+    return _NON_DIGITS_RE.sub("", text)
 
 
 _MAX_PHONE_DIGITS = 17  # E.164 allows 15, plus a "(0)" trunk digit and some slack
