@@ -2,17 +2,26 @@
 
     python bench/bench_middleware.py [--repeat N]
 
+Runs from a fresh clone with the reference extra installed (`pip install -e '.[reference]'`); no third parties
+beyond it.
+
 Prints, for pii_redaction on 10 KB, 100 KB and 1 MB of mixed text: the median
 round trip (request written to response parsed), the function alone in
 process, and the server's peak resident memory (VmHWM) after the runs; then
-document_retrieval and the memory preprocessor's latency.
+document_retrieval and the memory preprocessor's latency; then the
+adversarial 100 KB input of issue 11 ("+1 1 1 ...") against typical text, and
+how long another session's tools/list waits while a 1 MB call runs
+(Streamable HTTP, two sessions of one server).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import signal
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +31,7 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from conformance.cli import free_port, wait_for_port  # noqa: E402
 from conformance.server.recording import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 from reference_servers.middleware import pii  # noqa: E402
@@ -93,6 +103,66 @@ async def main(repeat: int) -> None:
                 await conn.request("tools/call", {"name": "RetrieveMemories", "arguments": {"query": q}})
                 times.append(time.perf_counter() - t0)
         print(f"RetrieveMemories (200 memories) round trip: median {statistics.median(times) * 1000:.2f} ms")
+
+        typical = [{"type": "text", "text": mixed_text(100_000)}]
+        adversarial = [{"type": "text", "text": ("+1 " + "1 " * 100_000)[:100_000]}]
+        medians = {}
+        for label, context in (("typical", typical), ("adversarial", adversarial)):
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                ex = await conn.request("middleware/invoke", {"name": "pii_redaction", "arguments": {},
+                                                              "context": context})
+                times.append(time.perf_counter() - t0)
+                assert ex.has_result, ex.outcome_text()
+            medians[label] = statistics.median(times) * 1000
+        print(f"pii_redaction 100 KB round trip: typical {medians['typical']:.1f} ms, \"+1 1 1 ...\" "
+              f"{medians['adversarial']:.1f} ms, worst case / typical {medians['adversarial'] / medians['typical']:.2f}")
+    await other_session_wait(repeat)
+
+
+async def other_session_wait(repeat: int) -> None:
+    """How long one session's tools/list takes alone and while another session's 1 MB pii_redaction runs."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
+                            env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        if not wait_for_port(port, proc):
+            print("HTTP server did not start; skipping the two-session measurement")
+            return
+        url = f"http://127.0.0.1:{port}/mcp"
+        init = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+        async with TargetSpec("http", url=url, request_timeout=120).connect() as heavy, \
+                TargetSpec("http", url=url, request_timeout=120).connect() as light:
+            for conn in (heavy, light):
+                await conn.request("initialize", init)
+                await conn.notify("notifications/initialized")
+            alone, loaded, heavy_ms = [], [], []
+            context = [{"type": "text", "text": mixed_text(1_000_000)}]
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                await light.request("tools/list", {})
+                alone.append(time.perf_counter() - t0)
+
+                async def run_heavy():
+                    t1 = time.perf_counter()
+                    await heavy.request("middleware/invoke", {"name": "pii_redaction", "arguments": {},
+                                                              "context": context})
+                    heavy_ms.append(time.perf_counter() - t1)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(run_heavy)
+                    await anyio.sleep(0.05)
+                    t0 = time.perf_counter()
+                    await light.request("tools/list", {})
+                    loaded.append(time.perf_counter() - t0)
+        print(f"other session's tools/list over HTTP: alone {statistics.median(alone) * 1000:.1f} ms, while a 1 MB "
+              f"pii_redaction ({statistics.median(heavy_ms) * 1000:.0f} ms) runs "
+              f"{statistics.median(loaded) * 1000:.1f} ms")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
 
 
 if __name__ == "__main__":

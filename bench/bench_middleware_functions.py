@@ -2,14 +2,20 @@
 
     python bench/bench_middleware_functions.py [--runs N]
 
+Runs from a fresh clone with the reference extra installed (`pip install -e '.[reference]'`); no third parties
+beyond it.
+
 pii_redaction on 10 KB, 100 KB and 1 MB of mixed text (prose with emails,
 phone numbers in several formats, SSNs, card numbers and IPv4 addresses, and
 look-alikes that must stay: dates, versions, order numbers): the median and
 best of N timed runs, throughput, how many values were redacted, and the peak
 memory Python allocated during one more run (tracemalloc, measured apart from
 the timed runs because tracing slows them); then pii_restoration on the
-redacted 1 MB; then document_retrieval's latency on the bundled corpus and on
-a generated corpus of 2,000 documents (index build and query separately).
+redacted 1 MB; then adversarial inputs of 100 KB (shapes that made the
+candidate patterns quadratic, issue 11) as a ratio to typical text of the same
+size measured in the same run (the goal is at most 2x); then
+document_retrieval's latency on the bundled corpus and on a generated corpus
+of 2,000 documents (index build and query separately).
 """
 
 from __future__ import annotations
@@ -56,6 +62,23 @@ def mixed_text(size: int, seed: int = 7) -> str:
         parts.append(sentence)
         total += len(sentence) + 1
     return " ".join(parts)[:size]
+
+
+def adversarial_texts(size: int) -> dict[str, str]:
+    """Inputs shaped to make candidate patterns backtrack or rescan (each cut to `size` characters)."""
+    shapes = {
+        "+1 1 1 1 ... (phone groups)": "+1 " + "1 " * size,
+        "+1-1-1 ... (phone dashes)": "+1" + "-1" * size,
+        "+1(1)(1) ... (parentheses)": "+1" + "(1)" * size,
+        "1 1 1 ... (card groups)": "1 " * size,
+        "01 11 11 ... (trunk 0)": "01 " + "11 " * size,
+        "'a'a...@bbb (email local)": ("'a" * 127 + "@" + "b" * 255 + " ") * (size // 512 + 1),
+        "a@a@a@ ... (at signs)": "a@" * size,
+        "a@b.b.b ... (domain)": "a@" + "b." * size,
+        "1111... (digit run)": "1" * size,
+        "version 1.2.3.4 ...": "version 1.2.3.4 " * (size // 16 + 1),
+    }
+    return {name: text[:size] for name, text in shapes.items()}
 
 
 def timed(fn, runs: int) -> list[float]:
@@ -105,6 +128,21 @@ def main(runs: int) -> None:
     times = timed(lambda: pii.pii_restoration(big_redacted, {"redactions": big_map}), runs)
     print(f"\npii_restoration of the redacted 1 MB: median {statistics.median(times) * 1000:.1f} ms")
 
+    size = 100_000
+    typical = [{"type": "text", "text": mixed_text(size)}]
+    strict = {"aggressiveness": "strict"}  # every detector runs, for the typical text as for the adversarial ones
+    typical_ms = statistics.median(timed(lambda: pii.pii_redaction(typical, strict), runs)) * 1000
+    print(f"\npii_redaction on adversarial 100 KB inputs (strict mode, median of {runs}); typical text: "
+          f"{typical_ms:.1f} ms")
+    print(f"{'input':<28} {'median ms':>10} {'x typical':>10}")
+    worst = 0.0
+    for name, text in adversarial_texts(size).items():
+        context = [{"type": "text", "text": text}]
+        median = statistics.median(timed(lambda: pii.pii_redaction(context, strict), runs))
+        worst = max(worst, median * 1000 / typical_ms)
+        print(f"{name:<28} {median * 1000:>10.1f} {median * 1000 / typical_ms:>10.2f}")
+    print(f"{'worst case / typical':<28} {'':>10} {worst:>10.2f}")
+
     print(f"\ndocument_retrieval (median of {max(runs, 20)} queries each)")
     print(f"{'corpus':<22} {'docs':>5} {'index ms':>9} {'query ms':>9}")
     queries = ["What was discussed in the Q4 planning meeting?", "How do I set up the VPN?",
@@ -114,6 +152,7 @@ def main(runs: int) -> None:
         for name, documents in (("bundled corpus.json", bundled), ("generated", generated_corpus(2000))):
             path = Path(tmp) / f"{name.split()[0]}.json"
             path.write_text(json.dumps(documents))
+            retrieval.allow_corpus(path)  # a call may name only corpora the deployment offers
             start = time.perf_counter()
             index = retrieval.Index(retrieval.load_documents(path))
             build = time.perf_counter() - start

@@ -11,6 +11,12 @@ satisfies. Everything the extensions define is decided here, once:
 - `handle_extension` serves `middleware/list`, `middleware/invoke`,
   `augmentation/list` and `augmentation/augment`, validating parameters and
   arguments (JSON Schema 2020-12) and answering faults with JSON-RPC errors.
+  A middleware or augmentation function runs in a worker thread, never on the
+  event loop, so one heavy call cannot stall the other sessions; its input
+  (the characters of the context's text blocks) and its time are capped
+  (`Limits`), and a call over a limit gets a JSON-RPC error saying which.
+- Per-session state (`Session`) lives until the adapter reports that the
+  session ended (`end_session`).
 
 The SDK adapters (reference_servers/sdk/) only put this on the wire.
 """
@@ -18,16 +24,19 @@ The SDK adapters (reference_servers/sdk/) only put this on the wire.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+import anyio
 from jsonschema import Draft202012Validator
 
 log = logging.getLogger("reference_servers")
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+SERVER_ERROR = -32000  # JSON-RPC's range for implementation-defined server errors starts here
 EXTENSION_METHODS = ("middleware/list", "middleware/invoke", "augmentation/list", "augmentation/augment")
 
 
@@ -48,6 +57,29 @@ class Session:
     gated_runs: int = 0  # how many times the body of a gated tool has run
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one middleware/invoke or augmentation/augment call may use (configuration key `limits`)."""
+
+    max_text_chars: int = 4 * 1024 * 1024  # characters of all text blocks of the context together
+    max_seconds: float = 10.0  # wall time of the function; the caller gets an error when it is over
+    max_concurrent: int = 4  # functions running at once (in worker threads); further calls wait their turn
+
+    @classmethod
+    def from_config(cls, config: dict | None) -> "Limits":
+        config = dict(config or {})
+        fields = {"maxTextChars": "max_text_chars", "maxSeconds": "max_seconds", "maxConcurrent": "max_concurrent"}
+        unknown = set(config) - set(fields)
+        if unknown:
+            raise ValueError(f"unknown key(s) in limits: {', '.join(sorted(unknown))}")
+        values = {fields[k]: v for k, v in config.items()}
+        for key, value in config.items():
+            kinds = (int, float) if key == "maxSeconds" else (int,)
+            if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
+                raise ValueError(f"limits: {key} must be a positive {'number' if key == 'maxSeconds' else 'integer'}")
+        return cls(**values)
+
+
 @dataclass
 class ToolDef:
     name: str
@@ -66,8 +98,13 @@ class ToolDef:
                 **copy.deepcopy(self.extensions)}
 
 
-@dataclass
+@dataclass(frozen=True)
 class MiddlewareDef:
+    """One middleware: what `middleware/list` shows and the function `middleware/invoke` runs.
+
+    The one definition: reference_servers.middleware declares its middleware with it (as `MiddlewareSpec`).
+    """
+
     name: str
     description: str
     input_schema: dict
@@ -77,15 +114,12 @@ class MiddlewareDef:
         return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
 
 
-@dataclass
-class AugmentationDef:
-    name: str
-    description: str
-    input_schema: dict
-    fn: Callable[[list[dict], dict], dict]  # -> {"content": [{"content", "properties"?}], "hint"?, "metadata"?}
+@dataclass(frozen=True)
+class AugmentationDef(MiddlewareDef):
+    """The same for `augmentation/list` and `augmentation/augment` (MCP PR #142).
 
-    def to_wire(self) -> dict:
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+    `fn` answers `{"content": [{"content": block, "properties": {...}}], "hint": str, "metadata"?: {...}}`.
+    """
 
 
 @dataclass
@@ -97,6 +131,8 @@ class App:
     augmentations: dict[str, AugmentationDef] = field(default_factory=dict)
     satisfied: set[str] = field(default_factory=set)
     sessions: dict[Any, Session] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    _limiter: Any = field(default=None, repr=False)
 
     # -- registration --------------------------------------------------------------------
     def add_tool(self, tool: ToolDef) -> None:
@@ -110,6 +146,10 @@ class App:
 
     def session(self, key: Any) -> Session:
         return self.sessions.setdefault(key, Session())
+
+    def end_session(self, key: Any) -> None:
+        """Free what a session held; adapters call this when the transport says the session is over."""
+        self.sessions.pop(key, None)
 
     # -- what the adapters put on the wire -------------------------------------------------
     def capabilities(self) -> dict:
@@ -159,7 +199,7 @@ class App:
         return {"content": content}
 
     # -- extension methods -----------------------------------------------------------------
-    def handle_extension(self, method: str, params: Any) -> dict:
+    async def handle_extension(self, method: str, params: Any) -> dict:
         """Serve one of EXTENSION_METHODS; raises JsonRpcError for faults."""
         if params is None:
             params = {}
@@ -188,8 +228,22 @@ class App:
         if problems:
             raise JsonRpcError(INVALID_PARAMS, f"invalid arguments for {kind} {name}: {'; '.join(problems)}",
                                {"errors": problems})
+        size = sum(len(b["text"]) for b in context if b.get("type") == "text" and isinstance(b.get("text"), str))
+        if size > self.limits.max_text_chars:
+            raise JsonRpcError(INVALID_PARAMS, f"{method}: the context's text blocks hold {size} characters, more "
+                               f"than this server's limit of {self.limits.max_text_chars}",
+                               {"limit": "maxTextChars", "maxTextChars": self.limits.max_text_chars, "size": size})
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.limits.max_concurrent)
+        call = functools.partial(item.fn, copy.deepcopy(context), copy.deepcopy(arguments))
         try:
-            return item.fn(copy.deepcopy(context), copy.deepcopy(arguments))
+            with anyio.fail_after(self.limits.max_seconds):
+                # A thread cannot be stopped: past the limit the caller is answered and the thread's result dropped.
+                return await anyio.to_thread.run_sync(call, abandon_on_cancel=True, limiter=self._limiter)
+        except TimeoutError:
+            raise JsonRpcError(SERVER_ERROR, f"{kind} {name} did not finish within this server's limit of "
+                               f"{self.limits.max_seconds:g} s", {"limit": "maxSeconds",
+                                                                  "maxSeconds": self.limits.max_seconds}) from None
         except ValueError as exc:  # semantically wrong arguments, beyond what the schema says
             raise JsonRpcError(INVALID_PARAMS, f"{kind} {name}: {exc}") from None
         except Exception as exc:  # a bug in a middleware must not take the connection down

@@ -17,8 +17,9 @@ def test_reference_server_transcript_works_as_shown():
     command = command.replace("python -m", f"{sys.executable} -m")
     proc = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
-    got = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    want = [json.loads(line) for line in shown.splitlines() if line.strip()]
+    # by id: JSON-RPC answers may come in any order (middleware runs in worker threads)
+    got = sorted((json.loads(line) for line in proc.stdout.splitlines() if line.strip()), key=lambda m: m["id"])
+    want = sorted((json.loads(line) for line in shown.splitlines() if line.strip()), key=lambda m: m["id"])
     assert len(got) == len(want), proc.stdout + proc.stderr
     for g, w in zip(got, want):
         if w["id"] == 1:  # serverInfo and SDK-specific capability fields vary by release

@@ -9,9 +9,15 @@ defaults to 127.0.0.1). Logs go to stderr; stdout carries JSON-RPC only.
     {
       "profiles": ["preprocessor-tools", "execution-requirements", "context-middleware", "augmentation"],
       "satisfiedRequirements": ["env:production", ...],   # strings this deployment satisfies, exactly
-      "fixtures": true,                                     # expose the conformance_* fixtures
-      "memoryScope": "session"                              # or "shared"; default: shared over stdio,
-    }                                                       # per session over HTTP (app.memory_stores)
+      "fixtures": true,                                     # expose the conformance_* fixtures (default: true,
+                                                            #   except when --host is not a loopback address)
+      "memoryScope": "session",                             # or "shared"; default: shared over stdio,
+                                                            #   per session over HTTP (app.memory_stores)
+      "allowedHosts": ["mcp.example.com:*"],                # Host headers accepted over HTTP (required when
+      "allowedOrigins": ["https://app.example.com"],        #   --host is not loopback); Origin headers accepted
+      "limits": {"maxTextChars": 4194304, "maxSeconds": 10, "maxConcurrent": 4}   # per middleware call
+    }
+deploy.example.json beside this file is a deployment configuration (no fixtures, explicit limits).
 MCPX_SATISFIED_REQUIREMENTS (comma-separated) adds satisfied strings from the environment.
 """
 
@@ -24,7 +30,7 @@ import os
 import signal
 import sys
 
-from ..sdk import adapter
+from ..sdk import LOOPBACK_HOSTS, HostGuard, adapter
 from .app import build_app
 
 
@@ -33,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on this port")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--config", metavar="FILE", help="JSON configuration (see the module docstring)")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
+                        help="a Host header value to accept over HTTP, e.g. mcp.example.com:* (repeatable; adds to "
+                             "the configuration's allowedHosts; required when --host is not loopback)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     config = {}
@@ -48,15 +57,18 @@ def main(argv: list[str] | None = None) -> int:
     # Over stdio the one client is the user who started the server: their memories persist in the file.
     # Over HTTP any client may connect, and none says who it is: each session keeps its own (app.py).
     config.setdefault("memoryScope", "session" if args.http else "shared")
+    config.setdefault("fixtures", args.host in LOOPBACK_HOSTS or not args.http)
     try:
         app = build_app(config)
+        guard = HostGuard.for_bind(args.host, [*(config.get("allowedHosts") or ()), *args.allowed_host],
+                                   config.get("allowedOrigins") or ()) if args.http else None
     except ValueError as exc:
         print(f"reference server: {exc}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         if args.http:
-            adapter().run_http(app, args.host, args.http)
+            adapter().run_http(app, args.host, args.http, guard)
         else:
             adapter().run_stdio(app)
     except KeyboardInterrupt:

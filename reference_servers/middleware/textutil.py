@@ -10,6 +10,16 @@ store's fallback ranker:
 4. each word is stemmed with the Snowball English stemmer (`snowballstemmer`),
    so "meetings"/"meeting" and "planning"/"planned" match.
 
+Detection views (`detection_view`, `fold_confusables`): PII and moderation
+look at a normalised copy of the text so that invisible characters (soft
+hyphen, zero-width space/joiners, word joiner, BOM, bidi controls), fullwidth
+forms and digits of other scripts (Arabic-Indic, Devanagari, fullwidth, ...)
+cannot hide a value or a word; moderation also maps Cyrillic and Greek letters
+drawn like Latin ones to those (`HOMOGLYPHS`, the single-letter cases of
+Unicode TR39's confusables for these scripts, hand-picked: the libraries that
+carry the whole table either transliterate, "ѕ" -> "dz", or only detect).
+The bytes a middleware returns are never normalised.
+
 `LuceneBM25` is rank_bm25's `BM25Okapi` (same k1, b, term-frequency
 saturation and length normalisation) with one change: the IDF of a term is
 Lucene's `log(1 + (N - n + 0.5) / (n + 0.5))`. The classic Robertson-Spärck
@@ -21,6 +31,7 @@ always positive and ranks the same way otherwise.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import unicodedata
@@ -55,6 +66,79 @@ def words(text: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """The ranking tokenizer described in the module docstring."""
     return [_stem(w) for w in words(text) if w not in STOP_WORDS]
+
+
+INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064" \
+            "\u2066-\u206f\ufeff"
+_INVISIBLE_RE = re.compile(f"[{INVISIBLE}]+")
+# Every non-ASCII decimal digit (they come in runs of ten from a zero; all below U+20000), as one character class,
+# so the regex engine scans for them in C instead of trying a lookahead at every position.
+_ZEROS = [c for c in range(0x80, 0x20000) if unicodedata.decimal(chr(c), None) == 0]
+_WIDE_OR_DIGIT_RE = re.compile("[\uff01-\uff5e" + "".join(f"{chr(z)}-{chr(z + 9)}" for z in _ZEROS) + "]")
+HOMOGLYPHS = str.maketrans(
+    "аеорсухіјѕԁһӏԛԝАВЕЗКМНОРСТХУІЈЅԌԚԜ"  # Cyrillic
+    "αβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",  # Greek
+    "aeopcyxijsdhlqwABEZKMHOPCTXYIJSGQW"
+    "aBeiKvoptuxABEZHIKMNOPTYX")
+
+
+def _ascii_form(m: re.Match) -> str:
+    ch = m.group()
+    return chr(ord(ch) - 0xFEE0) if "\uff01" <= ch <= "\uff5e" else str(unicodedata.decimal(ch))
+
+
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+
+
+def _ascii_forms(text: str) -> str:
+    """Fullwidth forms and non-ASCII digits as ASCII; only the non-ASCII runs are looked at (mostly-ASCII text
+    is scanned by a simple class, much faster than the big one)."""
+    pieces, last = [], 0
+    for m in _NON_ASCII_RE.finditer(text):
+        run = m.group()
+        if _WIDE_OR_DIGIT_RE.search(run):
+            pieces.append(text[last:m.start()])
+            pieces.append(_WIDE_OR_DIGIT_RE.sub(_ascii_form, run))
+            last = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def detection_view(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text PII detection reads, and how to map its offsets back (see `original_offset`).
+
+    Fullwidth ASCII forms and digits of every script become ASCII (one character each, offsets unchanged);
+    invisible characters are dropped. The breaks list holds (view offset, characters dropped before it).
+    """
+    if text.isascii():
+        return text, []
+    view = _ascii_forms(text)
+    breaks, pieces, last, dropped = [], [], 0, 0
+    for m in _INVISIBLE_RE.finditer(view):
+        pieces.append(view[last:m.start()])
+        dropped += m.end() - m.start()
+        breaks.append((m.start() - dropped + (m.end() - m.start()), dropped))
+        last = m.end()
+    if not breaks:
+        return view, []
+    pieces.append(view[last:])
+    return "".join(pieces), breaks
+
+
+def original_offset(breaks: list[tuple[int, int]], offset: int) -> int:
+    """The offset in the original text of the view's character at `offset`."""
+    i = bisect.bisect_right(breaks, (offset, float("inf"))) - 1
+    return offset + (breaks[i][1] if i >= 0 else 0)
+
+
+def fold_confusables(text: str) -> str:
+    """NFKC, invisible characters dropped, Cyrillic/Greek look-alikes as Latin letters (for matching only)."""
+    text = unicodedata.normalize("NFKC", text)
+    if text.isascii():
+        return text
+    return _INVISIBLE_RE.sub("", text).translate(HOMOGLYPHS)
 
 
 def is_text(block) -> bool:

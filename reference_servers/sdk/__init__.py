@@ -9,12 +9,50 @@ seams (measured in specs/UPSTREAM-NOTES.md):
   unknown methods are answered -32601: the adapter is a `Server.middleware`
   entry that serves the extension methods and puts the fields back on results.
 
-Each exposes `run_stdio(app)` and `run_http(app, host, port)`.
+Each exposes `run_stdio(app)` and `run_http(app, host, port, guard)`; `guard`
+(`HostGuard`) is the DNS-rebinding protection both put in front of Streamable
+HTTP, with the SDK's own `TransportSecuritySettings`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib.metadata import version
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class HostGuard:
+    """The Host and Origin header values Streamable HTTP accepts (others get 421 / 403 from the SDK).
+
+    Entries are as the headers carry them: `name:port`, or `name:*` for any port; origins with their scheme.
+    A request without an Origin header (not from a browser) is accepted, as the SDK does.
+    """
+
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+
+    @classmethod
+    def for_bind(cls, bind: str, hosts=(), origins=()) -> "HostGuard":
+        """Loopback binds accept loopback names plus `hosts`; any other bind needs `hosts` (ValueError without)."""
+        hosts, origins = tuple(hosts or ()), tuple(origins or ())
+        if bind in LOOPBACK_HOSTS:
+            hosts = ("127.0.0.1:*", "localhost:*", "[::1]:*", *hosts)
+            origins = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *origins)
+        elif not hosts:
+            raise ValueError(f"binding to {bind} (not loopback) needs the Host names clients will use, so that DNS "
+                             "rebinding cannot reach the server: set allowedHosts in --config (for example "
+                             "[\"mcp.example.com\", \"mcp.example.com:*\"]) or pass --allowed-host")
+        if not origins:
+            origins = tuple(f"{scheme}://{h}" for h in hosts for scheme in ("https", "http"))
+        return cls(hosts, origins)
+
+    def settings(self):
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=list(self.allowed_hosts),
+                                         allowed_origins=list(self.allowed_origins))
 
 
 def sdk_major() -> int:

@@ -11,15 +11,20 @@ would keep extra Tool fields, but merging makes the wire exact regardless).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 
 import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
-from ..core import EXTENSION_METHODS, App, JsonRpcError
+from ..core import EXTENSION_METHODS, INVALID_PARAMS, App, JsonRpcError
+from . import HostGuard
 
 PATCHED = ("initialize", "tools/list")
+# The key of the session a handler runs for: set by `run` (one call per session, stdio or HTTP), inherited by the
+# tasks the SDK starts for its requests, and freed when `run` returns.
+SESSION_KEY: contextvars.ContextVar = contextvars.ContextVar("mcp_ext_session")
 
 
 class ExtensionServer(Server):
@@ -33,7 +38,7 @@ class ExtensionServer(Server):
 
         @self.call_tool()
         async def call_tool(name: str, arguments: dict):
-            result = await app.call_tool(name, arguments, id(self.request_context.session))
+            result = await app.call_tool(name, arguments, SESSION_KEY.get())
             content = [types.TextContent(**block) if block.get("type") == "text" else block
                        for block in result.get("content", [])]
             if result.get("isError"):
@@ -48,6 +53,8 @@ class ExtensionServer(Server):
         to_sdk_send, to_sdk_recv = anyio.create_memory_object_stream(32)
         from_sdk_send, from_sdk_recv = anyio.create_memory_object_stream(32)
         pending: dict = {}  # request id -> method, for responses we patch
+        key = object()
+        SESSION_KEY.set(key)
 
         # A transport may close its streams under us when a session ends (1.9.x does, on
         # DELETE): a closed stream ends the pump quietly instead of failing the whole
@@ -60,7 +67,13 @@ class ExtensionServer(Server):
                     async for item in read_stream:
                         message = getattr(getattr(item, "message", None), "root", None)
                         if isinstance(message, types.JSONRPCRequest) and message.method in EXTENSION_METHODS:
-                            await write_stream.send(self._answer(message))
+                            tg.start_soon(self._answer, message, write_stream)  # a slow call holds up nothing else
+                            continue
+                        if isinstance(message, types.JSONRPCRequest) and message.method == "tools/call" \
+                                and (message.params or {}).get("name") not in app.tools:
+                            # 1.x would turn the unknown tool into a result with isError; MCP says -32602.
+                            tg.start_soon(self._reply, message.id, write_stream, JsonRpcError(
+                                INVALID_PARAMS, f"Unknown tool: {(message.params or {}).get('name')}"))
                             continue
                         if isinstance(message, types.JSONRPCRequest) and message.method in PATCHED:
                             pending[message.id] = message.method
@@ -78,21 +91,32 @@ class ExtensionServer(Server):
                                 app.patch_tool_list(message.result)
                         await write_stream.send(item)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(inbound)
-            tg.start_soon(outbound)
-            async with from_sdk_send:
-                await super().run(to_sdk_recv, from_sdk_send, initialization_options, *args, **kwargs)
-            tg.cancel_scope.cancel()
-
-    def _answer(self, request: types.JSONRPCRequest) -> SessionMessage:
         try:
-            result = self.ext_app.handle_extension(request.method, request.params)
-            reply = types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result=result)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(inbound)
+                tg.start_soon(outbound)
+                async with from_sdk_send:
+                    await super().run(to_sdk_recv, from_sdk_send, initialization_options, *args, **kwargs)
+                tg.cancel_scope.cancel()
+        finally:
+            app.end_session(key)
+
+    async def _answer(self, request: types.JSONRPCRequest, write_stream) -> None:
+        try:
+            result = await self.ext_app.handle_extension(request.method, request.params)
         except JsonRpcError as err:
-            reply = types.JSONRPCError(jsonrpc="2.0", id=request.id,
-                                       error=types.ErrorData(code=err.code, message=err.message, data=err.data))
-        return SessionMessage(types.JSONRPCMessage(reply))
+            result = err
+        await self._reply(request.id, write_stream, result)
+
+    @staticmethod
+    async def _reply(request_id, write_stream, result: dict | JsonRpcError) -> None:
+        if isinstance(result, JsonRpcError):
+            reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(
+                code=result.code, message=result.message, data=result.data))
+        else:
+            reply = types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await write_stream.send(SessionMessage(types.JSONRPCMessage(reply)))
 
 
 class ToolError(Exception):
@@ -111,7 +135,7 @@ def run_stdio(app: App) -> None:
     anyio.run(main)
 
 
-def run_http(app: App, host: str, port: int) -> None:
+def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
     import contextlib
 
     import uvicorn
@@ -119,7 +143,8 @@ def run_http(app: App, host: str, port: int) -> None:
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    manager = StreamableHTTPSessionManager(app=ExtensionServer(app), json_response=False, stateless=False)
+    manager = StreamableHTTPSessionManager(app=ExtensionServer(app), json_response=False, stateless=False,
+                                           security_settings=guard.settings())
 
     class Endpoint:  # a raw ASGI endpoint, so /mcp is served without a redirect to /mcp/
         async def __call__(self, scope, receive, send):

@@ -16,6 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from ..core import EXTENSION_METHODS, App, JsonRpcError
+from . import HostGuard
 
 try:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_VERSIONS
@@ -30,7 +31,8 @@ class ExtensionMiddleware:
     async def __call__(self, ctx, call_next):
         if ctx.method in EXTENSION_METHODS:
             try:
-                return self.app.handle_extension(ctx.method, dict(ctx.params) if ctx.params is not None else None)
+                return await self.app.handle_extension(ctx.method,
+                                                       dict(ctx.params) if ctx.params is not None else None)
             except JsonRpcError as err:
                 raise MCPError(code=err.code, message=err.message, data=err.data) from None
         result = await call_next(ctx)
@@ -44,12 +46,20 @@ class ExtensionMiddleware:
         return result
 
 
-def session_key(ctx):
-    """One key per MCP session: ctx.session is per request in 2.x; its connection is per session."""
+def session_key(app: App, ctx):
+    """One key per MCP session: ctx.session is per request in 2.x; its connection is per session.
+
+    The session's state is freed when the connection's exit stack unwinds (DELETE, idle timeout, end of stdio).
+    """
     connection = getattr(ctx.session, "connection", None) or getattr(ctx.session, "_connection", None)
     if connection is None or ctx.protocol_version in MODERN_VERSIONS:
         return "process"  # the stateless 2026-07-28 mode has no session: one counter for the process
-    return getattr(connection, "session_id", None) or id(connection)
+    key = getattr(connection, "session_id", None) or id(connection)
+    exit_stack = getattr(connection, "exit_stack", None)
+    if key not in app.sessions and exit_stack is not None:
+        app.session(key)
+        exit_stack.callback(app.end_session, key)
+    return key
 
 
 def build_server(app: App) -> Server:
@@ -57,7 +67,10 @@ def build_server(app: App) -> Server:
         return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in app.tool_list()])
 
     async def on_call_tool(ctx, params):
-        result = await app.call_tool(params.name, params.arguments, session_key(ctx))
+        try:
+            result = await app.call_tool(params.name, params.arguments, session_key(app, ctx))
+        except JsonRpcError as err:  # an unknown tool: a protocol error, not an exception with code 0
+            raise MCPError(code=err.code, message=err.message, data=err.data) from None
         return types.CallToolResult.model_validate(result)
 
     server = Server(app.name, version=app.version, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
@@ -77,8 +90,8 @@ def run_stdio(app: App) -> None:
     anyio.run(main)
 
 
-def run_http(app: App, host: str, port: int) -> None:
+def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
     import uvicorn
 
-    starlette = build_server(app).streamable_http_app(host=host)
+    starlette = build_server(app).streamable_http_app(host=host, transport_security=guard.settings())
     uvicorn.run(starlette, host=host, port=port, log_level="warning")

@@ -70,3 +70,26 @@ def test_augmentation_hints_and_properties():
     assert tools["hint"] == "filter"
     assert [(c["content"]["text"], c["properties"]["relevance"] > 0) for c in tools["content"]] == [
         ("search_documents", True)]
+
+
+def test_middleware_specs_are_the_servers_definitions():
+    """One source of truth: the server registers the very objects the middleware package declares (issue 14)."""
+    from reference_servers import core
+    from reference_servers.everything.app import build_app
+
+    assert MiddlewareSpec is core.MiddlewareDef
+    app = build_app({"fixtures": False, "memory": False})
+    assert all(app.middleware[spec.name] is spec for spec in ALL)
+    assert all(app.augmentations[spec.name] is spec for spec in AUGMENTATIONS)
+
+
+def test_the_deployment_example_config_hides_the_fixtures_and_sets_limits():
+    import json
+
+    from reference_servers.everything.app import build_app
+    from tests.helpers import ROOT
+
+    config = json.loads((ROOT / "reference_servers/everything/deploy.example.json").read_text())
+    app = build_app({**config, "memory": False})
+    assert not [name for name in [*app.tools, *app.middleware, *app.augmentations] if name.startswith("conformance_")]
+    assert app.limits.max_seconds == config["limits"]["maxSeconds"]

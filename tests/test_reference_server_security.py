@@ -1,0 +1,240 @@
+"""The reference server's defences (issue 11): no stall across sessions, input and time limits, Host/Origin
+checks on both SDK majors and on non-loopback binds, JSON-RPC errors for unknown tools.
+
+Each test runs the real server in a subprocess, over stdio or Streamable HTTP on loopback. The mcp 1.x variants
+run when MCPX_MCP1_PYTHON (default /work/venv1/bin/python) names an interpreter with mcp 1.x and this
+package installed (`uv venv /tmp/v1 && VIRTUAL_ENV=/tmp/v1 uv pip install -e '.[reference]' 'mcp==1.30.0'
+'pydantic<2.14'`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from conformance.cli import free_port, wait_for_port
+from conformance.server.recording import PROTOCOL_VERSION
+from conformance.targets import TargetSpec
+from tests.helpers import ROOT
+
+MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "/work/venv1/bin/python")
+PYTHONS = [pytest.param(sys.executable, id="installed-mcp"),
+           pytest.param(MCP1_PYTHON, id="mcp1", marks=pytest.mark.skipif(
+               not Path(MCP1_PYTHON).is_file(), reason=f"no mcp 1.x Python at {MCP1_PYTHON} (MCPX_MCP1_PYTHON)"))]
+INIT = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "security-test", "version": "0"}}
+ENV = {**os.environ, "MCPX_MEMORY_STORE": ":memory:"}
+
+
+@contextmanager
+def http_server(python: str, *args: str, host: str = "127.0.0.1"):
+    port = free_port()
+    proc = subprocess.Popen([python, "-m", "reference_servers.everything", "--http", str(port), "--host", host, *args],
+                            cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert wait_for_port(port, proc), proc.stderr.read().decode() if proc.poll() is not None else "no listen"
+        yield port
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def heavy_text(size: int) -> str:
+    """Mixed text with PII every few words: a long but legitimate pii_redaction input."""
+    words = "Call +44 20 7946 0958 or mail jane.doe@example.com about order 4111 1111 1111 1111 today".split()
+    out = (" ".join(words) + " ") * (size // 90 + 1)
+    return out[:size]
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_a_second_session_is_answered_while_another_runs_heavy_middleware(python):
+    """Before, middleware ran on the event loop: the other session's tools/list waited for the whole call."""
+    with http_server(python) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        finished: dict[str, float] = {}
+
+        async def main():
+            async with TargetSpec("http", url=url, request_timeout=120).connect() as heavy, \
+                    TargetSpec("http", url=url, request_timeout=120).connect() as light:
+                for conn in (heavy, light):
+                    assert (await conn.request("initialize", INIT)).has_result
+                    await conn.notify("notifications/initialized")
+
+                async def run_heavy():
+                    ex = await heavy.request("middleware/invoke", {"name": "pii_redaction", "arguments": {},
+                                                                   "context": [{"type": "text",
+                                                                                "text": heavy_text(3_000_000)}]})
+                    finished["heavy"] = time.monotonic()
+                    assert ex.has_result, ex.outcome_text()
+
+                async def run_light():
+                    await anyio.sleep(0.3)  # the heavy call is running by now
+                    ex = await light.request("tools/list", {})
+                    finished["light"] = time.monotonic()
+                    assert ex.has_result, ex.outcome_text()
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(run_heavy)
+                    tg.start_soon(run_light)
+
+        anyio.run(main)
+        assert finished["light"] < finished["heavy"], "tools/list of the other session waited for the middleware"
+
+
+def stdio_session(python: str, messages: list[dict], *args: str) -> dict:
+    """Answers by id of one stdio session that sends `messages` after initialize."""
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}, *messages]
+    proc = subprocess.Popen([python, "-m", "reference_servers.everything", *args], cwd=ROOT, env=ENV,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    answers: dict = {}
+    try:
+        for line in lines:
+            proc.stdin.write(json.dumps(line) + "\n")
+        proc.stdin.flush()
+        wanted = {m["id"] for m in lines if "id" in m}
+        while wanted - set(answers):
+            line = proc.stdout.readline()
+            assert line, f"server ended early: {proc.stderr.read()[-2000:]}"
+            message = json.loads(line)
+            answers[message.get("id")] = message
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    return answers
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_unknown_tool_is_a_json_rpc_invalid_params_error(python):
+    """MCP spec (2025-06-18 on), server/tools, Error Handling: an unknown tool is a protocol error (-32602). It was code 0."""
+    answers = stdio_session(python, [{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                      "params": {"name": "no_such_tool", "arguments": {}}}])
+    assert answers[1]["error"]["code"] == -32602, answers[1]
+    assert "no_such_tool" in answers[1]["error"]["message"]
+
+
+def test_text_over_the_size_limit_is_refused_with_a_clear_error(tmp_path):
+    config = tmp_path / "limits.json"
+    config.write_text(json.dumps({"limits": {"maxTextChars": 1000}}))
+    answers = stdio_session(sys.executable, [
+        {"jsonrpc": "2.0", "id": 1, "method": "middleware/invoke",
+         "params": {"name": "pii_redaction", "arguments": {}, "context": [{"type": "text", "text": "x" * 1001}]}},
+        {"jsonrpc": "2.0", "id": 2, "method": "middleware/invoke",
+         "params": {"name": "pii_redaction", "arguments": {}, "context": [{"type": "text", "text": "x" * 1000}]}},
+    ], "--config", str(config))
+    assert answers[1]["error"]["code"] == -32602
+    assert "1000" in answers[1]["error"]["message"] and answers[1]["error"]["data"]["limit"] == "maxTextChars"
+    assert "result" in answers[2]
+
+
+def test_middleware_over_the_time_limit_is_answered_with_an_error(tmp_path):
+    config = tmp_path / "limits.json"
+    config.write_text(json.dumps({"limits": {"maxSeconds": 0.001}}))
+    answers = stdio_session(sys.executable, [
+        {"jsonrpc": "2.0", "id": 1, "method": "middleware/invoke",
+         "params": {"name": "pii_redaction", "arguments": {}, "context": [{"type": "text",
+                                                                            "text": heavy_text(2_000_000)}]}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ], "--config", str(config))
+    assert answers[1]["error"]["code"] == -32000, answers[1]
+    assert answers[1]["error"]["data"]["limit"] == "maxSeconds"
+    assert "result" in answers[2]  # the session goes on
+
+
+def post(port: int, headers: dict) -> httpx.Response:
+    return httpx.post(f"http://127.0.0.1:{port}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                                            "params": INIT},
+                      headers={"Accept": "application/json, text/event-stream", **headers}, timeout=30)
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_foreign_host_and_origin_headers_are_refused_on_loopback(python):
+    """DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends Host/Origin evil.example."""
+    with http_server(python) as port:
+        assert post(port, {"Host": "evil.example"}).status_code == 421
+        assert post(port, {"Origin": "http://evil.example"}).status_code == 403
+        assert post(port, {"Origin": f"http://localhost:{port}"}).status_code == 200
+
+
+def test_non_loopback_bind_without_allowed_hosts_refuses_to_start():
+    proc = subprocess.run([sys.executable, "-m", "reference_servers.everything", "--http", str(free_port()),
+                           "--host", "0.0.0.0"], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "allowedHosts" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_non_loopback_bind_accepts_only_the_allowed_hosts_and_hides_the_fixtures(python):
+    with http_server(python, "--allowed-host", "mcp.example.test:*", host="0.0.0.0") as port:
+        assert post(port, {"Host": "127.0.0.1"}).status_code == 421
+        response = post(port, {"Host": f"mcp.example.test:{port}"})
+        assert response.status_code == 200
+        session = response.headers.get("mcp-session-id")
+        headers = {"Host": f"mcp.example.test:{port}", "Accept": "application/json, text/event-stream",
+                   **({"mcp-session-id": session} if session else {})}
+        version = {"mcp-protocol-version": PROTOCOL_VERSION}
+        httpx.post(f"http://127.0.0.1:{port}/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                   headers={**headers, **version}, timeout=30)
+        listed = httpx.post(f"http://127.0.0.1:{port}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                            headers={**headers, **version}, timeout=30)
+        names = [t["name"] for t in sse_or_json(listed)["result"]["tools"]]
+        assert names and not [n for n in names if n.startswith("conformance_")], names
+
+
+def sse_or_json(response: httpx.Response) -> dict:
+    if response.headers.get("content-type", "").startswith("application/json"):
+        return response.json()
+    for line in response.text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            return json.loads(line[5:])
+    raise AssertionError(response.text)
+
+
+SESSION_SCRIPT = """
+import json, anyio
+from importlib.metadata import version
+from reference_servers.everything.app import build_app
+from reference_servers.sdk import adapter
+
+app = build_app({"memoryStore": ":memory:"})
+seen = {}
+
+async def main():
+    if int(version("mcp").split(".")[0]) >= 2:
+        from mcp import Client
+        async with Client(adapter().build_server(app), mode="legacy") as client:
+            await client.call_tool("remember", {"text": "a memory"})
+            seen["during"] = len(app.sessions)
+    else:
+        from mcp.shared.memory import create_connected_server_and_client_session
+        async with create_connected_server_and_client_session(adapter().ExtensionServer(app)) as client:
+            await client.call_tool("remember", {"text": "a memory"})
+            seen["during"] = len(app.sessions)
+    await anyio.sleep(0.1)  # the server side unwinds after the client has gone
+    seen["after"] = len(app.sessions)
+
+anyio.run(main)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_per_session_state_is_freed_when_the_session_ends(python):
+    """In process, with the SDK's in-memory transport: the App's session table is empty once the client has gone."""
+    proc = subprocess.run([python, "-c", SESSION_SCRIPT], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"during": 1, "after": 0}

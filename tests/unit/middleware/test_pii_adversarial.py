@@ -1,0 +1,47 @@
+"""pii_redaction on inputs built to make pattern matching slow (issue 11, item 1).
+
+Each input is 40 KB; before the fix the phone shapes took 12 s or more there (quadratic). The bound is generous
+on purpose: it guards against a quadratic blow-up, not a speed target (bench/bench_middleware_functions.py
+measures the ratio to typical text).
+"""
+
+import time
+
+import pytest
+
+from reference_servers.middleware import pii
+
+SIZE = 40_000
+ADVERSARIAL = {
+    "international groups": "+1 " + "1 " * SIZE,
+    "international dashes": "+1" + "-1" * SIZE,
+    "international parentheses": "+1" + "(1)" * SIZE,
+    "digit groups": "1 " * SIZE,
+    "trunk-0 groups": "01 " + "11 " * SIZE,
+    "apostrophe local parts": ("'a" * 127 + "@" + "b" * 255 + " ") * (SIZE // 512),
+    "long local parts": ("a" * 255 + "@" + "b" * 255 + " ") * (SIZE // 512),
+    "at signs": "a@" * SIZE,
+    "dotted domain": "a@" + "b." * SIZE,
+}
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL)
+def test_adversarial_input_is_not_quadratic(name):
+    text = ADVERSARIAL[name][:SIZE]
+    started = time.perf_counter()
+    pii.pii_redaction([{"type": "text", "text": text}], {"aggressiveness": "strict"})
+    assert time.perf_counter() - started < 5.0
+
+
+def test_phone_candidates_count_digits_a_bounded_number_of_times(monkeypatch):
+    """The quadratic part was one digit count per group of an unbounded "+1 1 1 ..." run."""
+    calls = []
+    real = pii._digits
+    monkeypatch.setattr(pii, "_digits", lambda text: calls.append(len(text)) or real(text))
+    list(pii._phones("+1 " + "1 " * 5000, False, "US"))
+    assert len(calls) <= 20 and max(calls) <= 64, (len(calls), max(calls))
+
+
+def test_bounded_candidates_still_find_the_number_before_a_long_run():
+    text = "+44 20 7946 0958 " + "1 " * 5000
+    assert [text[f.start:f.end] for f in pii.find_pii(text)] == ["+44 20 7946 0958"]
