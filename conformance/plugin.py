@@ -72,7 +72,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "mcpx_check(id): a conformance check")
     config._mcpx_baseline = None
     if config.getoption("mcpx_expected_failures", None):
         register_checks()  # the checks a baseline may name
