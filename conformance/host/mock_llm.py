@@ -55,13 +55,9 @@ def offered_names(body: dict) -> list[str]:
 
 def match_offered(names: list[str], wanted: str) -> str | None:
     """The offered name that is `wanted` or ends with it after a separator (`server__wanted`, `server.wanted`)."""
-    for name in names:
-        if name == wanted:
-            return name
-    for name in names:
-        if name.endswith(wanted) and not name[-len(wanted) - 1].isalnum():
-            return name
-    return None
+    from ..judging import match_name
+
+    return match_name(names, wanted)
 
 
 def last_user_text(body: dict) -> str:
@@ -96,10 +92,6 @@ class ModelRequest:
     @property
     def stream(self) -> bool:
         return isinstance(self.body, dict) and self.body.get("stream") is True
-
-    def to_report(self) -> dict:
-        return {"t": round(self.t, 6), "turn": self.turn, "request": self.body, "reply": self.reply,
-                **({"problem": self.problem} if self.problem else {})}
 
 
 @dataclass
