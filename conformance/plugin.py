@@ -89,7 +89,7 @@ def pytest_configure(config):
 def register_checks() -> None:
     """Import every role's check modules, so the registry holds every check id."""
     from . import gateway, server  # noqa: F401
-    from .host import recorder  # noqa: F401
+    from .host import record as recorder  # noqa: F401
 
 
 def _env(config) -> dict[str, str]:
@@ -168,7 +168,7 @@ def mcpx_server_recordings(request):
 
 @pytest.fixture(scope="session")
 def mcpx_host_recordings(request):
-    from .host import recorder
+    from .host import record as recorder
 
     config = request.config
     command = _host_command(config)

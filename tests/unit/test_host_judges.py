@@ -6,7 +6,7 @@ import pytest
 from conformance.host import augmentation, context_middleware
 from conformance.host.harness import HostRun, Turn
 from conformance.host.mock_llm import ModelRequest
-from conformance.host.recorder import record_hosts
+from conformance.host.record import record_hosts
 from conformance.host.recording import HostRecording
 from conformance.model import NotObserved
 

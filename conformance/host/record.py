@@ -1,4 +1,4 @@
-"""Host role, the recorder: run the scenarios a host needs, group the runs by profile.
+"""Host role, recording: run the scenarios a host needs and group the runs by profile (into `recording.HostRecording`).
 
 One module per profile (preprocessor_tools, execution_requirements,
 context_middleware, augmentation), each naming its scenarios (scenarios.yaml)
