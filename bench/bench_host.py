@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.host import recorder  # noqa: E402
+from conformance.host import record as recorder  # noqa: E402
 from conformance.host.harness import run_scenario_sync  # noqa: E402
 from conformance.host.recording import HostRecording  # noqa: E402
 from conformance.model import REGISTRY  # noqa: E402

@@ -19,11 +19,12 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from .peerkit import free_port, wait_for_port  # noqa: F401  (matrix.py, bench and tests import them from here)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORT_DIR = "reports/latest"
@@ -301,25 +302,6 @@ def cmd_list(args) -> int:
         print(f"{r['id']:<{width}}  {r['level']:<8}  {', '.join(r['rows'])}")
     print(f"\n{len(rows)} checks")
     return 0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
 
 
 def cmd_demo(args) -> int:

@@ -72,7 +72,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "mcpx_check(id): a conformance check")
     config._mcpx_baseline = None
     if config.getoption("mcpx_expected_failures", None):
         register_checks()  # the checks a baseline may name
@@ -90,7 +89,7 @@ def pytest_configure(config):
 def register_checks() -> None:
     """Import every role's check modules, so the registry holds every check id."""
     from . import gateway, server  # noqa: F401
-    from .host import recorder  # noqa: F401
+    from .host import record as recorder  # noqa: F401
 
 
 def _env(config) -> dict[str, str]:
@@ -169,7 +168,7 @@ def mcpx_server_recordings(request):
 
 @pytest.fixture(scope="session")
 def mcpx_host_recordings(request):
-    from .host import recorder
+    from .host import record as recorder
 
     config = request.config
     command = _host_command(config)

@@ -5,7 +5,7 @@ Collected by `pytest --pyargs conformance` (or the CLI); skipped without a host 
 
 import pytest
 
-from conformance.host import recorder  # noqa: F401  (registers the host-role checks)
+from conformance.host import record as recorder  # noqa: F401  (registers the host-role checks)
 from conformance.model import REGISTRY
 
 HOST_CHECKS = sorted(c.id for c in REGISTRY.values() if c.role == "host")

@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conformance.host import recorder
+from conformance.host import record as recorder
 from conformance.model import REGISTRY
 from conformance.runner import evaluate
 

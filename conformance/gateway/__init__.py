@@ -1,8 +1,11 @@
 """Gateway role: an MCP proxy between clients and upstream servers.
 
-Two halves (DESIGN.md §Gateway contract): transparency, where the suite plays the upstream server and
-the downstream client, and pipeline semantics (sequential-pipeline), driven through an adapter
-`factory(plugins) -> pipeline` over JSON fixtures (see ADAPTER.md beside this file).
+Two halves. Transparency: the suite plays the upstream server (`upstream.py`) and the downstream
+client; one module per profile (`preprocessor_tools`, `execution_requirements`, `context_middleware`,
+`augmentation`, the last two sharing `methods`), `common` for fixture lookup and the wire check,
+`record` for recording through the gateway. Pipeline semantics (sequential-pipeline): driven through
+an adapter `factory(plugins) -> pipeline` over JSON fixtures (`pipeline.py`; see ADAPTER.md beside
+this file).
 """
 
 from . import (

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from ..peerkit import free_port, stderr_tail
 from ..targets import TargetSpec, TargetUnavailable, reaper
 from ..targets.environment import scrubbed
 
@@ -55,12 +56,6 @@ SpecFactory = Callable[[Upstream], TargetSpec]
 def upstream_command(log: Path | str, *extra: str) -> str:
     # The script path rather than `-m`: the package's __init__ (checks, schemas) is not needed to serve.
     return shlex.join([sys.executable, str(UPSTREAM_SCRIPT), "--log", str(log), *extra])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def gateway_factory(command: str, *, url: str | None = None, request_timeout: float = 10.0,
@@ -102,8 +97,7 @@ class Background:
 
     def stderr_tail(self) -> str:
         self.stderr.seek(0)
-        lines = [ln for ln in self.stderr.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-        return " | ".join(lines[-3:])
+        return stderr_tail(self.stderr.read())
 
     async def wait_listening(self, url: str, limit: float = START_WAIT) -> None:
         parts = urlsplit(url)

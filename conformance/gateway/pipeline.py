@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import schemas_loader
+from ..judging import canonical
 from ..model import NotObserved, Violation, check
 
 PROFILE = "sequential-pipeline"
@@ -69,11 +70,6 @@ def load_fixtures(directory: Path = FIXTURE_DIR) -> list[dict]:
     if not fixtures:
         raise FixtureError(f"no fixtures in {directory}")
     return fixtures
-
-
-def canonical(value: Any) -> str:
-    """One text per JSON value, so equal values compare equal whatever their key order."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 # ------------------------------------------------------------------------------------------ adapter loading

@@ -2,5 +2,5 @@
 
 Kept free of imports: the scenario servers a host starts run as
 `python -m conformance.host.scenario_server` and should start fast. The checks
-register when `conformance.host.recorder` is imported.
+register when `conformance.host.record` is imported.
 """

@@ -27,10 +27,8 @@ def _user_message(rec: HostRecording) -> tuple[str, str]:
     requests = run.model_in(1)
     if not requests:
         raise NotObserved("the host sent the model no request")
-    late = [e["params"].get("name") for e in augments if e["t"] > requests[0].t]
-    if late:
-        raise Violation("augmentation ran after the model request", expected="every augment before the model",
-                        actual=late)
+    # Only the hint is judged here: an augmentation that ran after the model request shows up as a hint
+    # missing from that request's text, not as a timing verdict smuggled into three hint checks.
     return last_user_message(requests[0].body), run.nonce
 
 

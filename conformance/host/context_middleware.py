@@ -54,7 +54,9 @@ def request_every_turn(rec: HostRecording):
         first = next(iter(run.model_in(turn.index)), None)
         if not calls:
             problems.append(f"turn {turn.index}: not invoked")
-        elif first is not None and calls[0]["t"] > first.t:
+        elif first is None:  # "before the model request" cannot be judged without one
+            raise NotObserved(f"turn {turn.index}: the host sent the model no request")
+        elif calls[0]["t"] > first.t:
             problems.append(f"turn {turn.index}: invoked after the model request")
     if problems:
         raise Violation("request-phase middleware did not run before the model on every turn",

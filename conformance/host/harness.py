@@ -40,6 +40,7 @@ from typing import Any
 
 import anyio
 
+from ..peerkit import stderr_tail
 from ..targets import reaper
 from ..targets.base import clip
 from ..targets.environment import scrubbed
@@ -302,9 +303,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
                 return
 
     def tail() -> str:
-        text = b"".join(stderr)[-STDERR_TAIL:].decode("utf-8", "replace")
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        return " | ".join(lines[-3:])
+        return stderr_tail(b"".join(stderr)[-STDERR_TAIL:])
 
     async def gone(during: str) -> str:
         code = None

@@ -31,6 +31,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..judging import match_name
+
 TOOL_CALL_ID = "call_{n}"
 
 
@@ -53,16 +55,6 @@ def offered_names(body: dict) -> list[str]:
     return names
 
 
-def match_offered(names: list[str], wanted: str) -> str | None:
-    """The offered name that is `wanted` or ends with it after a separator (`server__wanted`, `server.wanted`)."""
-    for name in names:
-        if name == wanted:
-            return name
-    for name in names:
-        if name.endswith(wanted) and not name[-len(wanted) - 1].isalnum():
-            return name
-    return None
-
 
 def last_user_text(body: dict) -> str:
     for message in reversed(body.get("messages") or ()):
@@ -74,7 +66,7 @@ def last_user_text(body: dict) -> str:
 def reply_for(step: dict | None, body: dict, call_number: int) -> dict:
     """The assistant message for one request: text, or one tool call."""
     if step and "call" in step:
-        name = step["call"] if step.get("offered") is False else match_offered(offered_names(body), step["call"])
+        name = step["call"] if step.get("offered") is False else match_name(offered_names(body), step["call"])
         if name is not None:
             return {"role": "assistant", "content": None, "tool_calls": [{
                 "id": TOOL_CALL_ID.format(n=call_number), "type": "function",
@@ -96,10 +88,6 @@ class ModelRequest:
     @property
     def stream(self) -> bool:
         return isinstance(self.body, dict) and self.body.get("stream") is True
-
-    def to_report(self) -> dict:
-        return {"t": round(self.t, 6), "turn": self.turn, "request": self.body, "reply": self.reply,
-                **({"problem": self.problem} if self.problem else {})}
 
 
 @dataclass

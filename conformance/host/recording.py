@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..judging import match_name as named  # noqa: F401  (the host judges import it from here)
 from ..model import NotObserved
 from .harness import HostRun
 from .mock_llm import message_text, offered_names
@@ -82,12 +83,6 @@ def request_text(body: dict) -> str:
 def tool_names(body: dict) -> list[str]:
     return offered_names(body)
 
-
-def named(names: list[str], wanted: str) -> str | None:
-    """The offered name that is `wanted`, or a prefixed form of it (suffix after a separator)."""
-    from .mock_llm import match_offered
-
-    return match_offered(names, wanted)
 
 
 def last_user_message(body: dict) -> str:

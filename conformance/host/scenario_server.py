@@ -242,9 +242,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
 
 def http_app(server: ScenarioServer):
     """A Streamable HTTP endpoint at /mcp for one scenario server: JSON responses, no SSE stream needed."""
@@ -274,3 +271,7 @@ def http_app(server: ScenarioServer):
         return JSONResponse(responses if isinstance(message, list) else responses[0], headers=headers)
 
     return Starlette(routes=[Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,9 +7,9 @@ their own check ids.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
+from ..judging import canonical, error_text, failed, short, text_of  # noqa: F401  (re-exported to the profiles)
 from ..model import NotObserved, Violation, check
 from ..wire import transcript_problems
 from .recording import Recording
@@ -35,14 +35,6 @@ def blocks(*items: dict) -> list[dict]:
     return copy.deepcopy(list(items))
 
 
-def canonical(value: Any) -> str:
-    """Canonical JSON for equality: sorted keys, no insignificant whitespace."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def short(value: Any, limit: int = 300) -> str:
-    text = canonical(value)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def require_result(rec: Recording, label: str) -> Any:
@@ -135,17 +127,3 @@ def judge_unadvertised(rec: Recording, methods: list[str], capability: str) -> s
                         expected=-32601, actual=[c for _, c in wrong], level="SHOULD")
     return f"rejected with -32601: {', '.join(methods)}"
 
-
-def text_of(result: Any) -> str:
-    """All text of a CallToolResult's text blocks, joined."""
-    if not isinstance(result, dict):
-        return ""
-    return "\n".join(b.get("text", "") for b in result.get("content") or () if isinstance(b, dict)
-                     and b.get("type") == "text" and isinstance(b.get("text"), str))
-
-
-def error_text(ex) -> str:
-    """Everything an error says, whether it came as a JSON-RPC error or an isError result."""
-    if ex.has_error:
-        return canonical(ex.error)
-    return text_of(ex.result) + canonical((ex.result or {}).get("structuredContent"))

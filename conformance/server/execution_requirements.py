@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ..model import NotObserved, Violation, check
-from .common import error_text, judge_shapes, require_result, shape_violations, short, text_of, wire_check
+from .common import error_text, failed, judge_shapes, require_result, shape_violations, short, text_of, wire_check
 from .recording import Recording, Session
 
 PROFILE = "execution-requirements"
@@ -64,10 +64,6 @@ def counter(rec: Recording, label: str) -> int:
         raise NotObserved(f"{COUNTER} did not return a count ({short(result)})")
     return int(match.group())
 
-
-def failed(ex) -> bool:
-    """A call fails as a JSON-RPC error or as a result with isError: true."""
-    return ex.has_error or (ex.has_result and isinstance(ex.result, dict) and ex.result.get("isError") is True)
 
 
 def judge_unmet_fails(rec: Recording, name: str) -> str:

@@ -25,7 +25,6 @@ from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireE
 CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
 PROTOCOL_VERSION = "2025-11-25"  # the handshake the suite proposes in `initialize`
 MODERN_VERSION = "2026-07-28"  # the stateless connection mode: `server/discover`, then _meta on every request
-MODES = ("handshake", MODERN_VERSION)
 MAX_PAGES = 20
 
 

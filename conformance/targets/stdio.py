@@ -24,6 +24,7 @@ from collections import deque
 import anyio
 from anyio.abc import Process
 
+from ..peerkit import stderr_tail
 from . import reaper
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 from .environment import scrubbed
@@ -150,9 +151,7 @@ class StdioConnection(Connection):
                 self._stderr_size -= len(self._stderr.popleft())
 
     def stderr_tail(self) -> str:
-        text = b"".join(self._stderr)[-STDERR_TAIL_BYTES:].decode("utf-8", "replace").strip()
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        return " | ".join(lines[-3:])
+        return stderr_tail(b"".join(self._stderr)[-STDERR_TAIL_BYTES:])
 
 
 def _signal_group(pid: int, sig: int) -> None:

@@ -1,4 +1,4 @@
-"""Host role, the recorder: run the scenarios a host needs, group the runs by profile.
+"""Host role, recording: run the scenarios a host needs and group the runs by profile (into `recording.HostRecording`).
 
 One module per profile (preprocessor_tools, execution_requirements,
 context_middleware, augmentation), each naming its scenarios (scenarios.yaml)
@@ -64,7 +64,8 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], turn_timeou
             rec.unavailable = broken[0] if broken else None
         else:
             rec.claimed, rec.claimed_by = False, None
-            rec.claim_reason = "hosts claim augmentation only with --profile augmentation"
+            rec.claim_reason = ("not named with --profile" if by_option
+                                else f"hosts claim {profile} only with --profile {profile}")
         out[profile] = rec
     return out
 

@@ -1,0 +1,33 @@
+"""Gateway role, profile `context-middleware`: the capability, middleware/list and middleware/invoke pass through."""
+
+from __future__ import annotations
+
+from ..judging import canonical
+from ..model import Violation, check
+from ..server.common import EVERY_CONTENT_TYPE, blocks
+from ..server.recording import Recording
+from .common import wire_check
+from .methods import Methods
+
+PROFILE = "context-middleware"
+
+MIDDLEWARE = Methods("context-middleware", "contextMiddleware", "middleware/list", "middleware", "middleware/invoke",
+                     {"conformance_identity": {"arguments": {}, "context": blocks(*EVERY_CONTENT_TYPE)}})
+
+MIDDLEWARE.register("invoke")
+
+
+@check("context-middleware/gateway/invoke-every-content-type-unchanged",
+       does="invokes conformance_identity through the gateway with one block of every content type "
+            "(text, image, audio, resource_link, embedded resource; annotations and _meta on some)",
+       must="the middleware/invoke result comes back unchanged: the upstream's content, block for block, field for field")
+def invoke_every_content_type_unchanged(rec: Recording):
+    result = MIDDLEWARE.result_of(rec, "conformance_identity")
+    want = MIDDLEWARE.calls["conformance_identity"]["context"]
+    if canonical(result.get("content")) != canonical(want):
+        raise Violation("the identity middleware's content arrives changed", expected=want, actual=result.get("content"))
+    return f"{len(want)} blocks came back unchanged"
+
+
+wire_check(PROFILE)
+DRIVER = MIDDLEWARE.driver

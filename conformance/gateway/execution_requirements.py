@@ -1,0 +1,71 @@
+"""Gateway role, profile `execution-requirements`: requirement lists and unmet-requirement errors pass through."""
+
+from __future__ import annotations
+
+from ..judging import error_text, failed, short
+from ..model import Violation, check
+from ..server.execution_requirements import GATED, SATISFIED
+from ..server.recording import Recording, Session
+from .common import fixture_tool, listed_name, wire_check
+
+PROFILE = "execution-requirements"
+UNMET = ("conformance_gated_unmet", "conformance_gated_mixed", "conformance_gated_case")
+
+async def requirements_driver(session: Session, rec: Recording) -> None:
+    for name in GATED:
+        await session.call_tool(f"call {name}", listed_name(rec.tools, name), {})
+
+
+@check("execution-requirements/gateway/requirements-pass-through",
+       does="lists tools through the gateway and reads execution.requirements of the four gated fixtures",
+       must="the gateway passes Tool.execution.requirements through unchanged: every string exact, in order")
+def requirements_pass_through(rec: Recording):
+    wrong = {}
+    for name, want in GATED.items():
+        tool = fixture_tool(rec, name)
+        execution = tool.get("execution")
+        got = execution.get("requirements") if isinstance(execution, dict) else None
+        if got != want:
+            wrong[tool["name"]] = got if execution is not None else "(no execution field)"
+    if wrong:
+        raise Violation(f"{len(wrong)} gated tool(s) arrive with different requirements",
+                        expected={n: GATED[n] for n in GATED}, actual=wrong)
+    return "all four requirement lists arrive as the upstream declared them"
+
+
+@check("execution-requirements/gateway/satisfied-call-passes",
+       does="calls conformance_gated_ok, whose requirement the upstream satisfies, through the gateway",
+       must="a gated call whose requirements are satisfied goes through and succeeds")
+def satisfied_call_passes(rec: Recording):
+    fixture_tool(rec, "conformance_gated_ok")
+    ex = rec.ex("call conformance_gated_ok")
+    if ex.failure:
+        raise Violation(f"conformance_gated_ok: {ex.failure}", expected="a successful result", actual=ex.failure)
+    if failed(ex):
+        raise Violation("the satisfied call failed through the gateway", expected="a result without isError",
+                        actual=ex.response)
+
+
+@check("execution-requirements/gateway/unmet-error-passes-through",
+       does="calls the three gated fixtures with an unmet requirement through the gateway and reads the errors",
+       must="an unmet-requirement failure comes back as a failure naming each unmet requirement string exactly")
+def unmet_error_passes_through(rec: Recording):
+    wrong = {}
+    for name in UNMET:
+        fixture_tool(rec, name)
+        ex = rec.ex(f"call {name}")
+        unmet = [s for s in GATED[name] if s != SATISFIED]
+        if ex.failure:
+            raise Violation(f"{name}: {ex.failure}", expected=f"a failure naming {unmet}", actual=ex.failure)
+        if not failed(ex):
+            wrong[name] = f"succeeded: {short(ex.response, 150)}"
+        elif not all(s in error_text(ex) for s in unmet):
+            wrong[name] = error_text(ex)[:200]
+    if wrong:
+        raise Violation("unmet-requirement errors do not come back naming the requirement exactly",
+                        expected={n: [s for s in GATED[n] if s != SATISFIED] for n in wrong}, actual=wrong)
+    return "each unmet call failed, naming its unmet requirement(s)"
+
+
+wire_check(PROFILE)
+DRIVER = requirements_driver

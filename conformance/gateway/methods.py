@@ -1,0 +1,123 @@
+"""Gateway role: what context-middleware and augmentation share (a capability, a list method, a call method).
+
+A method refused cleanly leaves nothing to compare: the comparison checks then skip, naming the refusal
+(capability-forwarded-or-refused judges the refusal itself).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..judging import find_named, short
+from ..model import NotApplicable, NotObserved, Violation, check
+from ..server.recording import Recording, Session
+from .common import UPSTREAM_CAPABILITIES, listed_name, upstream_received, upstream_requests
+
+
+class Methods:
+    """What context-middleware and augmentation share: a capability, a list method, a call method."""
+
+    def __init__(self, profile, capability, list_method, list_key, call_method, calls):
+        self.profile, self.capability = profile, capability
+        self.list_method, self.list_key, self.call_method = list_method, list_key, call_method
+        self.calls = calls  # label -> (fixture name, params without name)
+
+    def label(self, fixture: str) -> str:
+        return f"{self.call_method} {fixture}"
+
+    async def driver(self, session: Session, rec: Recording) -> None:
+        kind = self.list_key
+        rec.listing[kind] = await session.list_all(self.list_method, self.list_key, self.list_method)
+        for fixture, params in self.calls.items():
+            await session.send(self.label(fixture), self.call_method,
+                               {"name": listed_name(rec.listing.get(kind), fixture), **json.loads(json.dumps(params))})
+
+    def refused(self, rec: Recording) -> str | None:
+        """Why the comparison checks do not apply: the gateway refuses the profile (not advertised, errors)."""
+        if self.capability in rec.capabilities:
+            return None
+        exchanges = [rec.ex(self.list_method)] + [rec.ex(self.label(f)) for f in self.calls]
+        if all(ex.has_error for ex in exchanges):
+            return (f"the gateway does not advertise {self.capability} and refuses its methods "
+                    f"(capability-forwarded-or-refused judges how)")
+        return None
+
+    def judge_forwarded(self, rec: Recording) -> str:
+        methods = [(self.list_method, rec.ex(self.list_method))] + \
+                  [(self.call_method, rec.ex(self.label(f))) for f in self.calls]
+        if self.capability not in rec.capabilities:
+            for method, ex in methods:
+                if ex.failure:
+                    raise Violation(f"{self.capability} is not advertised, and {method} was not refused: "
+                                    f"{ex.failure}", expected="a JSON-RPC error, code -32601", actual=ex.failure)
+                if ex.has_result:
+                    raise Violation(f"the gateway answers {method} but does not advertise {self.capability}: "
+                                    f"the upstream's capability was dropped",
+                                    expected={self.capability: UPSTREAM_CAPABILITIES[self.capability]},
+                                    actual=rec.capabilities)
+                code = (ex.error or {}).get("code")
+                if code != -32601:
+                    raise Violation(f"{self.capability} is not advertised, and {method} was answered code {code} "
+                                    f"instead of -32601 Method not found", expected=-32601, actual=ex.error)
+            return f"refused cleanly: {self.capability} not advertised, its methods answered -32601"
+        upstream = UPSTREAM_CAPABILITIES[self.capability]
+        got = rec.capabilities[self.capability]
+        changed = {k: got.get(k) if isinstance(got, dict) else got for k in upstream
+                   if not isinstance(got, dict) or got.get(k) != upstream[k]}
+        if not isinstance(got, dict) or changed:
+            raise Violation(f"capabilities.{self.capability} arrives changed", expected=upstream, actual=got)
+        for method, ex in methods:
+            if ex.failure:
+                raise Violation(f"{self.capability} is advertised, but {method}: {ex.failure}",
+                                expected=f"{method} forwarded and answered", actual=ex.failure)
+            if not ex.has_result:
+                raise Violation(f"{self.capability} is advertised, but {method} was answered with an error",
+                                expected="the upstream's result", actual=ex.error)
+        missing = [f for f in self.calls if find_named(rec.listing.get(self.list_key), f) is None]
+        if missing:
+            raise Violation(f"{self.list_method} through the gateway does not list the upstream's {missing}",
+                            expected=missing, actual=short(rec.ex(self.list_method).result))
+        return f"{self.capability} advertised; {self.list_method} and {self.call_method} forwarded"
+
+    def result_of(self, rec: Recording, fixture: str) -> dict:
+        reason = self.refused(rec)
+        if reason:
+            raise NotApplicable(reason)
+        ex = rec.ex(self.label(fixture))
+        if ex.failure:
+            raise NotObserved(f"{self.call_method} of {fixture}: {ex.failure}")
+        if not ex.has_result or not isinstance(ex.result, dict):
+            raise NotObserved(f"{self.call_method} of {fixture} was answered with an error ({short(ex.error)})")
+        return ex.result
+
+    def judge_params(self, rec: Recording) -> str:
+        reason = self.refused(rec)
+        if reason:
+            raise NotApplicable(reason)
+        for fixture, sent in self.calls.items():
+            rec.ex(self.label(fixture))
+            arrived = upstream_requests(rec, self.call_method, fixture)
+            if not arrived:
+                raise NotObserved(f"the upstream never received {self.call_method} for {fixture}",
+                                  expected=sent, actual=[m.get("method") for m in upstream_received(rec)
+                                                         if isinstance(m, dict)])
+            params = arrived[-1]["params"]
+            differs = {k: params.get(k, "(missing)") for k in sent if params.get(k) != sent[k]}
+            added = sorted(set(params) - set(sent) - {"name", "_meta"})
+            if differs or added:
+                raise Violation(f"{self.call_method} params for {fixture} arrived upstream changed",
+                                expected=sent, actual={**differs, **{k: params[k] for k in added}})
+        return f"{self.call_method} params arrived upstream exactly as sent"
+
+
+    def register(self, params_slug: str) -> None:
+        """The two checks every Methods profile has."""
+        check(f"{self.profile}/gateway/capability-forwarded-or-refused",
+              does=f"reads capabilities.{self.capability} through the gateway and sends {self.list_method} and "
+                   f"{self.call_method} either way",
+              must=f"the gateway forwards {self.capability} and its methods, or refuses them cleanly: not advertised "
+                   f"and answered -32601; never advertised-but-dropped, never left hanging")(self.judge_forwarded)
+        check(f"{self.profile}/gateway/{params_slug}-params-arrive-unchanged",
+              does=f"reads the upstream's log of received messages for the {self.call_method} requests the suite sent",
+              must=f"{self.call_method} params (context blocks with annotations and _meta, arguments) reach the "
+                   f"upstream exactly as the client sent them")(self.judge_params)
