@@ -29,6 +29,7 @@ import asyncio
 import copy
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,11 @@ class Plugin:
         """Auditors only. Return a record for the outcome's audit trail, or None."""
         return None
 
+    def check_request(self, request: dict) -> str | None:
+        """Security plugins that gate requests: the reason to refuse `request` before it is forwarded,
+        or None to let it through. Runs in the proxy before anything reaches an upstream."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.kind} {self.priority}>"
 
@@ -116,6 +122,18 @@ class Pipeline:
         # sorted() is stable, so equal keys keep definition order.
         self.processing: list[Plugin] = sorted(processing, key=lambda p: (p.priority, _KIND_RANK[p.kind]))
         self.auditors: list[Plugin] = [p for p in plugins if p.kind == "auditing"]
+
+    def check_request(self, request: dict) -> str | None:
+        """The first refusal of a request-gating plugin, `"[name] reason"`, or None. A plugin that raises
+        here refuses (fail closed), whatever its `critical` says: a gate that cannot decide is shut."""
+        for plugin in self.processing:
+            try:
+                reason = plugin.check_request(request)
+            except Exception as exc:  # noqa: BLE001 - fail closed
+                return f"[{plugin.name}] plugin failed: {type(exc).__name__}: {exc}"
+            if reason is not None:
+                return f"[{plugin.name}] {reason}"
+        return None
 
     async def process_response(self, request: dict, response: dict) -> Outcome:
         current = copy.deepcopy(response)  # plugins never touch the caller's object
@@ -250,10 +268,15 @@ class PiiRedactionPlugin(Plugin):
                         reason=f"redacted {redacted['metadata']['counts']}")
 
 
+# Methods that run something named by params.name: the allowlist gates each of them before forwarding.
+INVOCATIONS = ("tools/call", "middleware/invoke", "augmentation/augment")
+LISTINGS = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations"}
+
+
 class ToolAllowlistPlugin(Plugin):
-    """Security: a tools/call result of a tool not on the list is blocked, and tools/list results are
-    filtered to the list. This runs on responses (the pipeline's one hook), so a disallowed call has
-    already run upstream; what the allowlist guarantees is that its result never reaches the client."""
+    """Security: a request that invokes a name not on the list (tools/call, middleware/invoke,
+    augmentation/augment) is refused by the gateway before it is forwarded, so it never runs upstream;
+    the matching list results are filtered to the list. The response check stays as a second line."""
 
     default_kind = "security"
 
@@ -263,18 +286,26 @@ class ToolAllowlistPlugin(Plugin):
             raise ValueError(f"plugin {name!r}: tools must be a list of tool names")
         self.tools = frozenset(tools)
 
+    def check_request(self, request: dict) -> str | None:
+        if request.get("method") not in INVOCATIONS:
+            return None
+        params = request.get("params")
+        called = params.get("name") if isinstance(params, dict) else None
+        if called not in self.tools:
+            return f"tool {called!r} is not on the allowlist"
+        return None
+
     async def process_response(self, request: dict, response: dict) -> Decision:
         method = request.get("method")
-        if method == "tools/call":
-            tool = (request.get("params") or {}).get("name")
-            if tool not in self.tools:
-                return Decision(allowed=False, reason=f"tool {tool!r} is not on the allowlist")
-            return Decision()
+        if method in INVOCATIONS:
+            reason = self.check_request(request)
+            return Decision(allowed=False, reason=reason) if reason else Decision()
         result = response.get("result")
-        if method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
-            kept = [t for t in result["tools"] if isinstance(t, dict) and t.get("name") in self.tools]
-            if len(kept) != len(result["tools"]):
-                return Decision(modified={**response, "result": {**result, "tools": kept}})
+        key = LISTINGS.get(method)
+        if key and isinstance(result, dict) and isinstance(result.get(key), list):
+            kept = [t for t in result[key] if isinstance(t, dict) and t.get("name") in self.tools]
+            if len(kept) != len(result[key]):
+                return Decision(modified={**response, "result": {**result, key: kept}})
         return Decision()
 
 
@@ -297,7 +328,9 @@ class AuditLogPlugin(Plugin):
                            "allowed": outcome.allowed, "reason": outcome.reason, "stages": outcome.stages,
                            "response": response}, ensure_ascii=False, default=str)
         async with self._lock:  # whole lines only, even with concurrent requests
-            with self.path.open("a", encoding="utf-8") as fh:
+            # Created owner-only (0600): the log holds full responses, which may hold what redaction missed.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
         return None
 

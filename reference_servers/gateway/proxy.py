@@ -55,6 +55,7 @@ LISTS = {"tools/list": ("tools", "tools/call"), "prompts/list": ("prompts", "pro
          "augmentation/list": ("augmentations", "augmentation/augment")}
 CALLS = {call: key for key, call in LISTS.values()}
 MAX_PAGES = 50
+EOF_GRACE = 5.0  # seconds in-flight requests may still finish after the client closed its side
 
 
 # ------------------------------------------------------------------------------------------ SDK compatibility
@@ -105,6 +106,12 @@ def load_config(path: str | None, environ=os.environ) -> Config:
     for name, spec in (data.get("upstreams") or {}).items():
         if SEPARATOR in name:
             raise ValueError(f"upstream name {name!r} must not contain {SEPARATOR!r}")
+        if name.endswith("_"):
+            # "a_" + "__" + "tool" is "a___tool", which is also "a" + "__" + "_tool": the prefixes of two
+            # upstreams could name the same tool, and routing (split at the first "__") would pick "a".
+            clash = f" (it collides with upstream {name.rstrip('_')!r})" if name.rstrip("_") in data["upstreams"] else ""
+            raise ValueError(f"upstream name {name!r} must not end with '_': its prefix {name}{SEPARATOR} "
+                             f"is ambiguous{clash}; rename it")
         # $VARS expand, so a config can name an upstream the environment provides ($MCPX_UPSTREAM_COMMAND).
         if spec.get("url"):
             upstreams.append(UpstreamConfig(name, url=os.path.expandvars(spec["url"])))
@@ -134,10 +141,11 @@ async def open_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
         connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
         streams = await stack.enter_async_context(connect(cfg.url))
         return streams[0], streams[1]  # 1.x also yields a session-id getter
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
-    # The whole environment: what the gateway was started with is meant for its upstreams too.
-    env = {**os.environ, **(cfg.env or {})}
+    # A minimal environment (the SDK's default: HOME, PATH, USER and the like) plus the upstream's own
+    # configured `env`: the gateway's secrets (API keys in its environment) are not every server's business.
+    env = {**get_default_environment(), **(cfg.env or {})}
     params = StdioServerParameters(command=cfg.command[0], args=cfg.command[1:], env=env)
     return await stack.enter_async_context(stdio_client(params))
 
@@ -228,6 +236,10 @@ class Proxy:
             for link in self.upstreams.values():
                 tg.start_soon(self.pump_upstream, link)
             await self.pump_client(tg)
+            # The client is gone (stdin EOF, DELETE): answers already asked for still go out, briefly.
+            with anyio.move_on_after(EOF_GRACE):
+                while self.in_flight:
+                    await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
 
     # -- client -> upstreams ------------------------------------------------------------------
@@ -246,6 +258,13 @@ class Proxy:
 
     async def on_client_request(self, request: dict) -> None:
         method, params = request["method"], request.get("params")
+        if self.pipeline is not None:
+            # Request gates (the tool allowlist) decide before anything is forwarded: a refused call
+            # never runs upstream. The refusal is the proxy's own answer, not a response to pipeline.
+            refusal = self.pipeline.check_request(request)
+            if refusal is not None:
+                return await self.client.send(error(request["id"], BLOCKED, f"blocked by the gateway: {refusal}",
+                                                    {"reason": refusal}))
         if self.single:
             return await self.forward(self.first, request, request)
         if method == "ping":
@@ -407,6 +426,9 @@ async def serve_stdio(config: Config) -> None:
     pipeline = make_pipeline(config)
     async with stdio_server() as (read, write):
         await serve_session(read, write, config, pipeline)
+        # The SDK's stdout writer runs until its stream is closed: without this, stdin EOF ends the
+        # session but never the process.
+        await write.aclose()
 
 
 class HttpFront:

@@ -1,0 +1,124 @@
+"""The reference gateway's security properties (issue 11), over real subprocesses: allowlist enforced before
+forwarding, minimal upstream environment, unambiguous prefixes, an owner-only audit log, exit on stdin EOF,
+redaction of every place text reaches the client, and the HTTP front's Host/Origin, body and session limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import textwrap
+
+import anyio
+import pytest
+
+from conformance.gateway.launch import UPSTREAM_SCRIPT
+from conformance.targets import TargetSpec
+from reference_servers.gateway.pipeline import build_pipeline
+from reference_servers.gateway.proxy import load_config
+
+PY = sys.executable
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
+
+
+def write_config(tmp_path, upstreams: dict, plugins: list | None = None):
+    path = tmp_path / "gateway.json"
+    path.write_text(json.dumps({"upstreams": upstreams, "plugins": plugins or []}))
+    return path
+
+
+def upstream_spec(log, env: dict | None = None) -> dict:
+    spec = {"command": shlex.join([PY, str(UPSTREAM_SCRIPT), "--log", str(log)])}
+    if env:
+        spec["env"] = env
+    return spec
+
+
+async def session(config, calls, env: dict | None = None) -> list:
+    """Open the gateway over stdio, initialize, then run each (method, params) in order; the exchanges."""
+    spec = TargetSpec("stdio", command=shlex.join([PY, "-m", "reference_servers.gateway", "--config", str(config)]),
+                      env=env or {}, request_timeout=20)
+    out = []
+    async with spec.connect() as conn:
+        init = await conn.request("initialize", INIT)
+        assert init.has_result, init.outcome_text()
+        await conn.notify("notifications/initialized")
+        for method, params in calls:
+            out.append(await conn.request(method, params))
+    return out
+
+
+def upstream_methods(log) -> list:
+    return [(m.get("method"), (m.get("params") or {}).get("name")) for m in map(json.loads, log.read_text().splitlines())]
+
+
+# -- A: the allowlist refuses before forwarding ---------------------------------------------------------------
+
+def test_allowlist_refuses_a_call_before_it_reaches_the_upstream(tmp_path):
+    log = tmp_path / "upstream.jsonl"
+    config = write_config(tmp_path, {"up": upstream_spec(log)},
+                          [{"plugin": "tool_allowlist", "name": "allow",
+                            "tools": ["conformance_echo", "conformance_side_effects"]}])
+    blocked, count = anyio.run(session, config, [("tools/call", {"name": "conformance_gated_ok", "arguments": {}}),
+                                                 ("tools/call", {"name": "conformance_side_effects", "arguments": {}})])
+    assert blocked.response["error"]["message"] == \
+        "blocked by the gateway: [allow] tool 'conformance_gated_ok' is not on the allowlist"
+    assert count.result["content"][0]["text"] == "0"  # the gated tool's body never ran
+    assert ("tools/call", "conformance_gated_ok") not in upstream_methods(log)
+
+
+# -- B: upstreams get a minimal environment --------------------------------------------------------------------
+
+def test_upstreams_do_not_inherit_the_gateways_secrets(tmp_path):
+    dump = tmp_path / "env.json"
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(textwrap.dedent(f"""
+        import json, os, sys
+        open({str(dump)!r}, "w").write(json.dumps(dict(os.environ)))
+        os.execv(sys.executable, [sys.executable, {str(UPSTREAM_SCRIPT)!r}, "--log", {str(tmp_path / 'u.jsonl')!r}])
+    """))
+    config = write_config(tmp_path, {"up": {"command": shlex.join([PY, str(wrapper)]), "env": {"UPSTREAM_OWN": "yes"}}})
+    (echo,) = anyio.run(session, config, [("tools/call", {"name": "conformance_echo", "arguments": {"text": "x"}})],
+                        {"OPENAI_API_KEY": "sk-planted-secret"})
+    assert echo.has_result
+    seen = json.loads(dump.read_text())
+    assert "OPENAI_API_KEY" not in seen and "sk-planted-secret" not in json.dumps(seen)
+    assert seen["UPSTREAM_OWN"] == "yes" and "PATH" in seen
+
+
+# -- E: prefixes, audit log mode, stdin EOF ---------------------------------------------------------------------
+
+def test_colliding_prefixes_are_refused(tmp_path):
+    config = write_config(tmp_path, {"a": {"command": "x"}, "a_": {"command": "y"}})
+    with pytest.raises(ValueError, match=r"'a_' must not end with '_'.*collides with upstream 'a'"):
+        load_config(str(config))
+    result = subprocess.run([PY, "-m", "reference_servers.gateway", "--config", str(config)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2 and "collides" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_audit_log_is_created_owner_only(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    pipeline = build_pipeline([{"plugin": "audit_log", "name": "log", "path": str(path)}])
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}
+    anyio.run(pipeline.process_response, request, {"jsonrpc": "2.0", "id": 1, "result": {}})
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_stdio_gateway_exits_when_its_client_closes_stdin(tmp_path):
+    config = write_config(tmp_path, {"up": upstream_spec(tmp_path / "u.jsonl")})
+    proc = subprocess.Popen([PY, "-m", "reference_servers.gateway", "--config", str(config)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}) + "\n").encode())
+        proc.stdin.flush()
+        assert b'"result"' in proc.stdout.readline()
+        proc.stdin.close()
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
