@@ -122,3 +122,63 @@ def test_stdio_gateway_exits_when_its_client_closes_stdin(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, 9)
             proc.wait()
+
+
+# -- D: redaction covers every way text reaches the client ------------------------------------------------------
+
+LEAKY_UPSTREAM = '''
+import json, sys
+EMAIL = "ann@example.com"
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    method, rid = m.get("method"), m.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {},
+              "logging": {}}, "serverInfo": {"name": "leaky", "version": "0"}}})
+    elif method == "tools/call" and m["params"]["name"] == "leak":
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "log " + EMAIL}})
+        send({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {"maxTokens": 5,
+              "messages": [{"role": "user", "content": {"type": "text", "text": "ask " + EMAIL}}]}})
+        send({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": {"message": "confirm " + EMAIL,
+              "requestedSchema": {"type": "object", "properties": {}}}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {
+              "content": [{"type": "text", "text": "text " + EMAIL},
+                          {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain",
+                                                            "text": "resource " + EMAIL}}],
+              "structuredContent": {"owner": {"email": EMAIL}}}})
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "no such user " + EMAIL,
+              "data": {"who": EMAIL}}})
+    elif rid is not None and method is not None:
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+'''
+
+
+def test_redaction_covers_notifications_requests_resources_structured_content_and_errors(tmp_path):
+    script = tmp_path / "leaky.py"
+    script.write_text(LEAKY_UPSTREAM)
+    config = write_config(tmp_path, {"up": {"command": shlex.join([PY, str(script)])}},
+                          [{"plugin": "pii_redaction", "name": "pii"}])
+
+    async def go():
+        spec = TargetSpec("stdio", command=shlex.join([PY, "-m", "reference_servers.gateway", "--config", str(config)]),
+                          env={}, request_timeout=20)
+        async with spec.connect() as conn:
+            assert (await conn.request("initialize", INIT)).has_result
+            leak = await conn.request("tools/call", {"name": "leak", "arguments": {}})
+            failed = await conn.request("tools/call", {"name": "other", "arguments": {}})
+            await anyio.sleep(0.5)  # the server-to-client requests are answered by the suite's connection
+            return leak, failed, [e.message for e in conn.wire if e.direction == "in" and e.message]
+
+    leak, failed, received = anyio.run(go)
+    everything = json.dumps(received)
+    assert "ann@example.com" not in everything, everything
+    methods = {m.get("method") for m in received}
+    assert {"notifications/message", "sampling/createMessage", "elicitation/create"} <= methods
+    result = leak.result
+    assert result["content"][1]["resource"] == {"uri": "file:///a.txt", "mimeType": "text/plain",
+                                                "text": "resource [EMAIL_1]"}
+    assert result["structuredContent"] == {"owner": {"email": "[EMAIL_1]"}}
+    assert failed.response["error"]["message"] == "no such user [EMAIL_1]"

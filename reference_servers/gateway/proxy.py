@@ -230,6 +230,7 @@ class Proxy:
         self.single = len(upstreams) == 1
         self.first = next(iter(upstreams.values()))
         self.in_flight: dict[Any, tuple[Link, Any]] = {}  # client request id -> (upstream, its id there)
+        self.unanswered: set = set()  # client request ids not answered yet
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
@@ -238,7 +239,7 @@ class Proxy:
             await self.pump_client(tg)
             # The client is gone (stdin EOF, DELETE): answers already asked for still go out, briefly.
             with anyio.move_on_after(EOF_GRACE):
-                while self.in_flight:
+                while self.unanswered:
                     await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
 
@@ -250,6 +251,7 @@ class Proxy:
                 continue
             message = to_dict(item)
             if "method" in message and "id" in message:
+                self.unanswered.add(message["id"])
                 tg.start_soon(self.on_client_request, message)
             elif "method" in message:
                 await self.on_client_notification(message)
@@ -263,6 +265,7 @@ class Proxy:
             # never runs upstream. The refusal is the proxy's own answer, not a response to pipeline.
             refusal = self.pipeline.check_request(request)
             if refusal is not None:
+                self.unanswered.discard(request["id"])
                 return await self.client.send(error(request["id"], BLOCKED, f"blocked by the gateway: {refusal}",
                                                     {"reason": refusal}))
         if self.single:
@@ -316,7 +319,7 @@ class Proxy:
                 if "method" in message and "id" in message:
                     await self.on_upstream_request(link, message)
                 elif "method" in message:
-                    await self.client.send(message)
+                    await self.client.send(self.outgoing(message))
                 else:
                     await link.resolve(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
@@ -329,9 +332,15 @@ class Proxy:
         async def back(response: dict) -> None:
             await link.send({**response, "id": rid})
 
-        await self.client.request({k: v for k, v in message.items() if k != "id"}, back)
+        await self.client.request(self.outgoing({k: v for k, v in message.items() if k != "id"}), back)
+
+    def outgoing(self, message: dict) -> dict:
+        """A notification or request an upstream sends the client, after the plugins that rewrite those
+        (redaction covers log messages, progress, sampling and elicitation, not only results)."""
+        return message if self.pipeline is None else self.pipeline.process_message(message)
 
     async def answer(self, request: dict, response: dict) -> None:
+        self.unanswered.discard(request["id"])
         if self.pipeline is not None and ("result" in response or "error" in response):
             outcome = await self.pipeline.process_response(copy.deepcopy(request), copy.deepcopy(response))
             if outcome.allowed and isinstance(outcome.response, dict):
