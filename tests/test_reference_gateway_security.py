@@ -182,3 +182,105 @@ def test_redaction_covers_notifications_requests_resources_structured_content_an
                                                 "text": "resource [EMAIL_1]"}
     assert result["structuredContent"] == {"owner": {"email": "[EMAIL_1]"}}
     assert failed.response["error"]["message"] == "no such user [EMAIL_1]"
+
+
+# -- C: the HTTP front ---------------------------------------------------------------------------------------------
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purpose: it no longer runs.
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().split(") ")[-1][0] != "Z"
+
+
+def wait_for(condition, timeout: float = 15.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture
+def http_gateway(tmp_path):
+    """Start the gateway over HTTP in front of an upstream that records its pid; yields (url, pids file, start)."""
+    from conformance.gateway.launch import free_port
+
+    pids = tmp_path / "pids"
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(textwrap.dedent(f"""
+        import os, sys
+        open({str(pids)!r}, "a").write(f"{{os.getpid()}}\\n")
+        os.execv(sys.executable, [sys.executable, {str(UPSTREAM_SCRIPT)!r}, "--log", {str(tmp_path / 'u.jsonl')!r}])
+    """))
+    config = write_config(tmp_path, {"up": {"command": shlex.join([PY, str(wrapper)])}})
+    procs = []
+
+    def start(*flags: str) -> str:
+        port = free_port()
+        proc = subprocess.Popen([PY, "-m", "reference_servers.gateway", "--config", str(config), "--http", str(port),
+                                 *flags], stderr=subprocess.DEVNULL, start_new_session=True)
+        procs.append(proc)
+        import httpx
+
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert wait_for(lambda: _listening(httpx, url)), "gateway did not listen"
+        return url
+
+    yield start, pids
+    for proc in procs:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
+def _listening(httpx, url) -> bool:
+    try:
+        httpx.get(url, timeout=1)
+        return True
+    except httpx.TransportError:
+        return False
+
+
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+INIT_BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+
+
+def started_pids(pids) -> list[int]:
+    return [int(x) for x in pids.read_text().split()] if pids.exists() else []
+
+
+def test_http_refuses_foreign_host_and_origin_and_big_bodies_before_starting_upstreams(http_gateway):
+    import httpx
+
+    start, pids = http_gateway
+    url = start("--max-body", "2000")
+    port = url.split(":")[2].split("/")[0]
+    assert httpx.post(url, content=INIT_BODY, headers={**HEADERS, "host": f"evil.example:{port}"}).status_code == 421
+    assert httpx.post(url, content=INIT_BODY, headers={**HEADERS, "origin": "http://evil.example"}).status_code == 403
+    big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {**INIT, "pad": "x" * 5000}})
+    assert httpx.post(url, content=big, headers=HEADERS).status_code == 413
+    assert started_pids(pids) == []  # none of them cost an upstream process
+    ok = httpx.post(url, content=INIT_BODY, headers={**HEADERS, "origin": f"http://localhost:{port}"})
+    assert ok.status_code == 200 and ok.headers.get("mcp-session-id")
+
+
+def test_http_session_end_stops_its_upstreams_on_delete_and_on_idle(http_gateway):
+    import httpx
+
+    start, pids = http_gateway
+    url = start("--idle-timeout", "2")
+    sid = httpx.post(url, content=INIT_BODY, headers=HEADERS).headers["mcp-session-id"]
+    (first,) = started_pids(pids)
+    assert pid_alive(first)
+    assert httpx.delete(url, headers={"mcp-session-id": sid}).status_code in (200, 204)
+    assert wait_for(lambda: not pid_alive(first)), "DELETE left the upstream running"
+
+    httpx.post(url, content=INIT_BODY, headers=HEADERS)  # then abandoned: no DELETE
+    second = started_pids(pids)[1]
+    assert wait_for(lambda: not pid_alive(second)), "an idle session kept its upstream"

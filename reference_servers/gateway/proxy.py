@@ -440,36 +440,115 @@ async def serve_stdio(config: Config) -> None:
         await write.aclose()
 
 
-class HttpFront:
-    """Streamable HTTP downstream: one SDK server transport per session, each with its own upstreams."""
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a POST body larger than this gets 413 before it is parsed
+IDLE_TIMEOUT = 600.0  # seconds without a request after which a session and its upstreams end
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
-    def __init__(self, config: Config, tg):
+
+def loopback_security(host: str, port: int):
+    """DNS-rebinding protection for a loopback bind (the MCP Streamable HTTP transport's security warning):
+    Host must name the loopback address and port, and an Origin, when sent, must be a loopback origin.
+    None for other binds: whoever binds a public address chooses the hosts it answers to."""
+    if host not in LOOPBACK:
+        return None
+    from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+
+    names = ("127.0.0.1", "localhost", "[::1]")
+    return TransportSecurityMiddleware(TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:{port}" for name in names],
+        allowed_origins=[f"{scheme}://{name}:{port}" for scheme in ("http", "https") for name in names]))
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def buffered_body(receive, limit: int):
+    """The request body read whole (refusing more than `limit` bytes) and a `receive` that replays it."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    body, sent = b"".join(chunks), False
+
+    async def replay():
+        nonlocal sent
+        if sent:
+            return await receive()  # disconnect, when it comes
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+@dataclass
+class HttpSession:
+    transport: Any
+    cancel: Any = None  # the session task's CancelScope
+    last_seen: float = 0.0
+    active: int = 0  # requests being handled (a long tool call or an open GET stream is not idleness)
+
+
+class HttpFront:
+    """Streamable HTTP downstream: one SDK server transport per session, each with its own upstreams.
+    Host/Origin are checked (loopback binds) and bodies capped before a session or upstream exists; a
+    session ends, and its upstreams with it, on DELETE or after `idle_timeout` seconds without a request."""
+
+    def __init__(self, config: Config, tg, *, security=None, max_body: int = MAX_BODY_BYTES,
+                 idle_timeout: float = IDLE_TIMEOUT):
         self.config, self.tg = config, tg
         self.pipeline = make_pipeline(config)
-        self.sessions: dict[str, Any] = {}
+        self.sessions: dict[str, HttpSession] = {}
+        self.security, self.max_body, self.idle_timeout = security, max_body, idle_timeout
 
     async def __call__(self, scope, receive, send) -> None:
+        from starlette.requests import Request
         from starlette.responses import Response
 
         if scope["type"] != "http":
             return
         if scope["path"].rstrip("/") != "/mcp":
             return await Response("not found", status_code=404)(scope, receive, send)
+        if self.security is not None:
+            refusal = await self.security.validate_request(Request(scope), is_post=False)
+            if refusal is not None:
+                return await refusal(scope, receive, send)
         headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or ()}
+        if scope.get("method") == "POST":
+            try:
+                if int(headers.get("content-length") or 0) > self.max_body:
+                    raise BodyTooLarge
+                receive = await buffered_body(receive, self.max_body)
+            except (BodyTooLarge, ValueError):
+                return await Response(f"request body larger than {self.max_body} bytes",
+                                      status_code=413)(scope, receive, send)
         sid = headers.get("mcp-session-id")
         if sid:
-            transport = self.sessions.get(sid)
-            if transport is None:
+            session = self.sessions.get(sid)
+            if session is None:
                 return await Response("session not found", status_code=404)(scope, receive, send)
-            return await transport.handle_request(scope, receive, send)
+            session.last_seen, session.active = anyio.current_time(), session.active + 1
+            try:
+                return await session.transport.handle_request(scope, receive, send)
+            finally:
+                session.last_seen, session.active = anyio.current_time(), session.active - 1
         if scope.get("method") != "POST":
             return await Response("a session starts with a POST of initialize", status_code=400)(scope, receive, send)
         from mcp.server.streamable_http import StreamableHTTPServerTransport
 
         sid = uuid.uuid4().hex
-        transport = StreamableHTTPServerTransport(mcp_session_id=sid)
-        self.sessions[sid] = transport
-        scope_of_session = await self.tg.start(self.run_session, sid, transport)
+        session = HttpSession(StreamableHTTPServerTransport(mcp_session_id=sid), last_seen=anyio.current_time())
+        self.sessions[sid] = session
+        session.cancel = await self.tg.start(self.run_session, sid, session.transport)
         status = {}
 
         async def watch(message) -> None:
@@ -477,11 +556,26 @@ class HttpFront:
                 status["code"] = message["status"]
             await send(message)
 
-        await transport.handle_request(scope, receive, watch)
+        await session.transport.handle_request(scope, receive, watch)
         if status.get("code", 500) >= 400:
             # The opening request was refused (not an initialize): no session, and no upstreams kept for it.
-            self.sessions.pop(sid, None)
-            scope_of_session.cancel()
+            self.end(sid)
+
+    def end(self, sid: str) -> None:
+        session = self.sessions.pop(sid, None)
+        if session is not None and session.cancel is not None:
+            session.cancel.cancel()
+
+    async def reap_idle(self) -> None:
+        """End sessions nobody has sent a request to for `idle_timeout` seconds (an abandoned client
+        never sends DELETE; its upstream processes would run until the gateway stops)."""
+        while True:
+            await anyio.sleep(min(1.0, self.idle_timeout / 4))
+            now = anyio.current_time()
+            for sid, session in list(self.sessions.items()):
+                if not session.active and now - session.last_seen > self.idle_timeout:
+                    log.warning("session %s idle for %.0f s: ended", sid, now - session.last_seen)
+                    self.end(sid)
 
     async def run_session(self, sid: str, transport, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
         with anyio.CancelScope() as cancel:
@@ -492,15 +586,20 @@ class HttpFront:
             except Exception:
                 log.exception("session %s ended with an error", sid)
             finally:
+                # A DELETE (the SDK transport terminates, the client stream ends) or a cancel: either way
+                # the session's upstreams have been closed by serve_session's exit stack; forget it.
                 self.sessions.pop(sid, None)
 
 
-async def serve_http(config: Config, port: int, host: str = "127.0.0.1") -> None:
+async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_body: int = MAX_BODY_BYTES,
+                     idle_timeout: float = IDLE_TIMEOUT) -> None:
     import uvicorn
 
     make_pipeline(config)  # a bad plugin config fails at start, not at the first session
     async with anyio.create_task_group() as tg:
-        front = HttpFront(config, tg)
+        front = HttpFront(config, tg, security=loopback_security(host, port), max_body=max_body,
+                          idle_timeout=idle_timeout)
+        tg.start_soon(front.reap_idle)
         server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level="warning", lifespan="off"))
         print(f"reference gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         await server.serve()
