@@ -71,6 +71,9 @@ async def run(args) -> list[tuple[str, float]]:
         env = Upstream(direct, log).env
         paths = [("upstream directly", direct, {}),
                  ("reference gateway", f"{PY} -m reference_servers.gateway", env)]
+        for extra_path in args.path:  # e.g. another build of the reference gateway, measured in the same run
+            label, _, command = extra_path.partition("=")
+            paths.append((label, command, env))
         if args.gatekit:
             paths.append(("Gatekit 0.3.0", f"{PY} {ROOT / 'tests' / 'gateway' / 'gatekit_launcher.py'} {args.gatekit}", env))
         for label, command, extra in paths:
@@ -93,6 +96,8 @@ def main() -> None:
                         help="gatekit-gateway of Gatekit 0.3.0 (default: $MCPX_GATEKIT)")
     parser.add_argument("--mcp-proxy", default=os.environ.get("MCPX_MCP_PROXY"),
                         help="mcp-proxy of mcp-proxy 0.13.0 (default: $MCPX_MCP_PROXY)")
+    parser.add_argument("--path", action="append", default=[], metavar="LABEL=COMMAND",
+                        help="one more stdio gateway to measure in the same run (repeatable)")
     args = parser.parse_args()
     for flag, path in (("--gatekit", args.gatekit), ("--mcp-proxy", args.mcp_proxy)):
         if path and not Path(path).is_file():
