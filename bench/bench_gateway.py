@@ -2,6 +2,13 @@
 
     python bench/bench_gateway.py [--requests N] [--gatekit PATH] [--mcp-proxy PATH]
 
+The third-party gateways are optional and found through flags or the environment (MCPX_GATEKIT,
+MCPX_MCP_PROXY, as tests/test_gateway_third_party.py reads them). Each needs its own virtualenv, since
+both conflict with the project's mcp 2.x:
+
+    uv venv /tmp/gk && VIRTUAL_ENV=/tmp/gk uv pip install gatekit==0.3.0      # MCPX_GATEKIT=/tmp/gk/bin/gatekit-gateway
+    uv venv /tmp/mp && VIRTUAL_ENV=/tmp/mp uv pip install mcp-proxy==0.13.0   # MCPX_MCP_PROXY=/tmp/mp/bin/mcp-proxy
+
 For each path the suite's stdio connection opens once (initialize, tools/list; start-up is not
 measured), warms up with 20 calls, then sends N sequential tools/call requests of conformance_echo
 and takes the median round trip. Paths: the upstream fixture server directly; the reference gateway
@@ -13,6 +20,7 @@ against the direct stdio median.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import statistics
 import sys
@@ -63,6 +71,9 @@ async def run(args) -> list[tuple[str, float]]:
         env = Upstream(direct, log).env
         paths = [("upstream directly", direct, {}),
                  ("reference gateway", f"{PY} -m reference_servers.gateway", env)]
+        for extra_path in args.path:  # e.g. another build of the reference gateway, measured in the same run
+            label, _, command = extra_path.partition("=")
+            paths.append((label, command, env))
         if args.gatekit:
             paths.append(("Gatekit 0.3.0", f"{PY} {ROOT / 'tests' / 'gateway' / 'gatekit_launcher.py'} {args.gatekit}", env))
         for label, command, extra in paths:
@@ -81,21 +92,33 @@ async def run(args) -> list[tuple[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--gatekit", default=_exists("/work/venv-gatekit/bin/gatekit-gateway"))
-    parser.add_argument("--mcp-proxy", default=_exists("/work/venv-mcpproxy/bin/mcp-proxy"))
+    parser.add_argument("--gatekit", default=os.environ.get("MCPX_GATEKIT"),
+                        help="gatekit-gateway of Gatekit 0.3.0 (default: $MCPX_GATEKIT)")
+    parser.add_argument("--mcp-proxy", default=os.environ.get("MCPX_MCP_PROXY"),
+                        help="mcp-proxy of mcp-proxy 0.13.0 (default: $MCPX_MCP_PROXY)")
+    parser.add_argument("--path", action="append", default=[], metavar="LABEL=COMMAND",
+                        help="one more stdio gateway to measure in the same run (repeatable)")
     args = parser.parse_args()
+    for flag, path in (("--gatekit", args.gatekit), ("--mcp-proxy", args.mcp_proxy)):
+        if path and not Path(path).is_file():
+            parser.error(f"{flag} {path}: no such file")
+    if not args.gatekit or not args.mcp_proxy:
+        print("(Gatekit or mcp-proxy not given: their rows are left out; the module docstring says how to install "
+              "them)", file=sys.stderr)
     results = anyio.run(run, args)
     base = results[0][1]
     print(f"tools/call conformance_echo, median of {args.requests} sequential requests (after {WARMUP} warm-up)")
-    print(f"{'path':45} {'median ms':>10} {'x direct':>9}")
+    print(f"{'path':45} {'median ms':>10} {'x direct':>9} {'added ms':>9}")
+    by_label = dict(results)
+    http_base = by_label.get("upstream directly over HTTP")
     for label, median in results:
-        print(f"{label:45} {median * 1000:10.3f} {median / base:9.2f}")
-    if args.mcp_proxy:
-        print("(mcp-proxy's upstream is on HTTP: compare its row with the direct HTTP row)")
-
-
-def _exists(path: str) -> str | None:
-    return path if Path(path).is_file() else None
+        # mcp-proxy's upstream is on HTTP, so its added latency is against the direct HTTP row.
+        against = http_base if label.startswith("mcp-proxy") else base
+        print(f"{label:45} {median * 1000:10.3f} {median / base:9.2f} {(median - against) * 1000:+9.3f}")
+    ours = by_label["reference gateway"] - base
+    gatekit = by_label.get("Gatekit 0.3.0")
+    if gatekit is not None and gatekit - base > 0:
+        print(f"reference gateway added latency / Gatekit's, this run: {ours / (gatekit - base):.2f}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import asyncio
 import copy
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,16 @@ class Plugin:
         """Auditors only. Return a record for the outcome's audit trail, or None."""
         return None
 
+    def process_message(self, message: dict) -> dict | None:
+        """Plugins that rewrite what upstreams send the client besides responses (notifications, requests
+        such as sampling): the new message, or None to leave it. Redaction uses this."""
+        return None
+
+    def check_request(self, request: dict) -> str | None:
+        """Security plugins that gate requests: the reason to refuse `request` before it is forwarded,
+        or None to let it through. Runs in the proxy before anything reaches an upstream."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.kind} {self.priority}>"
 
@@ -116,6 +127,33 @@ class Pipeline:
         # sorted() is stable, so equal keys keep definition order.
         self.processing: list[Plugin] = sorted(processing, key=lambda p: (p.priority, _KIND_RANK[p.kind]))
         self.auditors: list[Plugin] = [p for p in plugins if p.kind == "auditing"]
+
+    def check_request(self, request: dict) -> str | None:
+        """The first refusal of a request-gating plugin, `"[name] reason"`, or None. A plugin that raises
+        here refuses (fail closed), whatever its `critical` says: a gate that cannot decide is shut."""
+        for plugin in self.processing:
+            try:
+                reason = plugin.check_request(request)
+            except Exception as exc:  # noqa: BLE001 - fail closed
+                return f"[{plugin.name}] plugin failed: {type(exc).__name__}: {exc}"
+            if reason is not None:
+                return f"[{plugin.name}] {reason}"
+        return None
+
+    def process_message(self, message: dict) -> dict:
+        """A notification or request on its way to the client, through each processing plugin's
+        `process_message`. A plugin that raises here drops its change, logged (it cannot block a
+        notification; a request's answer would come from the client)."""
+        for plugin in self.processing:
+            try:
+                changed = plugin.process_message(message)
+            except Exception as exc:  # noqa: BLE001
+                log.error("plugin %s failed on a %s: %s: %s", plugin.name, message.get("method"),
+                          type(exc).__name__, exc)
+                continue
+            if isinstance(changed, dict):
+                message = changed
+        return message
 
     async def process_response(self, request: dict, response: dict) -> Outcome:
         current = copy.deepcopy(response)  # plugins never touch the caller's object
@@ -226,9 +264,39 @@ class VocabularyPlugin(Plugin):
 
 # ---------------------------------------------------------------------------------------- real plugins
 
+# Where text meant for the client lives. In a result: content blocks (text, and embedded resources' text),
+# structuredContent, resources/read contents, prompts/get messages, middleware context. Keys whose strings
+# are identifiers, not prose, are left alone (a redacted `uri` or `mimeType` would break the message).
+RESULT_TEXT_KEYS = ("content", "structuredContent", "contents", "messages", "context", "description")
+NOT_PROSE = frozenset({"type", "mimeType", "uri", "blob", "name", "role", "progressToken", "requestId",
+                       "requestedSchema", "includeContext", "modelPreferences", "level", "cursor", "nextCursor"})
+
+
+def _text_slots(value: Any, out: list, skip_data: bool = False) -> None:
+    """Every (container, key) under `value` that holds prose (a string not under a NOT_PROSE key)."""
+    if isinstance(value, dict):
+        binary = value.get("type") in ("image", "audio")  # their `data` is base64, not text
+        for key, item in value.items():
+            if key in NOT_PROSE or (key == "data" and binary) or key == "_meta":
+                continue
+            if isinstance(item, str):
+                out.append((value, key))
+            else:
+                _text_slots(item, out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                out.append((value, index))
+            else:
+                _text_slots(item, out)
+
+
 class PiiRedactionPlugin(Plugin):
-    """Redacts PII in the text content of responses (reference_servers.middleware.pii). One-way: the
-    handle map is not kept, so a client sees `[EMAIL_1]` and never the address."""
+    """Redacts PII (reference_servers.middleware.pii) in everything the gateway sends the client that can
+    carry text: results (content blocks including embedded resources, structuredContent, resource
+    contents, prompt messages), error messages and data, notifications (log messages, progress), and
+    requests upstreams send the client (sampling, elicitation). One-way: the handle map is not kept,
+    so a client sees `[EMAIL_1]` and never the address."""
 
     def __init__(self, name: str, *, aggressiveness: str = "standard", defaultRegion: str = "US", **common):  # noqa: N803
         super().__init__(name, **common)
@@ -238,22 +306,52 @@ class PiiRedactionPlugin(Plugin):
         self._redact = pii_redaction
         self._redact([], self.arguments)  # rejects bad options now, at configuration time
 
+    def redact(self, message: dict, where: Callable[[dict], list]) -> tuple[dict | None, dict]:
+        """A redacted deep copy of `message`, or None when nothing was found; with the counts. `where(copy)`
+        names the parts to look in: (container, keys) pairs."""
+        copied = copy.deepcopy(message)
+        slots: list = []
+        for container, keys in where(copied):
+            if not isinstance(container, dict):
+                continue
+            for key in keys:
+                if isinstance(container.get(key), str):
+                    slots.append((container, key))
+                elif key in container:
+                    _text_slots(container[key], slots)
+        if not slots:
+            return None, {}
+        # One call for the whole message: one handle numbering across all its strings.
+        done = self._redact([{"type": "text", "text": c[k]} for c, k in slots], self.arguments)
+        counts = done["metadata"]["counts"]
+        if not any(counts.values()):
+            return None, counts
+        for (container, key), block in zip(slots, done["content"]):
+            container[key] = block["text"]
+        return copied, counts
+
     async def process_response(self, request: dict, response: dict) -> Decision:
-        result = response.get("result")
-        content = result.get("content") if isinstance(result, dict) else None
-        if not isinstance(content, list) or not content:
+        redacted, counts = self.redact(response, lambda m: [(m.get("result"), RESULT_TEXT_KEYS),
+                                                            (m.get("error"), ("message", "data"))])
+        if redacted is None:
             return Decision()
-        redacted = self._redact(content, self.arguments)
-        if not any(redacted["metadata"]["counts"].values()):
-            return Decision()
-        return Decision(modified={**response, "result": {**result, "content": redacted["content"]}},
-                        reason=f"redacted {redacted['metadata']['counts']}")
+        return Decision(modified=redacted, reason=f"redacted {counts}")
+
+    def process_message(self, message: dict) -> dict | None:
+        """A notification or request for the client: its params redacted, or None when nothing was found."""
+        redacted, _ = self.redact(message, lambda m: [(m, ("params",))])
+        return redacted
+
+
+# Methods that run something named by params.name: the allowlist gates each of them before forwarding.
+INVOCATIONS = ("tools/call", "middleware/invoke", "augmentation/augment")
+LISTINGS = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations"}
 
 
 class ToolAllowlistPlugin(Plugin):
-    """Security: a tools/call result of a tool not on the list is blocked, and tools/list results are
-    filtered to the list. This runs on responses (the pipeline's one hook), so a disallowed call has
-    already run upstream; what the allowlist guarantees is that its result never reaches the client."""
+    """Security: a request that invokes a name not on the list (tools/call, middleware/invoke,
+    augmentation/augment) is refused by the gateway before it is forwarded, so it never runs upstream;
+    the matching list results are filtered to the list. The response check stays as a second line."""
 
     default_kind = "security"
 
@@ -263,18 +361,26 @@ class ToolAllowlistPlugin(Plugin):
             raise ValueError(f"plugin {name!r}: tools must be a list of tool names")
         self.tools = frozenset(tools)
 
+    def check_request(self, request: dict) -> str | None:
+        if request.get("method") not in INVOCATIONS:
+            return None
+        params = request.get("params")
+        called = params.get("name") if isinstance(params, dict) else None
+        if called not in self.tools:
+            return f"tool {called!r} is not on the allowlist"
+        return None
+
     async def process_response(self, request: dict, response: dict) -> Decision:
         method = request.get("method")
-        if method == "tools/call":
-            tool = (request.get("params") or {}).get("name")
-            if tool not in self.tools:
-                return Decision(allowed=False, reason=f"tool {tool!r} is not on the allowlist")
-            return Decision()
+        if method in INVOCATIONS:
+            reason = self.check_request(request)
+            return Decision(allowed=False, reason=reason) if reason else Decision()
         result = response.get("result")
-        if method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
-            kept = [t for t in result["tools"] if isinstance(t, dict) and t.get("name") in self.tools]
-            if len(kept) != len(result["tools"]):
-                return Decision(modified={**response, "result": {**result, "tools": kept}})
+        key = LISTINGS.get(method)
+        if key and isinstance(result, dict) and isinstance(result.get(key), list):
+            kept = [t for t in result[key] if isinstance(t, dict) and t.get("name") in self.tools]
+            if len(kept) != len(result[key]):
+                return Decision(modified={**response, "result": {**result, key: kept}})
         return Decision()
 
 
@@ -297,7 +403,9 @@ class AuditLogPlugin(Plugin):
                            "allowed": outcome.allowed, "reason": outcome.reason, "stages": outcome.stages,
                            "response": response}, ensure_ascii=False, default=str)
         async with self._lock:  # whole lines only, even with concurrent requests
-            with self.path.open("a", encoding="utf-8") as fh:
+            # Created owner-only (0600): the log holds full responses, which may hold what redaction missed.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
         return None
 

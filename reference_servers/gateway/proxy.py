@@ -55,6 +55,7 @@ LISTS = {"tools/list": ("tools", "tools/call"), "prompts/list": ("prompts", "pro
          "augmentation/list": ("augmentations", "augmentation/augment")}
 CALLS = {call: key for key, call in LISTS.values()}
 MAX_PAGES = 50
+EOF_GRACE = 5.0  # seconds in-flight requests may still finish after the client closed its side
 
 
 # ------------------------------------------------------------------------------------------ SDK compatibility
@@ -105,6 +106,12 @@ def load_config(path: str | None, environ=os.environ) -> Config:
     for name, spec in (data.get("upstreams") or {}).items():
         if SEPARATOR in name:
             raise ValueError(f"upstream name {name!r} must not contain {SEPARATOR!r}")
+        if name.endswith("_"):
+            # "a_" + "__" + "tool" is "a___tool", which is also "a" + "__" + "_tool": the prefixes of two
+            # upstreams could name the same tool, and routing (split at the first "__") would pick "a".
+            clash = f" (it collides with upstream {name.rstrip('_')!r})" if name.rstrip("_") in data["upstreams"] else ""
+            raise ValueError(f"upstream name {name!r} must not end with '_': its prefix {name}{SEPARATOR} "
+                             f"is ambiguous{clash}; rename it")
         # $VARS expand, so a config can name an upstream the environment provides ($MCPX_UPSTREAM_COMMAND).
         if spec.get("url"):
             upstreams.append(UpstreamConfig(name, url=os.path.expandvars(spec["url"])))
@@ -134,10 +141,11 @@ async def open_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
         connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
         streams = await stack.enter_async_context(connect(cfg.url))
         return streams[0], streams[1]  # 1.x also yields a session-id getter
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
-    # The whole environment: what the gateway was started with is meant for its upstreams too.
-    env = {**os.environ, **(cfg.env or {})}
+    # A minimal environment (the SDK's default: HOME, PATH, USER and the like) plus the upstream's own
+    # configured `env`: the gateway's secrets (API keys in its environment) are not every server's business.
+    env = {**get_default_environment(), **(cfg.env or {})}
     params = StdioServerParameters(command=cfg.command[0], args=cfg.command[1:], env=env)
     return await stack.enter_async_context(stdio_client(params))
 
@@ -222,12 +230,17 @@ class Proxy:
         self.single = len(upstreams) == 1
         self.first = next(iter(upstreams.values()))
         self.in_flight: dict[Any, tuple[Link, Any]] = {}  # client request id -> (upstream, its id there)
+        self.unanswered: set = set()  # client request ids not answered yet
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
             for link in self.upstreams.values():
                 tg.start_soon(self.pump_upstream, link)
             await self.pump_client(tg)
+            # The client is gone (stdin EOF, DELETE): answers already asked for still go out, briefly.
+            with anyio.move_on_after(EOF_GRACE):
+                while self.unanswered:
+                    await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
 
     # -- client -> upstreams ------------------------------------------------------------------
@@ -238,6 +251,7 @@ class Proxy:
                 continue
             message = to_dict(item)
             if "method" in message and "id" in message:
+                self.unanswered.add(message["id"])
                 tg.start_soon(self.on_client_request, message)
             elif "method" in message:
                 await self.on_client_notification(message)
@@ -246,6 +260,14 @@ class Proxy:
 
     async def on_client_request(self, request: dict) -> None:
         method, params = request["method"], request.get("params")
+        if self.pipeline is not None:
+            # Request gates (the tool allowlist) decide before anything is forwarded: a refused call
+            # never runs upstream. The refusal is the proxy's own answer, not a response to pipeline.
+            refusal = self.pipeline.check_request(request)
+            if refusal is not None:
+                self.unanswered.discard(request["id"])
+                return await self.client.send(error(request["id"], BLOCKED, f"blocked by the gateway: {refusal}",
+                                                    {"reason": refusal}))
         if self.single:
             return await self.forward(self.first, request, request)
         if method == "ping":
@@ -297,7 +319,7 @@ class Proxy:
                 if "method" in message and "id" in message:
                     await self.on_upstream_request(link, message)
                 elif "method" in message:
-                    await self.client.send(message)
+                    await self.client.send(self.outgoing(message))
                 else:
                     await link.resolve(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
@@ -310,9 +332,15 @@ class Proxy:
         async def back(response: dict) -> None:
             await link.send({**response, "id": rid})
 
-        await self.client.request({k: v for k, v in message.items() if k != "id"}, back)
+        await self.client.request(self.outgoing({k: v for k, v in message.items() if k != "id"}), back)
+
+    def outgoing(self, message: dict) -> dict:
+        """A notification or request an upstream sends the client, after the plugins that rewrite those
+        (redaction covers log messages, progress, sampling and elicitation, not only results)."""
+        return message if self.pipeline is None else self.pipeline.process_message(message)
 
     async def answer(self, request: dict, response: dict) -> None:
+        self.unanswered.discard(request["id"])
         if self.pipeline is not None and ("result" in response or "error" in response):
             outcome = await self.pipeline.process_response(copy.deepcopy(request), copy.deepcopy(response))
             if outcome.allowed and isinstance(outcome.response, dict):
@@ -407,38 +435,120 @@ async def serve_stdio(config: Config) -> None:
     pipeline = make_pipeline(config)
     async with stdio_server() as (read, write):
         await serve_session(read, write, config, pipeline)
+        # The SDK's stdout writer runs until its stream is closed: without this, stdin EOF ends the
+        # session but never the process.
+        await write.aclose()
+
+
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a POST body larger than this gets 413 before it is parsed
+IDLE_TIMEOUT = 600.0  # seconds without a request after which a session and its upstreams end
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def loopback_security(host: str, port: int):
+    """DNS-rebinding protection for a loopback bind (the MCP Streamable HTTP transport's security warning):
+    Host must name the loopback address and port, and an Origin, when sent, must be a loopback origin.
+    None for other binds: whoever binds a public address chooses the hosts it answers to."""
+    if host not in LOOPBACK:
+        return None
+    from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+
+    names = ("127.0.0.1", "localhost", "[::1]")
+    return TransportSecurityMiddleware(TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:{port}" for name in names],
+        allowed_origins=[f"{scheme}://{name}:{port}" for scheme in ("http", "https") for name in names]))
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def buffered_body(receive, limit: int):
+    """The request body read whole (refusing more than `limit` bytes) and a `receive` that replays it."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    body, sent = b"".join(chunks), False
+
+    async def replay():
+        nonlocal sent
+        if sent:
+            return await receive()  # disconnect, when it comes
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+@dataclass
+class HttpSession:
+    transport: Any
+    cancel: Any = None  # the session task's CancelScope
+    last_seen: float = 0.0
+    active: int = 0  # requests being handled (a long tool call or an open GET stream is not idleness)
 
 
 class HttpFront:
-    """Streamable HTTP downstream: one SDK server transport per session, each with its own upstreams."""
+    """Streamable HTTP downstream: one SDK server transport per session, each with its own upstreams.
+    Host/Origin are checked (loopback binds) and bodies capped before a session or upstream exists; a
+    session ends, and its upstreams with it, on DELETE or after `idle_timeout` seconds without a request."""
 
-    def __init__(self, config: Config, tg):
+    def __init__(self, config: Config, tg, *, security=None, max_body: int = MAX_BODY_BYTES,
+                 idle_timeout: float = IDLE_TIMEOUT):
         self.config, self.tg = config, tg
         self.pipeline = make_pipeline(config)
-        self.sessions: dict[str, Any] = {}
+        self.sessions: dict[str, HttpSession] = {}
+        self.security, self.max_body, self.idle_timeout = security, max_body, idle_timeout
 
     async def __call__(self, scope, receive, send) -> None:
+        from starlette.requests import Request
         from starlette.responses import Response
 
         if scope["type"] != "http":
             return
         if scope["path"].rstrip("/") != "/mcp":
             return await Response("not found", status_code=404)(scope, receive, send)
+        if self.security is not None:
+            refusal = await self.security.validate_request(Request(scope), is_post=False)
+            if refusal is not None:
+                return await refusal(scope, receive, send)
         headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or ()}
+        if scope.get("method") == "POST":
+            try:
+                if int(headers.get("content-length") or 0) > self.max_body:
+                    raise BodyTooLarge
+                receive = await buffered_body(receive, self.max_body)
+            except (BodyTooLarge, ValueError):
+                return await Response(f"request body larger than {self.max_body} bytes",
+                                      status_code=413)(scope, receive, send)
         sid = headers.get("mcp-session-id")
         if sid:
-            transport = self.sessions.get(sid)
-            if transport is None:
+            session = self.sessions.get(sid)
+            if session is None:
                 return await Response("session not found", status_code=404)(scope, receive, send)
-            return await transport.handle_request(scope, receive, send)
+            session.last_seen, session.active = anyio.current_time(), session.active + 1
+            try:
+                return await session.transport.handle_request(scope, receive, send)
+            finally:
+                session.last_seen, session.active = anyio.current_time(), session.active - 1
         if scope.get("method") != "POST":
             return await Response("a session starts with a POST of initialize", status_code=400)(scope, receive, send)
         from mcp.server.streamable_http import StreamableHTTPServerTransport
 
         sid = uuid.uuid4().hex
-        transport = StreamableHTTPServerTransport(mcp_session_id=sid)
-        self.sessions[sid] = transport
-        scope_of_session = await self.tg.start(self.run_session, sid, transport)
+        session = HttpSession(StreamableHTTPServerTransport(mcp_session_id=sid), last_seen=anyio.current_time())
+        self.sessions[sid] = session
+        session.cancel = await self.tg.start(self.run_session, sid, session.transport)
         status = {}
 
         async def watch(message) -> None:
@@ -446,11 +556,26 @@ class HttpFront:
                 status["code"] = message["status"]
             await send(message)
 
-        await transport.handle_request(scope, receive, watch)
+        await session.transport.handle_request(scope, receive, watch)
         if status.get("code", 500) >= 400:
             # The opening request was refused (not an initialize): no session, and no upstreams kept for it.
-            self.sessions.pop(sid, None)
-            scope_of_session.cancel()
+            self.end(sid)
+
+    def end(self, sid: str) -> None:
+        session = self.sessions.pop(sid, None)
+        if session is not None and session.cancel is not None:
+            session.cancel.cancel()
+
+    async def reap_idle(self) -> None:
+        """End sessions nobody has sent a request to for `idle_timeout` seconds (an abandoned client
+        never sends DELETE; its upstream processes would run until the gateway stops)."""
+        while True:
+            await anyio.sleep(min(1.0, self.idle_timeout / 4))
+            now = anyio.current_time()
+            for sid, session in list(self.sessions.items()):
+                if not session.active and now - session.last_seen > self.idle_timeout:
+                    log.warning("session %s idle for %.0f s: ended", sid, now - session.last_seen)
+                    self.end(sid)
 
     async def run_session(self, sid: str, transport, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
         with anyio.CancelScope() as cancel:
@@ -461,15 +586,20 @@ class HttpFront:
             except Exception:
                 log.exception("session %s ended with an error", sid)
             finally:
+                # A DELETE (the SDK transport terminates, the client stream ends) or a cancel: either way
+                # the session's upstreams have been closed by serve_session's exit stack; forget it.
                 self.sessions.pop(sid, None)
 
 
-async def serve_http(config: Config, port: int, host: str = "127.0.0.1") -> None:
+async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_body: int = MAX_BODY_BYTES,
+                     idle_timeout: float = IDLE_TIMEOUT) -> None:
     import uvicorn
 
     make_pipeline(config)  # a bad plugin config fails at start, not at the first session
     async with anyio.create_task_group() as tg:
-        front = HttpFront(config, tg)
+        front = HttpFront(config, tg, security=loopback_security(host, port), max_body=max_body,
+                          idle_timeout=idle_timeout)
+        tg.start_soon(front.reap_idle)
         server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level="warning", lifespan="off"))
         print(f"reference gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         await server.serve()
