@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from ..targets import TargetSpec, TargetUnavailable, reaper
+from ..targets.base import printable
 from ..targets.environment import scrubbed
 
 UPSTREAM_SCRIPT = Path(__file__).resolve().with_name("upstream.py")
@@ -103,7 +104,7 @@ class Background:
     def stderr_tail(self) -> str:
         self.stderr.seek(0)
         lines = [ln for ln in self.stderr.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-        return " | ".join(lines[-3:])
+        return printable(" | ".join(lines[-3:]))
 
     async def wait_listening(self, url: str, limit: float = START_WAIT) -> None:
         parts = urlsplit(url)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,7 +104,20 @@ class Exchange:
 
 
 def clip(text: str, limit: int = 400) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+    """At most `limit` characters of `text`, safe to print: a target's bytes end up in reasons and terminals."""
+    return printable(text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)")
+
+
+# Terminal escape sequences (CSI, OSC, two-byte) and other control characters: what a hostile target could
+# use to rewrite the user's terminal if its output reached it raw.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without terminal escape sequences; other control characters shown as \\xNN (newlines and tabs kept)."""
+    text = _ESCAPES.sub("", text)
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass

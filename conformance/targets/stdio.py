@@ -25,7 +25,7 @@ import anyio
 from anyio.abc import Process
 
 from . import reaper
-from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
+from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now, printable
 from .environment import scrubbed
 
 STDERR_TAIL_BYTES = 8192
@@ -152,7 +152,7 @@ class StdioConnection(Connection):
     def stderr_tail(self) -> str:
         text = b"".join(self._stderr)[-STDERR_TAIL_BYTES:].decode("utf-8", "replace").strip()
         lines = [ln for ln in text.splitlines() if ln.strip()]
-        return " | ".join(lines[-3:])
+        return printable(" | ".join(lines[-3:]))
 
 
 def _signal_group(pid: int, sig: int) -> None:
