@@ -230,6 +230,8 @@ class DockerConnection(Connection):
                             self.wire.append(WireEvent(now(), "in", raw=line, problem=problem))
                         else:
                             await self._on_incoming(line)
+                if self._dead:  # closed by the suite (a flood): stop reading, the reason is recorded
+                    break
         finally:
             tail = b"".join(self._stderr).decode("utf-8", "replace").strip().splitlines()[-3:]
             self._die("the container closed stdout" + (f"; stderr ends: {clip(' | '.join(tail), 300)}" if tail else ""))
