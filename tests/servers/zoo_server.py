@@ -18,6 +18,7 @@ import time
 MODES = {
     "hang-at-initialize": "never answers initialize",
     "hang-mid-call": "answers until the first tools/call, then never again",
+    "hang-after-initialize": "answers initialize, then nothing at all",
     "crash-mid-run": "exits with code 3 at the first middleware/invoke, after a line on stderr",
     "exit-at-once": "exits before reading anything",
     "garbage": "prints a non-JSON line before every answer",
@@ -66,6 +67,8 @@ def main(mode: str) -> None:
             while True:  # until the suite closes the pipe (then the write fails and the process ends)
                 sys.stdout.write(note)
                 sys.stdout.flush()
+        if mode == "hang-after-initialize":
+            continue  # reads on, answers nothing
         if mode == "hang-mid-call" and method == "tools/call":
             time.sleep(3600)
         if mode == "crash-mid-run" and method == "middleware/invoke":
