@@ -88,14 +88,16 @@ def test_container_runs_confined(image):
 
     code = ("import json,sys\n"
             "status=dict(l.split(':',1) for l in open('/proc/self/status'))\n"
-            "def read(p):\n"
-            " try: return open(p).read().strip()\n"
-            " except OSError: return None\n"
+            "def read(*ps):\n"  # cgroup v2 path first, then v1
+            " for p in ps:\n"
+            "  try: return open(p).read().strip()\n"
+            "  except OSError: pass\n"
             "for line in sys.stdin:\n"
             " m=json.loads(line)\n"
             " print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'capEff':status['CapEff'].strip(),"
-            "'noNewPrivs':status['NoNewPrivs'].strip(),'memory':read('/sys/fs/cgroup/memory.max'),"
-            "'pids':read('/sys/fs/cgroup/pids.max')}}),flush=True)")
+            "'noNewPrivs':status['NoNewPrivs'].strip(),"
+            "'memory':read('/sys/fs/cgroup/memory.max','/sys/fs/cgroup/memory/memory.limit_in_bytes'),"
+            "'pids':read('/sys/fs/cgroup/pids.max','/sys/fs/cgroup/pids/pids.max')}}),flush=True)")
 
     async def main():
         async with DockerConnection(image, command=["python3", "-c", code], request_timeout=30) as conn:
@@ -105,4 +107,5 @@ def test_container_runs_confined(image):
     assert ex.has_result, ex.outcome_text()
     assert int(ex.result["capEff"], 16) == 0
     assert ex.result["noNewPrivs"] == "1"
-    assert ex.result["memory"] not in (None, "max") and ex.result["pids"] not in (None, "max")
+    assert ex.result["memory"] == str(1024 ** 3), ex.result
+    assert ex.result["pids"] == "512", ex.result
