@@ -2,7 +2,9 @@
 
     python bench/bench_server_role.py [--repeat N]
 
-For stdio and for Streamable HTTP it measures, median of N runs:
+For stdio and for Streamable HTTP, against the reference server (on the SDK), and over stdio against the
+suite's SDK-free fixture server (`python -m conformance.gateway.upstream`, which serves every fixture and
+starts in a twentieth of a second), it measures, median of N runs:
 - suite:  recording every profile and judging every check, in-process (what the
           CLI does minus pytest start-up);
 - cli:    `mcp-ext-conformance server ...` end to end, as a user runs it;
@@ -37,6 +39,7 @@ from conformance.runner import evaluate  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 
 REFERENCE = [sys.executable, "-m", "reference_servers.everything"]
+FIXTURE = [sys.executable, "-m", "conformance.gateway.upstream"]
 
 
 def suite_run(spec: TargetSpec):
@@ -50,9 +53,9 @@ def sent_requests(recordings) -> dict[str, list[dict]]:
     return {p: [e.message for e in rec.wire if e.direction == "out"] for p, rec in recordings.items()}
 
 
-def floor_stdio(script: dict[str, list[dict]]) -> None:
+def floor_stdio(script: dict[str, list[dict]], command: list[str] = REFERENCE) -> None:
     def one(messages):
-        proc = subprocess.Popen(REFERENCE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 cwd=ROOT, text=True, bufsize=1)
         for msg in messages:
             proc.stdin.write(json.dumps(msg) + "\n")
@@ -120,6 +123,13 @@ def main() -> None:
                  timed(lambda: cli(["--command", " ".join(REFERENCE)]), args.repeat),
                  timed(lambda: floor_stdio(script), args.repeat)))
 
+    fixture = TargetSpec("stdio", command=" ".join(FIXTURE))
+    f_recordings, _ = suite_run(fixture)
+    f_script = sent_requests(f_recordings)
+    rows.append(("stdio (fixture server)", timed(lambda: suite_run(fixture), args.repeat),
+                 timed(lambda: cli(["--command", " ".join(FIXTURE)]), args.repeat),
+                 timed(lambda: floor_stdio(f_script, FIXTURE), args.repeat)))
+
     port = free_port()
     proc = subprocess.Popen([*REFERENCE, "--http", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -138,9 +148,10 @@ def main() -> None:
 
     print(f"server-role run against the reference server: {len(results)} checks, {n_messages} messages sent "
           f"over 4 connections; median of {args.repeat} runs; non-passing: {bad or 'none'}")
-    print(f"{'transport':<10} {'suite s':>9} {'cli s':>9} {'floor s':>9} {'suite/floor':>12}")
+    print(f"{'transport':<24} {'suite s':>9} {'cli s':>9} {'floor s':>9} {'suite/floor':>12} {'cli/floor':>10}")
     for name, suite_s, cli_s, floor_s in rows:
-        print(f"{name:<10} {suite_s:>9.3f} {cli_s:>9.3f} {floor_s:>9.3f} {suite_s / floor_s:>12.2f}")
+        print(f"{name:<24} {suite_s:>9.3f} {cli_s:>9.3f} {floor_s:>9.3f} {suite_s / floor_s:>12.2f} "
+              f"{cli_s / floor_s:>10.2f}")
 
 
 if __name__ == "__main__":

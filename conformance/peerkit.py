@@ -9,6 +9,7 @@ independent on purpose: they must not share code with what judges them.
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import time
@@ -35,8 +36,20 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> b
     return False
 
 
+# Terminal escape sequences (CSI, OSC, two-byte) and other control characters: what a hostile target could
+# use to rewrite the user's terminal if its output reached it raw.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without terminal escape sequences; other control characters shown as \\xNN (newlines and tabs kept)."""
+    text = _ESCAPES.sub("", text)
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def stderr_tail(data: bytes, lines: int = 3) -> str:
-    """The last non-blank lines of a process's stderr, joined on one line, as failure reasons quote them."""
+    """The last non-blank lines of a process's stderr, joined on one line and made printable, as reasons quote them."""
     text = data.decode("utf-8", "replace").strip()
     kept = [ln for ln in text.splitlines() if ln.strip()]
-    return " | ".join(kept[-lines:])
+    return printable(" | ".join(kept[-lines:]))

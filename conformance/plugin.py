@@ -88,8 +88,9 @@ def pytest_configure(config):
 
 def register_checks() -> None:
     """Import every role's check modules, so the registry holds every check id."""
-    from . import gateway, server  # noqa: F401
-    from .host import record as recorder  # noqa: F401
+    from . import server  # noqa: F401
+    from .gateway import pipeline, transparency  # noqa: F401
+    from .host import record  # noqa: F401
 
 
 def _env(config) -> dict[str, str]:

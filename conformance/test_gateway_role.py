@@ -3,7 +3,7 @@ an adapter. Skipped without either."""
 
 import pytest
 
-from conformance import gateway  # noqa: F401  (registers the gateway-role checks)
+from conformance.gateway import pipeline, transparency  # noqa: F401  (registers the gateway-role checks)
 from conformance.model import REGISTRY
 
 GATEWAY_CHECKS = sorted(c.id for c in REGISTRY.values() if c.role == "gateway")

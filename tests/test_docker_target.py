@@ -78,3 +78,34 @@ def test_docker_http_server_that_never_listens_is_unreachable(image, tmp_path):
     assert proc.returncode == 2
     assert "exited before serving HTTP" in proc.stdout + proc.stderr
     assert containers() == []
+
+
+def test_container_runs_confined(image):
+    """No capabilities, no new privileges, memory and pids limits: what the server sees from inside."""
+    import anyio
+
+    from conformance.targets.docker import DockerConnection
+
+    code = ("import json,sys\n"
+            "status=dict(l.split(':',1) for l in open('/proc/self/status'))\n"
+            "def read(*ps):\n"  # cgroup v2 path first, then v1
+            " for p in ps:\n"
+            "  try: return open(p).read().strip()\n"
+            "  except OSError: pass\n"
+            "for line in sys.stdin:\n"
+            " m=json.loads(line)\n"
+            " print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'capEff':status['CapEff'].strip(),"
+            "'noNewPrivs':status['NoNewPrivs'].strip(),"
+            "'memory':read('/sys/fs/cgroup/memory.max','/sys/fs/cgroup/memory/memory.limit_in_bytes'),"
+            "'pids':read('/sys/fs/cgroup/pids.max','/sys/fs/cgroup/pids/pids.max')}}),flush=True)")
+
+    async def main():
+        async with DockerConnection(image, command=["python3", "-c", code], request_timeout=30) as conn:
+            return await conn.request("ping", {})
+
+    ex = anyio.run(main)
+    assert ex.has_result, ex.outcome_text()
+    assert int(ex.result["capEff"], 16) == 0
+    assert ex.result["noNewPrivs"] == "1"
+    assert ex.result["memory"] == str(1024 ** 3), ex.result
+    assert ex.result["pids"] == "512", ex.result

@@ -87,3 +87,20 @@ def test_secrets_do_not_reach_the_target(monkeypatch):
             "print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'env':sorted(os.environ)}}), flush=True)")
     (ex,), _ = run(TargetSpec("stdio", command=script(code), env={"GIVEN": "1"}), "ping")
     assert "OPENAI_API_KEY" not in ex.result["env"] and "GIVEN" in ex.result["env"]
+
+
+def test_suite_variables_reach_the_target_only_when_given(monkeypatch):
+    monkeypatch.setenv("MCPX_MEMORY_STORE", "/home/someone/secret-store")
+    code = ("import sys,json,os\nfor l in sys.stdin:\n m=json.loads(l); "
+            "print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'env':sorted(os.environ)}}), flush=True)")
+    (ex,), _ = run(TargetSpec("stdio", command=script(code)), "ping")
+    assert "MCPX_MEMORY_STORE" not in ex.result["env"]
+    (ex,), _ = run(TargetSpec("stdio", command=script(code), env={"MCPX_MEMORY_STORE": ":memory:"}), "ping")
+    assert "MCPX_MEMORY_STORE" in ex.result["env"]
+
+
+def test_stderr_escape_sequences_do_not_reach_a_reason():
+    code = r"import sys; sys.stderr.write('\x1b[2J\x1b]0;pwned\x07boom\x1b[31m red\r\n'); sys.exit(3)"
+    (ex,), _ = run(TargetSpec("stdio", command=script(code), request_timeout=5), "initialize")
+    assert "boom" in ex.failure and "red" in ex.failure
+    assert not any(ch in ex.failure for ch in "\x1b\x07\r"), repr(ex.failure)

@@ -26,6 +26,7 @@ TIMEOUT = 2.0
 EXPECTED = {
     "hang-at-initialize": "no response to initialize within 2 s",
     "hang-mid-call": "no response to tools/call within 2 s",
+    "hang-after-initialize": "no response to middleware/invoke within 2 s",
     "crash-mid-run": "server closed stdout (exit code 3; stderr ends: zoo: segmentation fault",
     "exit-at-once": "server closed stdout (exit code 1)",
     "garbage": "not JSON",
@@ -35,6 +36,7 @@ EXPECTED = {
     "huge-result": "a message over",
     "notification-flood": None,  # valid, only many: must pass, with memory bounded
     "drip": None,  # slow but correct: must simply pass what it can
+    "endless-notifications": "later ones were not kept",  # the log of received messages stays bounded
 }
 
 
@@ -55,7 +57,8 @@ def test_zoo_member_ends_with_a_reason(mode):
     # Each profile records on its own connection, concurrently: one timeout per waiting request, not a sum
     # over the run (a hang at initialize costs one timeout per connection, in parallel). At most two
     # requests of one connection wait out the timeout (wrong ids), plus start-up and teardown.
-    assert elapsed < 2 * TIMEOUT + 4, f"{mode} took {elapsed:.1f} s"
+    waits = 3 if mode == "hang-after-initialize" else 2  # tools/list, then the profile's list, then the rest
+    assert elapsed < waits * TIMEOUT + 4, f"{mode} took {elapsed:.1f} s"
     reasons = [r.reason or "" for r in verdicts.values() if r.outcome == "fail"]
     assert all("internal error" not in reason for reason in reasons)
     if EXPECTED[mode] is None:
@@ -65,3 +68,26 @@ def test_zoo_member_ends_with_a_reason(mode):
     assert grown_mib < 150, f"{mode} grew the suite by {grown_mib:.0f} MiB"
     time.sleep(0.3)
     assert processes_with(marker) == []
+
+
+@pytest.mark.parametrize("mode", ["hang-after-initialize"])
+def test_a_hang_costs_one_timeout_per_stage_not_one_per_request(mode):
+    """The unanswered requests of a profile wait their timeouts side by side: once one of them is unanswered,
+    the rest are sent at once (an ordered counter read says nothing after an unanswered call)."""
+    from conformance import server
+
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(ZOO))} {mode} zoo-{uuid.uuid4().hex}"
+    spec = TargetSpec("stdio", command=command, request_timeout=TIMEOUT)
+    recordings = server.record_sync(spec, server.PROFILES, claimed=set(server.PROFILES), run_timeout=60)
+    judged = 0
+    for profile, rec in recordings.items():
+        after_list = [ex for label, ex in rec.exchanges.items() if label not in ("initialize", "tools/list")
+                      and not label.endswith("/list")]
+        unanswered = [ex for ex in after_list if ex.failure and "no response" in ex.failure]
+        if len(unanswered) < 2:
+            continue  # nothing to send after the lists (no tools shown): nothing to spread
+        judged += 1
+        # Sequential requests would start a timeout apart; these start together (two waves at most).
+        spread = max(ex.started for ex in unanswered) - min(ex.started for ex in unanswered)
+        assert spread < TIMEOUT * 1.5, (profile, [(ex.label, ex.started) for ex in unanswered])
+    assert judged >= 2, {p: list(r.exchanges) for p, r in recordings.items()}

@@ -1,9 +1,10 @@
-"""Hostile HTTP endpoints: a 500 for everything, connections closed without an answer, and silence.
+"""Hostile HTTP endpoints: a 500 for everything, connections closed without an answer, silence, a giant event.
 
 A tiny raw-socket server in a thread plays each; the suite must end the run
 with a reason a person understands, within its timeout.
 """
 
+import resource
 import socket
 import threading
 import time
@@ -18,7 +19,11 @@ EXPECTED = {
     "error-500": "HTTP 500",
     "close": "HTTP transport error on initialize",
     "silence": "no response to initialize within 2 s",
+    "huge-event": "a server-sent event over",  # one 60 MB event: skipped at the cap, memory bounded
 }
+HUGE_EVENT_MB = 60
+# The giant event must arrive before the request's timeout, also on a loaded machine; the cap is small.
+OPTIONS = {"huge-event": {"request_timeout": 10.0, "max_message_bytes": 4 * 1024 * 1024}}
 
 
 class Endpoint(threading.Thread):
@@ -49,6 +54,17 @@ class Endpoint(threading.Thread):
                 conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
                              b"Content-Length: 14\r\nConnection: close\r\n\r\nit went boom\r\n")
                 conn.close()
+            elif self.mode == "huge-event":
+                try:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                                 b'data: {"jsonrpc": "2.0", "id": 1, "result": {"x": "')
+                    block = b"x" * (1024 * 1024)
+                    for _ in range(HUGE_EVENT_MB):
+                        conn.sendall(block)
+                    conn.sendall(b'"}}\n\n')
+                except OSError:
+                    pass  # the suite stopped reading
+                conn.close()
             elif self.mode == "close":
                 conn.close()
             else:
@@ -65,14 +81,18 @@ class Endpoint(threading.Thread):
 def test_hostile_http_endpoint_ends_with_a_reason(mode):
     endpoint = Endpoint(mode)
     endpoint.start()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     try:
         started = time.monotonic()
-        verdicts = server_verdicts(TargetSpec("http", url=f"http://127.0.0.1:{endpoint.port}/mcp",
-                                              request_timeout=TIMEOUT), run_timeout=20)
+        options = {"request_timeout": TIMEOUT, **OPTIONS.get(mode, {})}
+        verdicts = server_verdicts(TargetSpec("http", url=f"http://127.0.0.1:{endpoint.port}/mcp", **options),
+                                   run_timeout=30)
         elapsed = time.monotonic() - started
     finally:
         endpoint.stop()
-    assert elapsed < 3 * TIMEOUT + 3, f"{mode} took {elapsed:.1f} s"
+    assert elapsed < 3 * options["request_timeout"] + 3, f"{mode} took {elapsed:.1f} s"
     reasons = [r.reason or "" for r in verdicts.values() if r.outcome == "fail"]
     assert reasons and all("internal error" not in reason for reason in reasons)
     assert any(EXPECTED[mode] in reason for reason in reasons), reasons[:3]
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 150, f"{mode} grew the suite by {grown_mib:.0f} MiB"

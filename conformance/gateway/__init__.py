@@ -6,9 +6,8 @@ client; one module per profile (`preprocessor_tools`, `execution_requirements`, 
 `record` for recording through the gateway. Pipeline semantics (sequential-pipeline): driven through
 an adapter `factory(plugins) -> pipeline` over JSON fixtures (`pipeline.py`; see ADAPTER.md beside
 this file).
-"""
 
-from . import (
-    pipeline,  # noqa: F401  (registers the sequential-pipeline gateway checks)
-    transparency,  # noqa: F401  (registers the transparency checks of the other four profiles)
-)
+The check modules register their checks when imported; this package imports none of them, so that
+`python -m conformance.gateway.upstream` (the fixture server, standard library only) starts in a
+twentieth of a second instead of paying for jsonschema and httpx.
+"""

@@ -53,22 +53,25 @@ def augment(session: Session, label: str, name: str, context, arguments=None):
 
 async def driver(session: Session, rec: Recording) -> None:
     rec.listing["augmentations"] = await session.list_all("augmentation/list", "augmentations", "augmentation/list")
+    # Every augmentation request is independent of the others: all at once.
+    calls = []
     if rec.listed("augmentations", IDENTITY):
-        await augment(session, "augment conformance_identity", IDENTITY, blocks(*AUGMENT_CONTENT_TYPES), {})
+        calls.append(augment(session, "augment conformance_identity", IDENTITY, blocks(*AUGMENT_CONTENT_TYPES), {}))
     if rec.listed("augmentations", PREPEND):
-        await augment(session, "augment conformance_prepend_note", PREPEND, blocks(TEXT_BLOCK), {})
-    await augment(session, "augment unknown", UNKNOWN, blocks(TEXT_BLOCK), {})
+        calls.append(augment(session, "augment conformance_prepend_note", PREPEND, blocks(TEXT_BLOCK), {}))
+    calls.append(augment(session, "augment unknown", UNKNOWN, blocks(TEXT_BLOCK), {}))
     any_name = next((a.get("name") for a in rec.listing.get("augmentations") or () if isinstance(a, dict)), IDENTITY)
-    await session.send("augment without context", "augmentation/augment", {"name": any_name, "arguments": {}})
-    await session.send("augment context not array", "augmentation/augment",
-                       {"name": any_name, "arguments": {}, "context": 42})
+    calls.append(session.send("augment without context", "augmentation/augment", {"name": any_name, "arguments": {}}))
+    calls.append(session.send("augment context not array", "augmentation/augment",
+                              {"name": any_name, "arguments": {}, "context": 42}))
     for item in real_items(rec, "augmentations")[:MAX_REAL]:
-        await augment(session, f"augment real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {})
+        calls.append(augment(session, f"augment real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {}))
+    await session.together(*calls)
 
 
 async def unclaimed_driver(session: Session, rec: Recording) -> None:
-    await session.send("unadvertised augmentation/list", "augmentation/list", {})
-    await augment(session, "unadvertised augmentation/augment", IDENTITY, blocks(TEXT_BLOCK), {})
+    await session.together(session.send("unadvertised augmentation/list", "augmentation/list", {}),
+                           augment(session, "unadvertised augmentation/augment", IDENTITY, blocks(TEXT_BLOCK), {}))
 
 
 @check("augmentation/server/capability-advertised",

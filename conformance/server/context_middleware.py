@@ -58,26 +58,29 @@ def invoke(session: Session, label: str, name: str, context, arguments=None, **e
 
 async def driver(session: Session, rec: Recording) -> None:
     rec.listing["middleware"] = await session.list_all("middleware/list", "middleware", "middleware/list")
+    # Every invocation is independent of the others (middleware is stateless): all at once.
+    calls = []
     if rec.listed("middleware", IDENTITY):
-        await invoke(session, "invoke conformance_identity", IDENTITY, blocks(*EVERY_CONTENT_TYPE), {})
+        calls.append(invoke(session, "invoke conformance_identity", IDENTITY, blocks(*EVERY_CONTENT_TYPE), {}))
     if rec.listed("middleware", UPPERCASE):
-        await invoke(session, "invoke conformance_uppercase", UPPERCASE, blocks(*UPPERCASE_INPUT), {})
+        calls.append(invoke(session, "invoke conformance_uppercase", UPPERCASE, blocks(*UPPERCASE_INPUT), {}))
     if rec.listed("middleware", STRICT):
-        await invoke(session, "invoke strict valid", STRICT, blocks(TEXT_BLOCK), {"mode": "a"})
-        await invoke(session, "invoke strict invalid", STRICT, blocks(TEXT_BLOCK), {"mode": "c"})
-        await invoke(session, "invoke strict missing", STRICT, blocks(TEXT_BLOCK), {})
-    await invoke(session, "invoke unknown", UNKNOWN, blocks(TEXT_BLOCK), {})
+        calls.append(invoke(session, "invoke strict valid", STRICT, blocks(TEXT_BLOCK), {"mode": "a"}))
+        calls.append(invoke(session, "invoke strict invalid", STRICT, blocks(TEXT_BLOCK), {"mode": "c"}))
+        calls.append(invoke(session, "invoke strict missing", STRICT, blocks(TEXT_BLOCK), {}))
+    calls.append(invoke(session, "invoke unknown", UNKNOWN, blocks(TEXT_BLOCK), {}))
     any_name = next((m.get("name") for m in rec.listing.get("middleware") or () if isinstance(m, dict)), IDENTITY)
-    await session.send("invoke without context", "middleware/invoke", {"name": any_name, "arguments": {}})
-    await session.send("invoke context not array", "middleware/invoke",
-                       {"name": any_name, "arguments": {}, "context": "not an array"})
+    calls.append(session.send("invoke without context", "middleware/invoke", {"name": any_name, "arguments": {}}))
+    calls.append(session.send("invoke context not array", "middleware/invoke",
+                              {"name": any_name, "arguments": {}, "context": "not an array"}))
     for item in real_items(rec, "middleware")[:MAX_REAL]:
-        await invoke(session, f"invoke real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {})
+        calls.append(invoke(session, f"invoke real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {}))
+    await session.together(*calls)
 
 
 async def unclaimed_driver(session: Session, rec: Recording) -> None:
-    await session.send("unadvertised middleware/list", "middleware/list", {})
-    await invoke(session, "unadvertised middleware/invoke", IDENTITY, blocks(TEXT_BLOCK), {})
+    await session.together(session.send("unadvertised middleware/list", "middleware/list", {}),
+                           invoke(session, "unadvertised middleware/invoke", IDENTITY, blocks(TEXT_BLOCK), {}))
 
 
 @check("context-middleware/server/capability-advertised",

@@ -44,17 +44,16 @@ def claimer(rec: Recording) -> str | None:
 
 async def driver(session: Session, rec: Recording) -> None:
     present = {name for name in (*GATED, COUNTER) if rec.tool(name)}
-    if COUNTER in present:
-        await session.call_tool("counter before", COUNTER, {})
-    if "conformance_gated_ok" in present:
-        await session.call_tool("call conformance_gated_ok", "conformance_gated_ok", {})
-    if COUNTER in present:
-        await session.call_tool("counter after satisfied", COUNTER, {})
-    for name in UNMET:
-        if name in present:
-            await session.call_tool(f"call {name}", name, {})
-    if COUNTER in present:
-        await session.call_tool("counter after unmet", COUNTER, {})
+
+    def call(label: str, name: str):
+        return [lambda: session.call_tool(label, name, {})] if name in present else []
+
+    # Ordered: each counter read sees exactly the calls before it; the unmet calls among themselves are not.
+    await session.in_stages(call("counter before", COUNTER),
+                            call("call conformance_gated_ok", "conformance_gated_ok"),
+                            call("counter after satisfied", COUNTER),
+                            [make for name in UNMET for make in call(f"call {name}", name)],
+                            call("counter after unmet", COUNTER))
 
 
 def counter(rec: Recording, label: str) -> int:

@@ -27,10 +27,13 @@ def claimer(rec: Recording) -> str | None:
 
 
 async def driver(session: Session, rec: Recording) -> None:
+    calls = []
     if rec.tool(MEMORIES):
-        await session.call_tool("call conformance_memories", MEMORIES, {"query": f"probe-{uuid.uuid4().hex[:8]}"})
+        calls.append(session.call_tool("call conformance_memories", MEMORIES,
+                                       {"query": f"probe-{uuid.uuid4().hex[:8]}"}))
     if rec.tool(ECHO):
-        await session.call_tool("call conformance_echo", ECHO, {"text": f"echo-{uuid.uuid4().hex[:8]}"})
+        calls.append(session.call_tool("call conformance_echo", ECHO, {"text": f"echo-{uuid.uuid4().hex[:8]}"}))
+    await session.together(*calls)
 
 
 def _tools(rec: Recording) -> list[dict]:

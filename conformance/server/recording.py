@@ -130,6 +130,31 @@ class Session:
     async def call_tool(self, label: str, name: str, arguments: dict) -> Exchange:
         return await self.send(label, "tools/call", {"name": name, "arguments": arguments})
 
+    async def together(self, *stimuli: Awaitable[Exchange]) -> list[Exchange]:
+        """Send independent requests at once: a server that hangs or answers wrong ids costs one timeout for
+        all of them, not one each. Each keeps its own exchange and reason."""
+        out: list[Exchange | None] = [None] * len(stimuli)
+
+        async def one(i: int, stimulus: Awaitable[Exchange]) -> None:
+            out[i] = await stimulus
+
+        async with anyio.create_task_group() as tg:
+            for i, stimulus in enumerate(stimuli):
+                tg.start_soon(one, i, stimulus)
+        return [ex for ex in out if ex is not None]
+
+    async def in_stages(self, *stages: list[Callable[[], Awaitable[Exchange]]]) -> None:
+        """Send groups of requests in order (a counter read after the calls it counts), each group at once.
+
+        Once a group leaves a request unanswered, the order has nothing left to show (a counter read after an
+        unanswered call says nothing), so every later group is sent at once: one more timeout, not one each.
+        """
+        for i, stage in enumerate(stages):
+            results = await self.together(*(make() for make in stage))
+            if any(not ex.has_result and not ex.has_error for ex in results):
+                await self.together(*(make() for later in stages[i + 1:] for make in later))
+                return
+
 
 Driver = Callable[[Session, Recording], Awaitable[None]]
 Claimer = Callable[[Recording], str | None]  # the reason the server shows the profile, or None

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .base import Connection, Exchange, TargetUnavailable, WireEvent, now
-from .http import HttpConnection
 from .stdio import StdioConnection
 
 __all__ = ["Connection", "Exchange", "TargetSpec", "TargetUnavailable", "WireEvent", "now"]
@@ -45,6 +44,8 @@ class TargetSpec:
         if self.kind == "stdio":
             return StdioConnection(self.command, env=self.env, **common)
         if self.kind == "http":
+            from .http import HttpConnection  # httpx costs a tenth of a second to import: only when used
+
             return HttpConnection(self.url, **common)
         if self.kind == "docker":
             from .docker import DockerConnection

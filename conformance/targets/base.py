@@ -32,6 +32,8 @@ from typing import Any
 
 import anyio
 
+from ..peerkit import printable  # noqa: F401  (clip() and reasons use it; targets import it from here)
+
 JSON = Any
 
 # A run's clock: monotonic seconds since the suite started, shared by every
@@ -47,7 +49,7 @@ class TargetUnavailable(Exception):
     """The target could not be started or reached at all (exit code 2)."""
 
 
-@dataclass
+@dataclass(slots=True)  # many thousands of these under a flood
 class WireEvent:
     t: float
     direction: str  # "out" (suite -> target), "in" (target -> suite), "note"
@@ -103,7 +105,8 @@ class Exchange:
 
 
 def clip(text: str, limit: int = 400) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+    """At most `limit` characters of `text`, safe to print: a target's bytes end up in reasons and terminals."""
+    return printable(text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)")
 
 
 @dataclass
@@ -112,10 +115,18 @@ class _Pending:
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
+# What one connection keeps of what it received. A target that sends more (a notification flood without
+# end) has the connection closed with the reason: memory stays bounded, and the verdict comes at once.
+MAX_KEPT_MESSAGES = 25_000
+MAX_KEPT_BYTES = 64 * 1024 * 1024
+
+
 class Connection:
     """Base class of a connection to a target. Use as an async context manager."""
 
     kind = "?"
+    max_kept_messages = MAX_KEPT_MESSAGES
+    max_kept_bytes = MAX_KEPT_BYTES
 
     def __init__(self, *, request_timeout: float = 10.0, max_message_bytes: int = 16 * 1024 * 1024,
                  mode: str = "handshake"):
@@ -127,6 +138,8 @@ class Connection:
         self._pending: dict[Any, _Pending] = {}
         self._answered: set[Any] = set()
         self._dead: str | None = None
+        self._received = 0  # messages received, and their bytes, toward the bounds above
+        self._received_bytes = 0
 
     # -- what transports implement -------------------------------------------------
     async def _transmit(self, message: dict) -> None:  # pragma: no cover - abstract
@@ -192,6 +205,9 @@ class Connection:
         except Exception as exc:
             await self._on_send_error(exc)
 
+    async def _close_for_flood(self) -> None:
+        """Stop reading a target that sends without end; transports that can, end it here."""
+
     async def _on_send_error(self, exc: BaseException) -> None:
         self._die(f"could not send to the target ({describe(exc)})")
 
@@ -201,6 +217,18 @@ class Connection:
 
     async def _on_incoming(self, text: str | bytes) -> None:
         """Record one received message and route it; `text` is one JSON-RPC message."""
+        if self._dead:
+            return
+        self._received += 1
+        self._received_bytes += len(text)
+        if self._received > self.max_kept_messages or self._received_bytes > self.max_kept_bytes:
+            self.wire.append(WireEvent(now(), "in", problem=(
+                f"the target sent more than {self.max_kept_messages} messages or {self.max_kept_bytes} bytes "
+                "on one connection; later ones were not kept")))
+            self._die(f"the suite closed the connection after {self._received - 1} messages "
+                      f"({self._received_bytes - len(text)} bytes) from the target")
+            await self._close_for_flood()
+            return
         if isinstance(text, bytes):
             try:
                 text = text.decode("utf-8")

@@ -24,6 +24,12 @@ from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 from .stdio import LineSplitter
 
 LABEL = "mcp-ext-conformance"
+# A server under test runs confined by default: no Linux capabilities, no privilege gain through setuid
+# binaries, and memory and process-count limits, so a hostile image cannot take the host down with it.
+MEMORY_LIMIT = "1g"
+PIDS_LIMIT = 512
+CONFINED = {"cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": MEMORY_LIMIT,
+            "pids_limit": PIDS_LIMIT}
 _live: set[str] = set()
 
 
@@ -82,7 +88,8 @@ class PublishedContainer:
 
         client = _client_with(self.image)
         container = client.containers.run(self.image, self.command, detach=True, environment=self.env,
-                                          labels={LABEL: "1"}, ports={f"{self.port}/tcp": ("127.0.0.1", None)})
+                                          labels={LABEL: "1"}, ports={f"{self.port}/tcp": ("127.0.0.1", None)},
+                                          **CONFINED)
         self.container_id = container.id
         _live.add(container.id)
         deadline = time.monotonic() + self.start_timeout
@@ -156,7 +163,7 @@ class DockerConnection(Connection):
         container = client.api.create_container(
             self.image, command=self.command, stdin_open=True, tty=False, environment=self.env,
             labels={LABEL: "1"}, network_disabled=not self.network,
-            host_config=client.api.create_host_config(network_mode="none" if not self.network else None))
+            host_config=client.api.create_host_config(network_mode="none" if not self.network else None, **CONFINED))
         cid = container["Id"]
         _live.add(cid)
         attach = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
@@ -230,6 +237,8 @@ class DockerConnection(Connection):
                             self.wire.append(WireEvent(now(), "in", raw=line, problem=problem))
                         else:
                             await self._on_incoming(line)
+                if self._dead:  # closed by the suite (a flood): stop reading, the reason is recorded
+                    break
         finally:
             tail = b"".join(self._stderr).decode("utf-8", "replace").strip().splitlines()[-3:]
             self._die("the container closed stdout" + (f"; stderr ends: {clip(' | '.join(tail), 300)}" if tail else ""))

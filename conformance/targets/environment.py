@@ -14,7 +14,9 @@ ALLOWED = (
     "TMPDIR", "TEMP", "TMP", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONUNBUFFERED",
     "PYTHONDONTWRITEBYTECODE", "SYSTEMROOT", "SSL_CERT_FILE", "SSL_CERT_DIR",
 )
-ALLOWED_PREFIXES = ("LC_", "COVERAGE_", "MCPX_")
+# Not MCPX_: the suite's own settings (a memory store's path, a fixture's log) reach a target only through
+# --env, so a server under test cannot read them (or be steered by them) unasked.
+ALLOWED_PREFIXES = ("LC_", "COVERAGE_")
 
 
 def scrubbed(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:

@@ -19,7 +19,9 @@ import json
 
 import anyio
 import httpx
-from httpx_sse import EventSource
+
+# The decoder is httpx-sse's own field parser; the line splitting around it is bounded (see _bounded_events).
+from httpx_sse._decoders import SSEDecoder
 
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 
@@ -120,13 +122,18 @@ class HttpConnection(Connection):
                 self.wire.append(WireEvent(now(), "note", problem=f"HTTP {resp.status_code} for a {method} notification"))
             return
         if ctype == "text/event-stream" and resp.status_code < 400:
-            async for sse in EventSource(resp).aiter_sse():
-                if sse.data:
-                    await self._on_incoming(sse.data)
-                    if self._answered_id(message["id"]):
-                        return
+            skipped = ""
+            async for data, problem in _bounded_events(resp, self.max_message_bytes):
+                if problem:
+                    self.wire.append(WireEvent(now(), "in", raw=data, problem=problem))
+                    skipped = f" ({problem})"
+                    continue
+                await self._on_incoming(data)
+                if self._answered_id(message["id"]) or self._dead:
+                    return
             if not self._answered_id(message["id"]):
-                self._fail_request(message, f"the server ended the event stream of {method} without a response")
+                self._fail_request(message, f"the server ended the event stream of {method} without a response"
+                                            f"{skipped}")
             return
         data = await _read_bounded(resp, self.max_message_bytes)
         if ctype == "application/json" and data:
@@ -156,6 +163,52 @@ class HttpConnection(Connection):
             version = last["result"].get("protocolVersion")
             if isinstance(version, str) and self.protocol_version is None:
                 self.protocol_version = version
+
+
+async def _bounded_events(resp: httpx.Response, limit: int):
+    """The data of each server-sent event, as (data, None), or (head, problem) for an event over `limit` bytes.
+
+    httpx-sse reads a whole line, however long, before it parses it; here lines are split from the byte
+    stream as they come and an event's data is dropped once it passes the cap (the rest of the event is
+    skipped), so one giant event costs at most `limit` bytes. Fields are still parsed by httpx-sse's decoder.
+    Lines end with LF or CRLF (a lone CR, which the SSE format also allows, is not a line end here).
+    """
+    decoder = SSEDecoder()
+    buffer = bytearray()
+    event_bytes = 0
+    skipping = False
+    async for chunk in resp.aiter_bytes():
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                if not skipping:
+                    buffer += chunk[start:]
+                    if event_bytes + len(buffer) > limit:
+                        head = clip(bytes(buffer[:200]).decode("utf-8", "replace"), 200)
+                        yield head, f"a server-sent event over {limit} bytes (skipped)"
+                        buffer.clear()
+                        decoder = SSEDecoder()
+                        skipping = True
+                break
+            piece, start = chunk[start:nl], nl + 1
+            if skipping:
+                if piece.rstrip(b"\r") or buffer:  # still inside the giant event: wait for its blank line
+                    buffer.clear()
+                    continue
+                skipping, event_bytes = False, 0
+                continue
+            buffer += piece
+            line = bytes(buffer).rstrip(b"\r").decode("utf-8", "replace")
+            buffer.clear()
+            event_bytes = 0 if not line else event_bytes + len(line)
+            if event_bytes > limit:
+                yield clip(line[:200], 200), f"a server-sent event over {limit} bytes (skipped)"
+                decoder, skipping = SSEDecoder(), True
+                continue
+            sse = decoder.decode(line)
+            if sse is not None and sse.data:
+                yield sse.data, None
 
 
 async def _read_bounded(resp: httpx.Response, limit: int) -> bytes:

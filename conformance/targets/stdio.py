@@ -116,6 +116,8 @@ class StdioConnection(Connection):
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
                 await self._feed(lines, chunk)
+                if self._dead:  # closed by the suite (a flood): stop reading, the reason is recorded
+                    break
         finally:
             await self._on_stdout_closed()
 

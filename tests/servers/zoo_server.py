@@ -18,6 +18,7 @@ import time
 MODES = {
     "hang-at-initialize": "never answers initialize",
     "hang-mid-call": "answers until the first tools/call, then never again",
+    "hang-after-initialize": "answers initialize, then nothing at all",
     "crash-mid-run": "exits with code 3 at the first middleware/invoke, after a line on stderr",
     "exit-at-once": "exits before reading anything",
     "garbage": "prints a non-JSON line before every answer",
@@ -27,6 +28,7 @@ MODES = {
     "huge-result": "answers tools/list with a 50 MB result",
     "notification-flood": "sends 20,000 log notifications before answering tools/list",
     "drip": "writes its answers one byte at a time",
+    "endless-notifications": "after initialize, sends log notifications without end and answers nothing else",
 }
 
 
@@ -59,6 +61,14 @@ def main(mode: str) -> None:
             write(reply(msg, {"protocolVersion": "2025-11-25", "serverInfo": {"name": "zoo", "version": "0"},
                               "capabilities": {"tools": {}, "contextMiddleware": {}}}), mode == "drip")
             continue
+        if mode == "endless-notifications":
+            note = (json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                                "params": {"level": "info", "data": "flood"}}) + "\n") * 1000
+            while True:  # until the suite closes the pipe (then the write fails and the process ends)
+                sys.stdout.write(note)
+                sys.stdout.flush()
+        if mode == "hang-after-initialize":
+            continue  # reads on, answers nothing
         if mode == "hang-mid-call" and method == "tools/call":
             time.sleep(3600)
         if mode == "crash-mid-run" and method == "middleware/invoke":
