@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import fixtures
+from .. import fixtures, interceptors
 from ..core import App, AugmentationDef, MiddlewareDef, Session, ToolDef, ToolFailure
 from ..middleware import AUGMENTATIONS, MIDDLEWARE, retrieval
 from ..middleware.memory import MemoryStore
 
-SERVER_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
+SERVER_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")
 MEMORY_ADMIN = "auth:role:memory_admin"
 
 
@@ -33,6 +33,8 @@ def build_app(config: dict) -> App:
         fixtures.register(app, profiles)
     app.satisfied.update(config.get("satisfiedRequirements") or ())
     register_real(app, config, profiles)
+    if "interceptors" in profiles:  # SEP-2624: fixtures and real interceptors live in reference_servers/interceptors.py
+        app.interceptors = interceptors.build(fixtures=config.get("fixtures", True))
     return app
 
 
