@@ -73,8 +73,8 @@ class InterceptorDef:
     type: str  # "validation" | "mutation"
     hooks: list[dict]  # [{"events": [...], "phase": "request" | "response"}]
     fn: Body
-    description: str = ""
-    version: str = "1.0.0"
+    description: str | None = None
+    version: str | None = None
     mode: str | None = None  # declared default; absent means "active"
     fail_open: bool | None = None  # declared default; absent means false (fail-closed)
     priority_hint: int | dict | None = None
@@ -85,9 +85,8 @@ class InterceptorDef:
                    for hook in self.hooks)
 
     def to_wire(self) -> dict:
-        wire: dict = {"name": self.name, "version": self.version, "description": self.description,
-                      "type": self.type, "hooks": copy.deepcopy(self.hooks)}
-        for key, value in (("mode", self.mode), ("failOpen", self.fail_open), ("priorityHint", self.priority_hint),
+        wire: dict = {"name": self.name, "type": self.type, "hooks": copy.deepcopy(self.hooks)}
+        for key, value in (("version", self.version), ("description", self.description), ("mode", self.mode), ("failOpen", self.fail_open), ("priorityHint", self.priority_hint),
                            ("configSchema", self.config_schema)):
             if value is not None:
                 wire[key] = copy.deepcopy(value)
