@@ -201,6 +201,7 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
 INVALID_MARKER = "conformance:invalid"
 FIXTURE_EVENT = "tools/call"
 RESPONSE_ONLY_EVENT = "resources/read"
+FIXTURE_CONFIG = {"type": "object", "properties": {"strict": {"type": "boolean"}}, "additionalProperties": False}
 
 
 def fixture_validator(payload, event, phase, config) -> dict:
@@ -232,7 +233,7 @@ def register_fixtures(registry: InterceptorRegistry) -> None:
     both = [{"events": [FIXTURE_EVENT], "phase": "request"}, {"events": [FIXTURE_EVENT], "phase": "response"}]
     registry.add(InterceptorDef("conformance_validator", "validation", [{"events": [FIXTURE_EVENT], "phase": "request"}],
                                 fixture_validator, f"Conformance fixture: invalid when any string contains "
-                                                   f"{INVALID_MARKER}."))
+                                                   f"{INVALID_MARKER}.", config_schema=FIXTURE_CONFIG))
     registry.add(InterceptorDef("conformance_uppercase", "mutation", both, fixture_uppercase,
                                 "Conformance fixture: uppercases every string value of the payload.",
                                 priority_hint={"request": -100, "response": 100}))

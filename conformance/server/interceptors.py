@@ -49,7 +49,9 @@ FIXTURE_INVOCATIONS = ("invoke validator ", "invoke uppercase ", "invoke audit "
 
 # What the fixture contract fixes about each fixture's declaration.
 FIXTURES = {
-    VALIDATOR: {"type": "validation", "hooks": [{"events": [EVENT], "phase": "request"}]},
+    VALIDATOR: {"type": "validation", "hooks": [{"events": [EVENT], "phase": "request"}],
+                "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
+                                 "additionalProperties": False}},
     UPPERCASE: {"type": "mutation", "hooks": [{"events": [EVENT], "phase": "request"},
                                               {"events": [EVENT], "phase": "response"}]},
     AUDIT: {"type": "validation", "mode": "audit", "failOpen": True,
@@ -118,6 +120,10 @@ async def driver(session: Session, rec: Recording) -> None:
     if rec.listed("interceptors", VALIDATOR):
         await invoke(session, "invoke validator clean", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
         await invoke(session, "invoke validator invalid", VALIDATOR, EVENT, "request", INVALID_PAYLOAD)
+        await invoke(session, "invoke validator good config", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD,
+                     config={"strict": True})
+        await invoke(session, "invoke validator bad config", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD,
+                     config={"strict": "yes"})
     if rec.listed("interceptors", UPPERCASE):
         await invoke(session, "invoke uppercase request", UPPERCASE, EVENT, "request", MIXED_PAYLOAD)
         await invoke(session, "invoke uppercase response", UPPERCASE, EVENT, "response", MIXED_PAYLOAD)
@@ -402,6 +408,19 @@ def failure_is_error(rec: Recording):
         raise Violation(f"the failure was answered with code {err.get('code')}", expected=-32603,
                         actual=err.get("code"), level="SHOULD")
     return "answered -32603"
+
+
+@check("interceptors/server/invalid-config-rejected",
+       does=f"invokes {VALIDATOR} with config {{strict: true}} (valid) and {{strict: \"yes\"}} (against its configSchema)",
+       must="invocation config is validated against the interceptor's configSchema before it runs: an invalid "
+            "config is answered with a JSON-RPC error",
+       needs=(f"interceptors:{VALIDATOR}",))
+def invalid_config_rejected(rec: Recording):
+    ok = rec.ex("invoke validator good config")
+    if not ok.has_result:
+        raise NotObserved(f"a valid config was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
+    err = require_error(rec, "invoke validator bad config", "a config that violates the configSchema")
+    return f"rejected with code {err.get('code')}"
 
 
 @check("interceptors/server/unknown-interceptor-rejected",

@@ -44,6 +44,7 @@ MUTANTS = {
     "hooks-ignored": ({P + "invoke-outside-hooks-rejected"}, "invokes an interceptor for any event and phase"),
     "failure-as-result": ({P + "failure-is-error"}, "a failing interceptor answers a result with modified: false"),
     "failure-code": ({P + "failure-is-error"}, "a failing interceptor answers -32000"),
+    "config-unchecked": ({P + "invalid-config-rejected"}, "ignores the validator's configSchema"),
     "unknown-accepted": ({P + "unknown-interceptor-rejected"}, "an unknown name is answered valid: true"),
     "no-param-validation": ({P + "malformed-invoke-rejected"}, "a missing phase or payload is taken as request/null"),
     "bad-envelope": ({P + "wire-messages-valid"}, "answers interceptors/list with jsonrpc \"1.0\""),
@@ -97,7 +98,9 @@ class InterceptorServer(FixtureServer):
     # -- definitions -------------------------------------------------------------------
     def interceptors(self) -> list[dict]:
         items = [
-            {"name": "conformance_validator", "type": "validation", "hooks": [hook([EVENT], "request")]},
+            {"name": "conformance_validator", "type": "validation", "hooks": [hook([EVENT], "request")],
+             "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
+                              "additionalProperties": False}},
             {"name": "conformance_uppercase", "type": "mutation", "priorityHint": {"request": -100, "response": 100},
              "hooks": [hook([EVENT], "request"), hook([EVENT], "response")]},
             {"name": "conformance_audit", "type": "validation", "mode": "audit", "failOpen": True,
@@ -167,6 +170,10 @@ class InterceptorServer(FixtureServer):
         wildcard_ok = not (self.broken("wildcard-literal") and event not in MCP_EVENTS)
         if not self.broken("hooks-ignored") and not (wildcard_ok and self.hooks(item, event, phase)):
             raise RpcError(-32602, f"{name} does not hook {event} ({phase})")
+        config = params.get("config") or {}
+        if not self.broken("config-unchecked") and name == "conformance_validator" and \
+                (set(config) - {"strict"} or not isinstance(config.get("strict", False), bool)):
+            raise RpcError(-32602, "config does not match the configSchema")
         fields = self.run(name, params["payload"])
         if self.broken("bare-results"):
             return fields

@@ -59,7 +59,7 @@ SERVER_CHECKS = {
         "list-filter-by-event", "invoke-result-valid", "result-names-interceptor-and-phase",
         "validator-reports-violation", "validator-does-not-modify", "mutator-transforms-payload",
         "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
-        "failure-is-error", "unknown-interceptor-rejected", "malformed-invoke-rejected",
+        "failure-is-error", "invalid-config-rejected", "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
     ],
 }
