@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
-            "sequential-pipeline")
+            "sequential-pipeline", "interceptors")
 ROLES = ("server", "host", "gateway")
 LEVELS = ("MUST", "SHOULD", "MAY", "BEHAVIOR")
 OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")

@@ -37,7 +37,8 @@ log = logging.getLogger("reference_servers")
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 SERVER_ERROR = -32000  # JSON-RPC's range for implementation-defined server errors starts here
-EXTENSION_METHODS = ("middleware/list", "middleware/invoke", "augmentation/list", "augmentation/augment")
+EXTENSION_METHODS = ("middleware/list", "middleware/invoke", "augmentation/list", "augmentation/augment",
+                     "interceptors/list", "interceptor/invoke")  # the last two: reference_servers/interceptors.py
 
 
 class JsonRpcError(Exception):
@@ -130,6 +131,7 @@ class App:
     middleware: dict[str, MiddlewareDef] = field(default_factory=dict)
     augmentations: dict[str, AugmentationDef] = field(default_factory=dict)
     satisfied: set[str] = field(default_factory=set)
+    interceptors: Any = None  # an interceptors.InterceptorRegistry, when the deployment offers interceptors
     sessions: dict[Any, Session] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     _limiter: Any = field(default=None, repr=False)
@@ -159,6 +161,10 @@ class App:
             caps["contextMiddleware"] = {}
         if self.augmentations:
             caps["augmentation"] = {"listChanged": False}
+        if self.interceptors:
+            from .interceptors import EXTENSION_ID
+
+            caps["extensions"] = {EXTENSION_ID: self.interceptors.capability()}
         return caps
 
     def tool_list(self) -> list[dict]:
@@ -174,7 +180,10 @@ class App:
 
     def patch_capabilities(self, result: dict) -> dict:
         caps = result.setdefault("capabilities", {})
-        caps.update(self.capabilities())
+        mine = self.capabilities()
+        if isinstance(caps.get("extensions"), dict) and "extensions" in mine:  # keep the SDK's own extensions
+            mine["extensions"] = {**caps["extensions"], **mine["extensions"]}
+        caps.update(mine)
         return result
 
     # -- tools/call --------------------------------------------------------------------------
@@ -199,12 +208,26 @@ class App:
         return {"content": content}
 
     # -- extension methods -----------------------------------------------------------------
+    async def _interceptor_method(self, method: str, params: dict) -> dict:
+        from .interceptors import InterceptorError
+
+        if not self.interceptors:
+            raise JsonRpcError(-32601, f"Method not found: {method}")
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.limits.max_concurrent)
+        try:  # interceptors run detectors over the payload: off the event loop, as middleware does
+            return await anyio.to_thread.run_sync(self.interceptors.handle, method, params, limiter=self._limiter)
+        except InterceptorError as err:
+            raise JsonRpcError(err.code, err.message, err.data) from None
+
     async def handle_extension(self, method: str, params: Any) -> dict:
         """Serve one of EXTENSION_METHODS; raises JsonRpcError for faults."""
         if params is None:
             params = {}
         if not isinstance(params, dict):
             raise JsonRpcError(INVALID_PARAMS, "params must be an object")
+        if method in ("interceptors/list", "interceptor/invoke"):
+            return await self._interceptor_method(method, params)
         if method == "middleware/list":
             return {"middleware": [m.to_wire() for m in self.middleware.values()]}
         if method == "augmentation/list":

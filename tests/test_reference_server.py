@@ -12,7 +12,8 @@ from conformance.targets import TargetSpec
 from tests.helpers import ROOT, not_ok, reference_command, server_verdicts
 
 EXPECTED_SKIPS = {"context-middleware/server/unadvertised-method-rejected",
-                  "augmentation/server/unadvertised-method-rejected"}
+                  "augmentation/server/unadvertised-method-rejected",
+                  "interceptors/server/unadvertised-method-rejected"}
 
 
 def assert_all_pass(verdicts):
@@ -46,7 +47,7 @@ def test_reference_server_http_passes_every_check(reference_http):
 
 
 def test_reference_server_with_every_profile_claimed():
-    claimed = {"preprocessor-tools", "execution-requirements", "context-middleware", "augmentation"}
+    claimed = {"preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors"}
     verdicts = server_verdicts(TargetSpec("stdio", command=reference_command()), claimed=claimed)
     assert not_ok(verdicts) == {}
     assert all(r.claim["claimedBy"] == "option" for r in verdicts.values())

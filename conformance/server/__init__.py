@@ -11,10 +11,11 @@ from __future__ import annotations
 import anyio
 
 from ..targets import TargetSpec
-from . import augmentation, context_middleware, execution_requirements, preprocessor_tools
+from . import augmentation, context_middleware, execution_requirements, interceptors, preprocessor_tools
 from .recording import Recording, record
 
-MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation)}
+MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation,
+                                  interceptors)}
 PROFILES = tuple(MODULES)
 
 

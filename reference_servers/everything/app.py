@@ -10,12 +10,12 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from .. import fixtures
+from .. import fixtures, interceptors
 from ..core import App, Limits, Session, ToolDef, ToolFailure
 from ..middleware import AUGMENTATIONS, MIDDLEWARE, retrieval
 from ..middleware.memory import MemoryStore, SessionStores
 
-SERVER_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
+SERVER_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")
 MEMORY_ADMIN = "auth:role:memory_admin"
 STATELESS_SESSION = "process"  # the session key the 2.x adapter gives requests of the stateless mode
 
@@ -35,6 +35,8 @@ def build_app(config: dict) -> App:
         fixtures.register(app, profiles)
     app.satisfied.update(config.get("satisfiedRequirements") or ())
     register_real(app, config, profiles)
+    if "interceptors" in profiles:  # SEP-2624: fixtures and real interceptors live in reference_servers/interceptors.py
+        app.interceptors = interceptors.build(fixtures=config.get("fixtures", True))
     return app
 
 

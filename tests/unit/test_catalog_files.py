@@ -23,6 +23,7 @@ PREFIX = {
     "context-middleware": "cm",
     "augmentation": "aug",
     "sequential-pipeline": "sp",
+    "interceptors": "ic",
 }
 LEVELS = {"MUST", "SHOULD", "MAY", "BEHAVIOR"}
 ROLES = {"server", "host", "gateway"}
@@ -51,6 +52,14 @@ SERVER_CHECKS = {
     "augmentation": [
         "capability-advertised", "list-result-valid", "augment-result-valid", "identity-returns-context",
         "prepend-note-hint", "unknown-augmentation-rejected", "malformed-augment-rejected",
+        "unadvertised-method-rejected", "wire-messages-valid",
+    ],
+    "interceptors": [
+        "capability-advertised", "supported-events-cover-hooks", "list-result-valid", "fixtures-declared",
+        "list-filter-by-event", "invoke-result-valid", "result-names-interceptor-and-phase",
+        "validator-reports-violation", "validator-does-not-modify", "mutator-transforms-payload",
+        "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
+        "failure-is-error", "invalid-config-rejected", "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
     ],
 }
@@ -213,7 +222,7 @@ def test_rows_name_only_known_server_checks():
     assert not unknown, unknown
 
 
-@pytest.mark.parametrize("profile", ["context-middleware", "augmentation"])
+@pytest.mark.parametrize("profile", ["context-middleware", "augmentation", "interceptors"])
 def test_unadvertised_method_has_a_must_and_a_should_row(profile):
     check_id = f"{profile}/server/unadvertised-method-rejected"
     levels = sorted(row["level"] for p, row in ROWS if p == profile and check_id in (row.get("checks") or ()))

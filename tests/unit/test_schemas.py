@@ -27,6 +27,8 @@ EXPECTED_FILES = {
     "content", "tool-preprocessor", "tool-execution", "middleware-definition", "middleware-list-result",
     "middleware-invoke-params", "middleware-invoke-result", "augmentation-definition", "augmentation-list-result",
     "augment-params", "augment-result", "capabilities", "results", "pipeline-fixture",
+    "interceptor-hook", "interceptor-definition", "interceptor-list-result", "interceptor-invoke-params",
+    "interceptor-invoke-result", "interceptor-capability",
 }
 
 OBJ = {"type": "object"}
@@ -520,7 +522,7 @@ def test_schema_is_valid_2020_12_and_self_describing(name):
     assert schema["$id"] == f"{BASE}{name}.json"
     assert schema["title"].strip()
     # the description cites its source: a specs/ document or the design
-    assert re.search(r"specs/(000|001|002|004|UPSTREAM-NOTES\.md)|DESIGN\.md|MCP protocol revision",
+    assert re.search(r"specs/(000|001|002|004|005|UPSTREAM-NOTES\.md)|DESIGN\.md|MCP protocol revision",
                      schema["description"]), schema["description"]
 
 

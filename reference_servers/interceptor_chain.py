@@ -1,0 +1,213 @@
+"""The invoker's side of SEP-2624: run one lifecycle event through a chain of interceptors.
+
+`run_chain(entries, event, phase, payload)` applies the SEP's execution model
+to interceptors served by `InterceptorRegistry` objects (one per server):
+
+- policy: a chain entry's `overrides` take precedence over the interceptor's
+  declared defaults (`mode`, `failOpen`, `priorityHint`); override `hooks` may
+  only narrow the declared ones (`narrow_hooks` rejects widening);
+- order: the request phase is the sending side (mutate, then validate), the
+  response phase the receiving side (validate, then mutate); mutations run
+  sequentially by resolved priorityHint, ties by name, each on the previous
+  output;
+- blocking: only a validation with severity "error" (or valid: false without a
+  severity) blocks; audit mode never blocks and an audit mutator's output is
+  not applied; a failing interceptor blocks unless its resolved failOpen is
+  true; a blocked chain applies no mutation (atomic).
+
+`wg_adapter` binds this to the working group's four-function fixture adapter
+(createSession, list, invoke, chain) for `conformance.interceptors_replay`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from .interceptors import (
+    InterceptorDef,
+    InterceptorError,
+    InterceptorRegistry,
+    narrow_hooks,
+)
+
+LEGACY_ACTIVE = "enforce"  # older WG tooling's name for "active"
+
+
+@dataclass
+class ChainEntry:
+    interceptor: InterceptorDef
+    server: InterceptorRegistry
+    overrides: dict | None = None
+
+    def policy(self, key: str, default):
+        value = (self.overrides or {}).get(key)
+        if value is None:
+            value = {"mode": self.interceptor.mode, "failOpen": self.interceptor.fail_open,
+                     "priorityHint": self.interceptor.priority_hint}[key]
+        return default if value is None else value
+
+    @property
+    def mode(self) -> str:
+        mode = self.policy("mode", "active")
+        return "active" if mode == LEGACY_ACTIVE else mode
+
+    def hooks(self) -> list[dict]:
+        override = (self.overrides or {}).get("hooks")
+        return self.interceptor.hooks if override is None else narrow_hooks(self.interceptor.hooks, override)
+
+    def priority(self, phase: str) -> int:
+        hint = self.policy("priorityHint", 0)
+        return hint if isinstance(hint, int) else int(hint.get(phase, 0))
+
+
+def _hooked(entry: ChainEntry, event: str, phase: str) -> bool:
+    return any(h["phase"] == phase and (event in h["events"] or "*" in h["events"]) for h in entry.hooks())
+
+
+def _blocking(result: dict) -> bool:
+    return result.get("valid") is False and result.get("severity", "error") == "error"
+
+
+def run_chain(entries: list[ChainEntry], event: str, phase: str, payload: Any, context: dict | None = None) -> dict:
+    """{"decision": "allow" | "deny", "finalPayload", "results", "abortedAt"?} for one event and phase."""
+    for entry in entries:
+        entry.hooks()  # a widening override is a configuration error, raised before anything runs
+    active = [e for e in entries if _hooked(e, event, phase)]
+    mutators = sorted((e for e in active if e.interceptor.type == "mutation"),
+                      key=lambda e: (e.priority(phase), e.interceptor.name))
+    validators = [e for e in active if e.interceptor.type == "validation"]
+    results: list[dict] = []
+    original = copy.deepcopy(payload)
+    current = copy.deepcopy(payload)
+
+    def call(entry: ChainEntry, body: Any) -> dict | None:
+        params = {"name": entry.interceptor.name, "event": event, "phase": phase, "payload": body}
+        if context:
+            params["context"] = context
+        return entry.server.invoke(params)
+
+    def denied(entry: ChainEntry, reason: str, kind: str) -> dict:
+        return {"decision": "deny", "finalPayload": original, "results": results,
+                "abortedAt": {"interceptor": entry.interceptor.name, "reason": reason, "type": kind}}
+
+    def mutate() -> dict | None:
+        nonlocal current
+        for entry in mutators:
+            try:
+                result = call(entry, current)
+            except InterceptorError as err:
+                if entry.mode == "audit" or entry.policy("failOpen", False):
+                    continue
+                return denied(entry, err.message, "mutation")
+            results.append({**result, **({"mode": "audit"} if entry.mode == "audit" else {})})
+            if entry.mode != "audit":  # an audit mutator's output is shadowed, never applied
+                current = result.get("payload")
+        return None
+
+    def validate() -> dict | None:
+        blocked = None
+        for entry in validators:  # all validations complete before the verdict
+            try:
+                result = call(entry, current)
+            except InterceptorError as err:
+                if entry.mode == "audit" or entry.policy("failOpen", False):
+                    continue
+                blocked = blocked or denied(entry, err.message, "validation")
+                continue
+            results.append({**result, **({"mode": "audit"} if entry.mode == "audit" else {})})
+            if _blocking(result) and entry.mode != "audit":
+                blocked = blocked or denied(entry, "validation failed", "validation")
+        return blocked
+
+    steps = (mutate, validate) if phase == "request" else (validate, mutate)
+    for step in steps:
+        outcome = step()
+        if outcome is not None:
+            return outcome
+    return {"decision": "allow", "finalPayload": current, "results": results}
+
+
+# -- the WG fixture adapter (conformance.interceptors_replay) -------------------------------------------------------
+def _note(payload) -> Any:
+    arguments = payload.get("arguments") if isinstance(payload, dict) else None
+    return arguments.get("note") if isinstance(arguments, dict) else None
+
+
+def _invalid(message: str) -> dict:
+    return {"valid": False, "severity": "error", "messages": [{"message": message, "severity": "error"}]}
+
+
+def _allow_all(payload, event, phase, config):
+    return {"valid": True}
+
+
+def _deny_all(payload, event, phase, config):
+    return _invalid("denied by policy")
+
+
+def _require_note(payload, event, phase, config):
+    note = _note(payload)
+    return {"valid": True} if isinstance(note, str) and note else _invalid("note is required")
+
+
+def _require_uppercase_note(payload, event, phase, config):
+    note = _note(payload)
+    return {"valid": True} if isinstance(note, str) and note == note.upper() else _invalid("note must be uppercase")
+
+
+def _uppercase_note(payload, event, phase, config):
+    note = _note(payload)
+    if not isinstance(note, str) or note == note.upper():
+        return {"modified": False, "payload": payload}
+    changed = copy.deepcopy(payload)
+    changed["arguments"]["note"] = note.upper()
+    return {"modified": True, "payload": changed}
+
+
+def _crash(payload, event, phase, config):
+    raise RuntimeError("crash behaviour")
+
+
+BEHAVIOURS = {"allow-all": _allow_all, "deny-all": _deny_all, "require-note": _require_note,
+              "require-uppercase-note": _require_uppercase_note, "uppercase-note": _uppercase_note, "crash": _crash}
+
+
+class UnsupportedBehaviour(Exception):
+    """A fixture needs a behaviour this implementation does not offer."""
+
+
+class WgSession:
+    def __init__(self, interceptors: list[dict]):
+        self.server = InterceptorRegistry()
+        self.entries: list[ChainEntry] = []
+        for spec in interceptors:
+            fn = BEHAVIOURS.get(spec["behavior"])
+            if fn is None:
+                raise UnsupportedBehaviour(f"behaviour {spec['behavior']!r} is not implemented by the reference")
+            phases = ["request", "response"] if spec["phases"] == "both" else [spec["phases"]]
+            mode = spec.get("mode")
+            item = InterceptorDef(spec["name"], spec["type"], [{"events": list(spec["events"]), "phase": p} for p in phases],
+                                  fn, mode=None if mode in (None, "active", LEGACY_ACTIVE) else mode,
+                                  fail_open=spec.get("failOpen"))
+            self.server.add(item)
+            self.entries.append(ChainEntry(item, self.server))
+
+    def list(self, event: str | None) -> dict:
+        return self.server.list({} if event is None else {"event": event})
+
+    def invoke(self, params: dict) -> dict:
+        try:
+            return {"ok": True, "result": self.server.invoke(params)}
+        except InterceptorError as err:
+            return {"ok": False, "errorCode": err.code}
+
+    def chain(self, event: str, phase: str, payload: Any, session_id: str | None) -> dict:
+        out = run_chain(self.entries, event, phase, payload, {"sessionId": session_id} if session_id else None)
+        return {"decision": out["decision"], "finalPayload": out["finalPayload"]}
+
+
+def wg_adapter(interceptors: list[dict]) -> WgSession:
+    """createSession for conformance.interceptors_replay (`--adapter reference_servers.interceptor_chain:wg_adapter`)."""
+    return WgSession(interceptors)

@@ -1,0 +1,220 @@
+"""An SDK-free interceptors server (SEP-2624 fixture contract), or one of its mutants that breaks one rule.
+
+    python tests/servers/fake_interceptor_server.py [--break MUTANT] [--plain]
+
+Raw JSON-RPC over stdio on top of the suite's upstream fixture server in its plain form (one tool, no
+other extension), so it is an implementation of the `interceptors` fixture contract independent of
+reference_servers. Unbroken it passes every interceptors check; each mutant in `MUTANTS` breaks one rule,
+and tests/test_interceptor_mutants.py proves it fails exactly the checks listed with it. `--plain` offers
+no interceptors (and answers their methods -32601).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
+
+from conformance.gateway.upstream import FixtureServer, Log, RpcError, serve_stdio  # noqa: E402
+
+EXT = "io.modelcontextprotocol/interceptors"
+P = "interceptors/server/"
+
+MUTANTS = {
+    "hidden-capability": ({P + "capability-advertised", P + "supported-events-cover-hooks"}, "serves interceptors without advertising the extension"),
+    "events-not-covered": ({P + "supported-events-cover-hooks"}, "supportedEvents omits \"*\" and resources/read"),
+    "duplicate-name": ({P + "list-result-valid"}, "lists a real interceptor twice"),
+    "enforce-mode": ({P + "list-result-valid", P + "fixtures-declared"},
+                     "declares the audit fixture with mode \"enforce\" (the older spelling)"),
+    "fail-open-default": ({P + "fixtures-declared"}, "declares conformance_validator failOpen: true"),
+    "filter-ignored": ({P + "list-filter-by-event"}, "interceptors/list ignores the event filter"),
+    "filter-no-wildcard": ({P + "list-filter-by-event"}, "the event filter forgets \"*\" hooks"),
+    "real-bad-result": ({P + "invoke-result-valid"}, "a real validator answers valid as a string"),
+    "bare-results": ({P + "result-names-interceptor-and-phase"}, "results omit interceptor, type and phase"),
+    "wrong-phase": ({P + "result-names-interceptor-and-phase"}, "results always say phase \"request\""),
+    "validator-lenient": ({P + "validator-reports-violation"}, "the validator calls the marker a warning"),
+    "validator-modifies": ({P + "validator-does-not-modify"}, "the validator returns a sanitised payload"),
+    "mutator-keys": ({P + "mutator-transforms-payload"}, "the mutator uppercases keys as well"),
+    "mutator-patch": ({P + "mutator-transforms-payload"}, "the mutator returns only the changed strings"),
+    "always-modified": ({P + "mutator-unchanged-not-modified"}, "the mutator always says modified: true"),
+    "wildcard-literal": ({P + "wildcard-hook-any-event"}, "a \"*\" hook only accepts listed MCP events"),
+    "hooks-ignored": ({P + "invoke-outside-hooks-rejected"}, "invokes an interceptor for any event and phase"),
+    "failure-as-result": ({P + "failure-is-error"}, "a failing interceptor answers a result with modified: false"),
+    "failure-code": ({P + "failure-is-error"}, "a failing interceptor answers -32000"),
+    "config-unchecked": ({P + "invalid-config-rejected"}, "ignores the validator's configSchema"),
+    "unknown-accepted": ({P + "unknown-interceptor-rejected"}, "an unknown name is answered valid: true"),
+    "no-param-validation": ({P + "malformed-invoke-rejected"}, "a missing phase or payload is taken as request/null"),
+    "bad-envelope": ({P + "wire-messages-valid"}, "answers interceptors/list with jsonrpc \"1.0\""),
+}
+UNCLAIMED_MUTANTS = {
+    "unadvertised-served": ({P + "unadvertised-method-rejected"}, "answers interceptors/list without advertising"),
+}
+PLAIN_MUTANTS = set(UNCLAIMED_MUTANTS)
+
+EVENT, RESPONSE_ONLY_EVENT, MARKER = "tools/call", "resources/read", "conformance:invalid"
+MCP_EVENTS = {"tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list", "resources/read",
+              "resources/subscribe", "sampling/createMessage", "elicitation/create", "roots/list", "llm/completion"}
+
+
+def hook(events, phase):
+    return {"events": list(events), "phase": phase}
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def upper(value, keys=False):
+    if isinstance(value, str):
+        return value.upper()
+    if isinstance(value, dict):
+        return {(k.upper() if keys else k): upper(v, keys) for k, v in value.items()}
+    if isinstance(value, list):
+        return [upper(v, keys) for v in value]
+    return value
+
+
+class InterceptorServer(FixtureServer):
+    name = "fake-interceptor-server"
+
+    def __init__(self, mutant: str | None, plain: bool):
+        super().__init__(plain=True)
+        self.m = mutant or ""
+        self.offers = not plain
+
+    def broken(self, name: str) -> bool:
+        return self.m == name
+
+    # -- definitions -------------------------------------------------------------------
+    def interceptors(self) -> list[dict]:
+        items = [
+            {"name": "conformance_validator", "type": "validation", "hooks": [hook([EVENT], "request")],
+             "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
+                              "additionalProperties": False}},
+            {"name": "conformance_uppercase", "type": "mutation", "priorityHint": {"request": -100, "response": 100},
+             "hooks": [hook([EVENT], "request"), hook([EVENT], "response")]},
+            {"name": "conformance_audit", "type": "validation", "mode": "audit", "failOpen": True,
+             "hooks": [hook(["*"], "request"), hook(["*"], "response")]},
+            {"name": "conformance_response_only", "type": "validation", "hooks": [hook([RESPONSE_ONLY_EVENT], "response")]},
+            {"name": "conformance_failing", "type": "mutation", "failOpen": False, "hooks": [hook([EVENT], "request")]},
+            {"name": "secret-scanner", "description": "a real validator", "type": "validation",
+             "hooks": [hook([EVENT, "prompts/get"], "request")]},
+        ]
+        if self.broken("duplicate-name"):
+            items.append(copy.deepcopy(items[-1]))
+        if self.broken("enforce-mode"):
+            items[2]["mode"] = "enforce"
+        if self.broken("fail-open-default"):
+            items[0]["failOpen"] = True
+        return items
+
+    def by_name(self, name):
+        return next((i for i in self.interceptors() if i["name"] == name), None)
+
+    def capabilities(self) -> dict:
+        caps = super().capabilities()
+        if self.offers and not self.broken("hidden-capability"):
+            events = sorted({e for i in self.interceptors() for h in i["hooks"] for e in h["events"]})
+            if self.broken("events-not-covered"):
+                events = [e for e in events if e not in ("*", RESPONSE_ONLY_EVENT)]
+            caps["extensions"] = {EXT: {"supportedEvents": events}}
+        return caps
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def reply(self, method, params, message):
+        if method == "interceptors/list" and self.broken("bad-envelope"):
+            message["jsonrpc"] = "1.0"
+        return message
+
+    def dispatch(self, method, params, out):
+        serves = self.offers or self.broken("unadvertised-served")
+        if serves and method == "interceptors/list":
+            return {"interceptors": self.listing(params.get("event"))}
+        if serves and method == "interceptor/invoke":
+            return self.invoke_interceptor(params)
+        return super().dispatch(method, params, out)
+
+    @staticmethod
+    def hooks(item, event, phase=None, wildcard=True) -> bool:
+        return any((phase is None or h["phase"] == phase) and (event in h["events"] or wildcard and "*" in h["events"])
+                   for h in item["hooks"])
+
+    def listing(self, event):
+        items = self.interceptors()
+        if event is None or self.broken("filter-ignored"):
+            return items
+        return [i for i in items if self.hooks(i, event, wildcard=not self.broken("filter-no-wildcard"))]
+
+    def invoke_interceptor(self, params):
+        name, event, phase = params.get("name"), params.get("event"), params.get("phase")
+        item = self.by_name(name)
+        if item is None:
+            if self.broken("unknown-accepted"):
+                return {"valid": True}
+            raise RpcError(-32602, f"Unknown interceptor: {name}")
+        if self.broken("no-param-validation"):
+            phase = phase if phase in ("request", "response") else "request"
+            params = {"payload": None, **params}
+        if not isinstance(event, str) or phase not in ("request", "response") or "payload" not in params:
+            raise RpcError(-32602, "interceptor/invoke: name, event, phase and payload are required")
+        wildcard_ok = not (self.broken("wildcard-literal") and event not in MCP_EVENTS)
+        if not self.broken("hooks-ignored") and not (wildcard_ok and self.hooks(item, event, phase)):
+            raise RpcError(-32602, f"{name} does not hook {event} ({phase})")
+        config = params.get("config") or {}
+        if not self.broken("config-unchecked") and name == "conformance_validator" and \
+                (set(config) - {"strict"} or not isinstance(config.get("strict", False), bool)):
+            raise RpcError(-32602, "config does not match the configSchema")
+        fields = self.run(name, params["payload"])
+        if self.broken("bare-results"):
+            return fields
+        return {"interceptor": name, "type": item["type"],
+                "phase": "request" if self.broken("wrong-phase") else phase, **fields}
+
+    def run(self, name, payload) -> dict:
+        if name == "conformance_validator":
+            if any(MARKER in s for s in strings(payload)):
+                severity = "warn" if self.broken("validator-lenient") else "error"
+                result = {"valid": self.broken("validator-lenient"), "severity": severity,
+                          "messages": [{"message": "marker found", "severity": severity}]}
+            else:
+                result = {"valid": True}
+            if self.broken("validator-modifies"):
+                result["payload"] = upper(payload)
+            return result
+        if name == "conformance_uppercase":
+            changed = upper(payload)
+            if changed != payload and self.broken("mutator-keys"):
+                changed = upper(payload, keys=True)
+            modified = changed != payload or self.broken("always-modified")
+            if self.broken("mutator-patch") and changed != payload:
+                return {"modified": modified, "payload": [s.upper() for s in strings(payload) if s != s.upper()]}
+            return {"modified": modified, "payload": changed}
+        if name == "conformance_failing":
+            if self.broken("failure-as-result"):
+                return {"modified": False, "payload": payload}
+            raise RpcError(-32000 if self.broken("failure-code") else -32603, "Interceptor execution failed")
+        if name == "secret-scanner" and self.broken("real-bad-result"):
+            return {"valid": "yes"}
+        return {"valid": True}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--break", dest="mutant", choices=sorted({**MUTANTS, **UNCLAIMED_MUTANTS}))
+    parser.add_argument("--plain", action="store_true")
+    args = parser.parse_args()
+    serve_stdio(InterceptorServer(args.mutant, args.plain), Log(None))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Every interceptors server check can fail: each mutant of the fake interceptor server fails exactly its checks.
+
+tests/servers/fake_interceptor_server.py is an SDK-free implementation of the `interceptors` fixture
+contract. Unbroken it passes every interceptors check; with `--break X` it breaks one rule and exactly the
+checks listed with X in its MUTANTS stop passing. The reference server passes them all.
+"""
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import server
+from conformance.model import REGISTRY
+from conformance.runner import evaluate
+from conformance.targets import TargetSpec
+from tests.helpers import not_ok, reference_command
+from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS
+
+FAKE = Path(__file__).resolve().parent / "servers" / "fake_interceptor_server.py"
+CHECKS = sorted(c for c in REGISTRY if c.startswith("interceptors/server/"))
+UNCLAIMED_ONLY = {"interceptors/server/unadvertised-method-rejected"}
+
+
+def command(*flags: str) -> str:
+    return " ".join(shlex.quote(part) for part in (sys.executable, str(FAKE), *flags))
+
+
+def verdicts(cmd: str, claimed: bool = False) -> dict:
+    recordings = server.record_sync(TargetSpec("stdio", command=cmd), ["interceptors"],
+                                    claimed={"interceptors"} if claimed else set(), run_timeout=60.0)
+    return {cid: evaluate(REGISTRY[cid], recordings["interceptors"]) for cid in CHECKS}
+
+
+def test_every_check_has_a_mutant():
+    covered = set().union(*(checks for checks, _ in {**MUTANTS, **UNCLAIMED_MUTANTS}.values()))
+    assert covered == set(CHECKS)
+
+
+@pytest.mark.parametrize("cmd", [command(), reference_command()], ids=["fake", "reference"])
+def test_unbroken_passes_every_check(cmd):
+    got = verdicts(cmd)
+    assert not_ok(got) == {}
+    assert {cid for cid, r in got.items() if r.outcome == "skip"} == UNCLAIMED_ONLY
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_mutant_fails_exactly_its_checks(mutant):
+    expected, _ = MUTANTS[mutant]
+    # A server that hides its capability is only caught when the user claims the profile.
+    got = verdicts(command("--break", mutant), claimed=mutant == "hidden-capability")
+    assert set(not_ok(got)) == expected, not_ok(got)
+    for cid in expected:
+        result = got[cid]
+        assert result.reason and "internal error" not in result.reason
+        assert result.outcome == ("warn" if result.level == "SHOULD" or result.outcome == "warn" else "fail")
+
+
+@pytest.mark.parametrize("mutant", sorted(UNCLAIMED_MUTANTS))
+def test_unclaimed_mutant_fails_exactly_its_checks(mutant):
+    expected, _ = UNCLAIMED_MUTANTS[mutant]
+    got = verdicts(command("--plain", "--break", mutant))
+    assert set(not_ok(got)) == expected, not_ok(got)
+
+
+def test_plain_server_claims_nothing():
+    got = verdicts(command("--plain"))
+    assert not_ok(got) == {}
+    ran = {cid for cid, r in got.items() if r.outcome != "skip"}
+    assert ran == UNCLAIMED_ONLY
