@@ -2,12 +2,10 @@
 
     python bench/bench_gateway.py [--requests N] [--gatekit PATH] [--mcp-proxy PATH]
 
-The third-party gateways are optional and found through flags or the environment (MCPX_GATEKIT,
-MCPX_MCP_PROXY, as tests/test_gateway_third_party.py reads them). Each needs its own virtualenv, since
-both conflict with the project's mcp 2.x:
-
-    uv venv /tmp/gk && VIRTUAL_ENV=/tmp/gk uv pip install gatekit==0.3.0      # MCPX_GATEKIT=/tmp/gk/bin/gatekit-gateway
-    uv venv /tmp/mp && VIRTUAL_ENV=/tmp/mp uv pip install mcp-proxy==0.13.0   # MCPX_MCP_PROXY=/tmp/mp/bin/mcp-proxy
+Third-party gateways are optional, each from its flag, else an environment variable, else PATH; a row
+whose tool is absent is skipped with a message saying how to install it:
+    MCPX_GATEKIT=/tmp/gk/bin/gatekit-gateway    uv venv /tmp/gk && VIRTUAL_ENV=/tmp/gk uv pip install gatekit==0.3.0
+    MCPX_MCP_PROXY=/tmp/mp/bin/mcp-proxy        uv venv /tmp/mp && VIRTUAL_ENV=/tmp/mp uv pip install mcp-proxy==0.13.0
 
 For each path the suite's stdio connection opens once (initialize, tools/list; start-up is not
 measured), warms up with 20 calls, then sends N sequential tools/call requests of conformance_echo
@@ -22,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,6 +38,23 @@ from conformance.targets import TargetSpec  # noqa: E402
 
 PY = shlex.quote(sys.executable)
 WARMUP = 20
+# tool -> (flag dest, environment variable, executable name, how to install it)
+TOOLS = {
+    "Gatekit 0.3.0": ("gatekit", "MCPX_GATEKIT", "gatekit-gateway",
+                      "uv venv /tmp/gk && VIRTUAL_ENV=/tmp/gk uv pip install gatekit==0.3.0; "
+                      "then MCPX_GATEKIT=/tmp/gk/bin/gatekit-gateway or --gatekit"),
+    "mcp-proxy 0.13.0": ("mcp_proxy", "MCPX_MCP_PROXY", "mcp-proxy",
+                         "uv venv /tmp/mp && VIRTUAL_ENV=/tmp/mp uv pip install mcp-proxy==0.13.0; "
+                         "then MCPX_MCP_PROXY=/tmp/mp/bin/mcp-proxy or --mcp-proxy"),
+}
+
+
+def find_tool(flag: str | None, variable: str, executable: str) -> str | None:
+    """The flag's path, else the environment variable's, else the executable on PATH; None when absent."""
+    for candidate in (flag, os.environ.get(variable)):
+        if candidate:
+            return candidate if Path(candidate).is_file() else None
+    return shutil.which(executable)
 
 
 async def measure(command: str, env: dict, requests: int, url: str | None = None) -> float:
@@ -71,8 +87,8 @@ async def run(args) -> list[tuple[str, float]]:
         env = Upstream(direct, log).env
         paths = [("upstream directly", direct, {}),
                  ("reference gateway", f"{PY} -m reference_servers.gateway", env)]
-        for extra_path in args.path:  # e.g. another build of the reference gateway, measured in the same run
-            label, _, command = extra_path.partition("=")
+        for extra_row in args.extra:
+            label, _, command = extra_row.partition("=")
             paths.append((label, command, env))
         if args.gatekit:
             paths.append(("Gatekit 0.3.0", f"{PY} {ROOT / 'tests' / 'gateway' / 'gatekit_launcher.py'} {args.gatekit}", env))
@@ -92,33 +108,25 @@ async def run(args) -> list[tuple[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--gatekit", default=os.environ.get("MCPX_GATEKIT"),
-                        help="gatekit-gateway of Gatekit 0.3.0 (default: $MCPX_GATEKIT)")
-    parser.add_argument("--mcp-proxy", default=os.environ.get("MCPX_MCP_PROXY"),
-                        help="mcp-proxy of mcp-proxy 0.13.0 (default: $MCPX_MCP_PROXY)")
-    parser.add_argument("--path", action="append", default=[], metavar="LABEL=COMMAND",
-                        help="one more stdio gateway to measure in the same run (repeatable)")
+    parser.add_argument("--gatekit", metavar="PATH", help="gatekit-gateway executable (or env MCPX_GATEKIT)")
+    parser.add_argument("--mcp-proxy", metavar="PATH", help="mcp-proxy executable (or env MCPX_MCP_PROXY)")
+    parser.add_argument("--extra", action="append", default=[], metavar="LABEL=COMMAND",
+                        help="one more stdio gateway row (started like the reference gateway), e.g. another "
+                             "checkout: 'before=env PYTHONPATH=/tmp/old python -m reference_servers.gateway'")
     args = parser.parse_args()
-    for flag, path in (("--gatekit", args.gatekit), ("--mcp-proxy", args.mcp_proxy)):
-        if path and not Path(path).is_file():
-            parser.error(f"{flag} {path}: no such file")
-    if not args.gatekit or not args.mcp_proxy:
-        print("(Gatekit or mcp-proxy not given: their rows are left out; the module docstring says how to install "
-              "them)", file=sys.stderr)
+    for label, (dest, variable, executable, install) in TOOLS.items():
+        found = find_tool(getattr(args, dest), variable, executable)
+        setattr(args, dest, found)
+        if found is None:
+            print(f"skipping {label}: not found (flag, {variable}, or {executable} on PATH); install: {install}")
     results = anyio.run(run, args)
     base = results[0][1]
     print(f"tools/call conformance_echo, median of {args.requests} sequential requests (after {WARMUP} warm-up)")
-    print(f"{'path':45} {'median ms':>10} {'x direct':>9} {'added ms':>9}")
-    by_label = dict(results)
-    http_base = by_label.get("upstream directly over HTTP")
+    print(f"{'path':45} {'median ms':>10} {'x direct':>9}")
     for label, median in results:
-        # mcp-proxy's upstream is on HTTP, so its added latency is against the direct HTTP row.
-        against = http_base if label.startswith("mcp-proxy") else base
-        print(f"{label:45} {median * 1000:10.3f} {median / base:9.2f} {(median - against) * 1000:+9.3f}")
-    ours = by_label["reference gateway"] - base
-    gatekit = by_label.get("Gatekit 0.3.0")
-    if gatekit is not None and gatekit - base > 0:
-        print(f"reference gateway added latency / Gatekit's, this run: {ours / (gatekit - base):.2f}")
+        print(f"{label:45} {median * 1000:10.3f} {median / base:9.2f}")
+    if args.mcp_proxy:
+        print("(mcp-proxy's upstream is on HTTP: compare its row with the direct HTTP row)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
 """Benchmark: response-pipeline throughput with ten plugins, in process.
 
-    python bench/bench_pipeline.py [--runs N] [--responses M]
-    PYTHONPATH=. /path/to/venv-with-gatekit/bin/python bench/bench_pipeline.py   # adds Gatekit 0.3.0
+    python bench/bench_pipeline.py [--runs N] [--responses M] [--gatekit-python PATH]
+
+Gatekit's row runs in a Python where gatekit imports: this one, else the one --gatekit-python or
+MCPX_GATEKIT_PYTHON names (run there as a child with this checkout on PYTHONPATH); when neither has it
+the row is skipped with a message. Install it with
+    uv venv /tmp/gk && VIRTUAL_ENV=/tmp/gk uv pip install gatekit==0.3.0     # then MCPX_GATEKIT_PYTHON=/tmp/gk/bin/python
 
 Ten plugins (conformance fixture vocabulary): five middleware and three security plugins at mixed
 priorities (four append a marker, three pass, one records what it saw) and two auditing plugins. Each run
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -66,15 +72,10 @@ def measure(name: str, factory, runs: int, responses: int) -> None:
           f"(best {max(rates):,.0f}; {runs} runs x {responses})")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--responses", type=int, default=2000)
-    args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, ten plugins (8 processing, 2 auditing)")
-    measure("reference engine (direct)", lambda plugins: reference_adapter.factory(plugins).pipeline,
-            args.runs, args.responses)
-    measure("reference engine (adapter)", reference_adapter.factory, args.runs, args.responses)
+INSTALL = "uv venv /tmp/gk && VIRTUAL_ENV=/tmp/gk uv pip install gatekit==0.3.0; then MCPX_GATEKIT_PYTHON=/tmp/gk/bin/python"
+
+
+def measure_gatekit(args) -> None:
     try:
         import logging
 
@@ -82,10 +83,34 @@ def main() -> None:
 
         from conformance.gateway.adapters import gatekit as gatekit_adapter
     except ImportError as exc:
-        print(f"{'gatekit 0.3.0 (adapter)':<34} skipped: {exc}")
+        other = args.gatekit_python or os.environ.get("MCPX_GATEKIT_PYTHON")
+        if other and not args.gatekit_only:
+            if not Path(other).is_file():
+                print(f"{'gatekit 0.3.0 (adapter)':<34} skipped: no Python at {other}; install: {INSTALL}")
+                return
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+            subprocess.run([other, __file__, "--gatekit-only", "--runs", str(args.runs),
+                            "--responses", str(args.responses)], env=env, check=False)
+            return
+        print(f"{'gatekit 0.3.0 (adapter)':<34} skipped: {exc}; install: {INSTALL}")
         return
     logging.getLogger("gatekit").setLevel(logging.WARNING)  # its debug logging is not what we measure
     measure("gatekit 0.3.0 (adapter)", gatekit_adapter.factory, args.runs, args.responses)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--responses", type=int, default=2000)
+    parser.add_argument("--gatekit-python", metavar="PATH", help="a Python with gatekit 0.3.0 (or env MCPX_GATEKIT_PYTHON)")
+    parser.add_argument("--gatekit-only", action="store_true", help=argparse.SUPPRESS)  # the child run
+    args = parser.parse_args()
+    if not args.gatekit_only:
+        print(f"python {sys.version.split()[0]}, ten plugins (8 processing, 2 auditing)")
+        measure("reference engine (direct)", lambda plugins: reference_adapter.factory(plugins).pipeline,
+                args.runs, args.responses)
+        measure("reference engine (adapter)", reference_adapter.factory, args.runs, args.responses)
+    measure_gatekit(args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,13 @@
-"""The reference gateway's security properties (issue 11), over real subprocesses: allowlist enforced before
-forwarding, minimal upstream environment, unambiguous prefixes, an owner-only audit log, exit on stdin EOF,
-redaction of every place text reaches the client, and the HTTP front's Host/Origin, body and session limits."""
+"""The reference gateway's security properties (issue 11), each observed on a real gateway process.
+
+- A tool the allowlist refuses never reaches the upstream (the upstream's own message log shows it).
+- Upstreams started over stdio get a minimal environment plus their configured `env`, never the
+  gateway's secrets.
+- Hygiene: upstream names that could make prefixed names collide are refused, the audit log is the
+  owner's alone, the stdio gateway ends with its client, and a cancelled request leaves nothing behind.
+- HTTP: Host/Origin checked on a loopback bind (DNS rebinding), bodies capped (413), a session's
+  upstreams end with the session (DELETE, or idle).
+"""
 
 from __future__ import annotations
 
@@ -10,277 +17,369 @@ import shlex
 import stat
 import subprocess
 import sys
-import textwrap
+import time
+import uuid
+from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
-from conformance.gateway.launch import UPSTREAM_SCRIPT
+from conformance.gateway.launch import UPSTREAM_SCRIPT, background, free_port, upstream_command
 from conformance.targets import TargetSpec
+from conformance.targets.environment import scrubbed
 from reference_servers.gateway.pipeline import build_pipeline
-from reference_servers.gateway.proxy import load_config
+from reference_servers.gateway.proxy import Link, Proxy, load_config, to_dict, to_message
+from tests.gateway_helpers import reference_gateway
+from tests.test_interrupt import processes_with
 
-PY = sys.executable
-INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
-
-
-def write_config(tmp_path, upstreams: dict, plugins: list | None = None):
-    path = tmp_path / "gateway.json"
-    path.write_text(json.dumps({"upstreams": upstreams, "plugins": plugins or []}))
-    return path
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
 
 
-def upstream_spec(log, env: dict | None = None) -> dict:
-    spec = {"command": shlex.join([PY, str(UPSTREAM_SCRIPT), "--log", str(log)])}
-    if env:
-        spec["env"] = env
-    return spec
-
-
-async def session(config, calls, env: dict | None = None) -> list:
-    """Open the gateway over stdio, initialize, then run each (method, params) in order; the exchanges."""
-    spec = TargetSpec("stdio", command=shlex.join([PY, "-m", "reference_servers.gateway", "--config", str(config)]),
-                      env=env or {}, request_timeout=20)
-    out = []
-    async with spec.connect() as conn:
-        init = await conn.request("initialize", INIT)
-        assert init.has_result, init.outcome_text()
+async def _session(command: str, env: dict, requests: list[tuple[str, dict]]) -> list[dict]:
+    """The raw responses to `requests`, sent in order after the handshake, through one gateway process."""
+    async with TargetSpec("stdio", command=command, env=env, request_timeout=10).connect() as conn:
+        await conn.request("initialize", INIT)
         await conn.notify("notifications/initialized")
-        for method, params in calls:
-            out.append(await conn.request(method, params))
-    return out
+        return [(await conn.request(method, params)).response for method, params in requests]
 
 
-def upstream_methods(log) -> list:
-    return [(m.get("method"), (m.get("params") or {}).get("name")) for m in map(json.loads, log.read_text().splitlines())]
+def _gateway(tmp_path: Path, config: dict) -> str:
+    path = tmp_path / "gateway.json"
+    path.write_text(json.dumps(config))
+    return reference_gateway("--config", shlex.quote(str(path)))
 
 
-# -- A: the allowlist refuses before forwarding ---------------------------------------------------------------
-
-def test_allowlist_refuses_a_call_before_it_reaches_the_upstream(tmp_path):
-    log = tmp_path / "upstream.jsonl"
-    config = write_config(tmp_path, {"up": upstream_spec(log)},
-                          [{"plugin": "tool_allowlist", "name": "allow",
-                            "tools": ["conformance_echo", "conformance_side_effects"]}])
-    blocked, count = anyio.run(session, config, [("tools/call", {"name": "conformance_gated_ok", "arguments": {}}),
-                                                 ("tools/call", {"name": "conformance_side_effects", "arguments": {}})])
-    assert blocked.response["error"]["message"] == \
-        "blocked by the gateway: [allow] tool 'conformance_gated_ok' is not on the allowlist"
-    assert count.result["content"][0]["text"] == "0"  # the gated tool's body never ran
-    assert ("tools/call", "conformance_gated_ok") not in upstream_methods(log)
+def _received(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-# -- B: upstreams get a minimal environment --------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------ A: allowlist
 
-def test_upstreams_do_not_inherit_the_gateways_secrets(tmp_path):
+def test_a_disallowed_tool_never_runs_upstream(tmp_path):
+    log = tmp_path / "up.jsonl"
+    config = {"upstreams": {"up": {"command": upstream_command(log)}},
+              "plugins": [{"plugin": "tool_allowlist", "name": "allow",
+                           "tools": ["conformance_echo", "conformance_side_effects"]}]}
+    gated = "conformance_gated_ok"  # its requirement is satisfied upstream: its body runs and counts
+    responses = anyio.run(_session, _gateway(tmp_path, config), {}, [
+        ("tools/call", {"name": gated, "arguments": {}}),
+        ("tools/call", {"name": "conformance_side_effects", "arguments": {}}),
+        ("tools/call", {"name": "conformance_echo", "arguments": {"text": "hi"}}),
+    ])
+    blocked, effects, echoed = responses
+    assert blocked["error"]["message"] == f"blocked by the gateway: [allow] tool {gated!r} is not on the allowlist"
+    assert effects["result"]["content"][0]["text"] == "0"  # the upstream's side-effect counter never moved
+    assert echoed["result"]["content"] == [{"type": "text", "text": "hi"}]
+    called = [m["params"]["name"] for m in _received(log) if m.get("method") == "tools/call"]
+    assert called == ["conformance_side_effects", "conformance_echo"]
+
+
+def test_allowlist_gates_other_invocation_methods_when_configured(tmp_path):
+    log = tmp_path / "up.jsonl"
+    config = {"upstreams": {"up": {"command": upstream_command(log)}},
+              "plugins": [{"plugin": "tool_allowlist", "name": "allow", "tools": ["conformance_echo"],
+                           "middleware": ["conformance_identity"], "augmentations": []}]}
+    context = [{"type": "text", "text": "x"}]
+    responses = anyio.run(_session, _gateway(tmp_path, config), {}, [
+        ("middleware/invoke", {"name": "conformance_uppercase", "context": context, "arguments": {}}),
+        ("middleware/invoke", {"name": "conformance_identity", "context": context, "arguments": {}}),
+        ("augmentation/augment", {"name": "summarize", "context": context, "arguments": {}}),
+        ("middleware/list", {}),
+    ])
+    refused, allowed, augment, listed = responses
+    assert "'conformance_uppercase' is not on the allowlist" in refused["error"]["message"]
+    assert "result" in allowed
+    assert "'summarize' is not on the allowlist" in augment["error"]["message"]
+    assert [m["name"] for m in listed["result"]["middleware"]] == ["conformance_identity"]
+    invoked = [(m["method"], m["params"]["name"]) for m in _received(log)
+               if m.get("method") in ("middleware/invoke", "augmentation/augment")]
+    assert invoked == [("middleware/invoke", "conformance_identity")]
+
+
+# ------------------------------------------------------------------------------------------ B: environment
+
+def test_stdio_upstreams_get_a_minimal_environment_and_their_configured_env(tmp_path):
     dump = tmp_path / "env.json"
-    wrapper = tmp_path / "wrapper.py"
-    wrapper.write_text(textwrap.dedent(f"""
-        import json, os, sys
-        open({str(dump)!r}, "w").write(json.dumps(dict(os.environ)))
-        os.execv(sys.executable, [sys.executable, {str(UPSTREAM_SCRIPT)!r}, "--log", {str(tmp_path / 'u.jsonl')!r}])
-    """))
-    config = write_config(tmp_path, {"up": {"command": shlex.join([PY, str(wrapper)]), "env": {"UPSTREAM_OWN": "yes"}}})
-    (echo,) = anyio.run(session, config, [("tools/call", {"name": "conformance_echo", "arguments": {"text": "x"}})],
-                        {"OPENAI_API_KEY": "sk-planted-secret"})
-    assert echo.has_result
-    seen = json.loads(dump.read_text())
-    assert "OPENAI_API_KEY" not in seen and "sk-planted-secret" not in json.dumps(seen)
-    assert seen["UPSTREAM_OWN"] == "yes" and "PATH" in seen
+    # An upstream that writes down the environment it was started with, then serves as the fixture server.
+    wrapper = tmp_path / "upstream_env.py"
+    wrapper.write_text("import json, os, runpy, sys\n"
+                       f"open({str(dump)!r}, 'w').write(json.dumps(dict(os.environ)))\n"
+                       f"sys.argv = [{str(UPSTREAM_SCRIPT)!r}]\n"
+                       f"runpy.run_path({str(UPSTREAM_SCRIPT)!r}, run_name='__main__')\n")
+    config = {"upstreams": {"up": {"command": shlex.join([sys.executable, str(wrapper)]),
+                                   "env": {"UPSTREAM_OWN_SETTING": "kept"}}}}
+    secret = "sk-planted-secret-0123456789"
+    responses = anyio.run(_session, _gateway(tmp_path, config), {"MCPX_FAKE_API_KEY": secret}, [
+        ("tools/call", {"name": "conformance_echo", "arguments": {"text": "hi"}}),
+    ])
+    assert responses[0]["result"]["content"][0]["text"] == "hi"
+    env = json.loads(dump.read_text())
+    assert env.get("UPSTREAM_OWN_SETTING") == "kept"
+    assert secret not in json.dumps(env)
+    assert "MCPX_FAKE_API_KEY" not in env
 
 
-# -- E: prefixes, audit log mode, stdin EOF ---------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _no_stray_env(monkeypatch):
+    monkeypatch.delenv("MCPX_FAKE_API_KEY", raising=False)
 
-def test_colliding_prefixes_are_refused(tmp_path):
-    config = write_config(tmp_path, {"a": {"command": "x"}, "a_": {"command": "y"}})
-    with pytest.raises(ValueError, match=r"'a_' must not end with '_'.*collides with upstream 'a'"):
+
+# ------------------------------------------------------------------------------------------ C: hygiene
+
+@pytest.mark.parametrize("names, words", [
+    (["a", "a_"], "must not end in '_'"),
+    (["x__y", "x"], "must not contain '__'"),
+    (["", "b"], "must not be empty"),
+])
+def test_upstream_names_whose_prefixes_could_collide_are_refused(tmp_path, names, words):
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": {n: {"command": "true"} for n in names}}))
+    done = subprocess.run([sys.executable, "-m", "reference_servers.gateway", "--config", str(config)],
+                          capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_config_with_a_repeated_upstream_name_is_refused(tmp_path):
+    config = tmp_path / "gateway.json"
+    config.write_text('{"upstreams": {"a": {"command": "x"}, "a": {"command": "y"}}}')
+    with pytest.raises(ValueError, match="'a' appears twice"):
         load_config(str(config))
-    result = subprocess.run([PY, "-m", "reference_servers.gateway", "--config", str(config)],
-                            capture_output=True, text=True, timeout=30)
-    assert result.returncode == 2 and "collides" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_audit_log_is_created_owner_only(tmp_path):
-    path = tmp_path / "audit.jsonl"
-    pipeline = build_pipeline([{"plugin": "audit_log", "name": "log", "path": str(path)}])
-    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}
-    anyio.run(pipeline.process_response, request, {"jsonrpc": "2.0", "id": 1, "result": {}})
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+def test_audit_log_is_created_readable_by_its_owner_only(tmp_path):
+    log = tmp_path / "audit.jsonl"
+    pipeline = build_pipeline([{"plugin": "audit_log", "name": "log", "path": str(log)}])
+    old = os.umask(0o022)
+    try:
+        anyio.run(pipeline.process_response, {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                  {"jsonrpc": "2.0", "id": 1, "result": {}})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
 
 
 def test_stdio_gateway_exits_when_its_client_closes_stdin(tmp_path):
-    config = write_config(tmp_path, {"up": upstream_spec(tmp_path / "u.jsonl")})
-    proc = subprocess.Popen([PY, "-m", "reference_servers.gateway", "--config", str(config)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    marker = f"gw-{uuid.uuid4().hex}"
+    env = scrubbed({"MCPX_UPSTREAM_COMMAND": upstream_command(tmp_path / "up.jsonl", "--tag", marker)})
+    gateway = subprocess.Popen([sys.executable, "-m", "reference_servers.gateway"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}) + "\n").encode())
-        proc.stdin.flush()
-        assert b'"result"' in proc.stdout.readline()
-        proc.stdin.close()
-        assert proc.wait(timeout=15) == 0
+        gateway.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}).encode()
+                            + b"\n")
+        gateway.stdin.flush()
+        assert json.loads(gateway.stdout.readline())["id"] == 1
+        assert processes_with(marker)  # the upstream runs
+        gateway.stdin.close()
+        assert gateway.wait(timeout=15) == 0
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+        if gateway.poll() is None:
+            gateway.kill()
+            gateway.wait()
+    time.sleep(0.3)
+    assert processes_with(marker) == []
 
 
-# -- D: redaction covers every way text reaches the client ------------------------------------------------------
-
-LEAKY_UPSTREAM = '''
-import json, sys
-EMAIL = "ann@example.com"
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
-for line in sys.stdin:
-    m = json.loads(line)
-    method, rid = m.get("method"), m.get("id")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {},
-              "logging": {}}, "serverInfo": {"name": "leaky", "version": "0"}}})
-    elif method == "tools/call" and m["params"]["name"] == "leak":
-        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "log " + EMAIL}})
-        send({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {"maxTokens": 5,
-              "messages": [{"role": "user", "content": {"type": "text", "text": "ask " + EMAIL}}]}})
-        send({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": {"message": "confirm " + EMAIL,
-              "requestedSchema": {"type": "object", "properties": {}}}})
-        send({"jsonrpc": "2.0", "id": rid, "result": {
-              "content": [{"type": "text", "text": "text " + EMAIL},
-                          {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain",
-                                                            "text": "resource " + EMAIL}}],
-              "structuredContent": {"owner": {"email": EMAIL}}}})
-    elif method == "tools/call":
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "no such user " + EMAIL,
-              "data": {"who": EMAIL}}})
-    elif rid is not None and method is not None:
-        send({"jsonrpc": "2.0", "id": rid, "result": {}})
-'''
+async def _cancel_in_flight() -> tuple[dict, dict, dict]:
+    # One proxy session over in-memory streams: the client sends a call, then cancels it; the upstream
+    # (as the JSON-RPC cancellation rules allow) never answers. Nothing about that call may stay behind.
+    to_proxy, client_side = anyio.create_memory_object_stream(10)
+    to_client, from_proxy = anyio.create_memory_object_stream(10)
+    to_upstream, upstream_in = anyio.create_memory_object_stream(10)
+    upstream_out, from_upstream = anyio.create_memory_object_stream(10)
+    upstream = Link("upstream 'u'", from_upstream, to_upstream)
+    proxy = Proxy(Link("the client", client_side, to_client), {"u": upstream})
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(proxy.run)
+        await to_proxy.send(to_message({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x"}}))
+        forwarded = to_dict(await upstream_in.receive())
+        await to_proxy.send(to_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                        "params": {"requestId": 7}}))
+        cancelled = to_dict(await upstream_in.receive())
+        left = {"in_flight": dict(proxy.in_flight), "waiting": dict(upstream.waiting)}
+        tg.cancel_scope.cancel()
+    return forwarded, cancelled, left
 
 
-def test_redaction_covers_notifications_requests_resources_structured_content_and_errors(tmp_path):
-    script = tmp_path / "leaky.py"
-    script.write_text(LEAKY_UPSTREAM)
-    config = write_config(tmp_path, {"up": {"command": shlex.join([PY, str(script)])}},
-                          [{"plugin": "pii_redaction", "name": "pii"}])
-
-    async def go():
-        spec = TargetSpec("stdio", command=shlex.join([PY, "-m", "reference_servers.gateway", "--config", str(config)]),
-                          env={}, request_timeout=20)
-        async with spec.connect() as conn:
-            assert (await conn.request("initialize", INIT)).has_result
-            leak = await conn.request("tools/call", {"name": "leak", "arguments": {}})
-            failed = await conn.request("tools/call", {"name": "other", "arguments": {}})
-            await anyio.sleep(0.5)  # the server-to-client requests are answered by the suite's connection
-            return leak, failed, [e.message for e in conn.wire if e.direction == "in" and e.message]
-
-    leak, failed, received = anyio.run(go)
-    everything = json.dumps(received)
-    assert "ann@example.com" not in everything, everything
-    methods = {m.get("method") for m in received}
-    assert {"notifications/message", "sampling/createMessage", "elicitation/create"} <= methods
-    result = leak.result
-    assert result["content"][1]["resource"] == {"uri": "file:///a.txt", "mimeType": "text/plain",
-                                                "text": "resource [EMAIL_1]"}
-    assert result["structuredContent"] == {"owner": {"email": "[EMAIL_1]"}}
-    assert failed.response["error"]["message"] == "no such user [EMAIL_1]"
+def test_a_cancelled_request_leaves_no_session_state():
+    forwarded, cancelled, left = anyio.run(_cancel_in_flight)
+    assert cancelled["params"]["requestId"] == forwarded["id"]
+    assert left == {"in_flight": {}, "waiting": {}}
 
 
-# -- C: the HTTP front ---------------------------------------------------------------------------------------------
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is gone for our purpose: it no longer runs.
-    with open(f"/proc/{pid}/stat") as fh:
-        return fh.read().split(") ")[-1][0] != "Z"
-
-
-def wait_for(condition, timeout: float = 15.0) -> bool:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return False
+async def _upstream_cancels() -> tuple[dict, dict, dict]:
+    # The other direction: an upstream asks the client something (sampling), then cancels it.
+    to_proxy, client_side = anyio.create_memory_object_stream(10)
+    to_client, from_proxy = anyio.create_memory_object_stream(10)
+    to_upstream, upstream_in = anyio.create_memory_object_stream(10)
+    upstream_out, from_upstream = anyio.create_memory_object_stream(10)
+    proxy = Proxy(Link("the client", client_side, to_client), {"u": Link("upstream 'u'", from_upstream, to_upstream)})
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(proxy.run)
+        await upstream_out.send(to_message({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage",
+                                            "params": {"messages": [], "maxTokens": 1}}))
+        asked = to_dict(await from_proxy.receive())
+        await upstream_out.send(to_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                            "params": {"requestId": 3}}))
+        cancelled = to_dict(await from_proxy.receive())
+        left = {"asked": dict(proxy.asked), "waiting": dict(proxy.client.waiting)}
+        tg.cancel_scope.cancel()
+    return asked, cancelled, left
 
 
-@pytest.fixture
-def http_gateway(tmp_path):
-    """Start the gateway over HTTP in front of an upstream that records its pid; yields (url, pids file, start)."""
-    from conformance.gateway.launch import free_port
-
-    pids = tmp_path / "pids"
-    wrapper = tmp_path / "wrapper.py"
-    wrapper.write_text(textwrap.dedent(f"""
-        import os, sys
-        open({str(pids)!r}, "a").write(f"{{os.getpid()}}\\n")
-        os.execv(sys.executable, [sys.executable, {str(UPSTREAM_SCRIPT)!r}, "--log", {str(tmp_path / 'u.jsonl')!r}])
-    """))
-    config = write_config(tmp_path, {"up": {"command": shlex.join([PY, str(wrapper)])}})
-    procs = []
-
-    def start(*flags: str) -> str:
-        port = free_port()
-        proc = subprocess.Popen([PY, "-m", "reference_servers.gateway", "--config", str(config), "--http", str(port),
-                                 *flags], stderr=subprocess.DEVNULL, start_new_session=True)
-        procs.append(proc)
-        import httpx
-
-        url = f"http://127.0.0.1:{port}/mcp"
-        assert wait_for(lambda: _listening(httpx, url)), "gateway did not listen"
-        return url
-
-    yield start, pids
-    for proc in procs:
-        os.killpg(proc.pid, 9)
-        proc.wait()
+def test_an_upstream_cancellation_reaches_the_client_under_its_id_and_frees_state():
+    asked, cancelled, left = anyio.run(_upstream_cancels)
+    assert cancelled["params"]["requestId"] == asked["id"]
+    assert left == {"asked": {}, "waiting": {}}
 
 
-def _listening(httpx, url) -> bool:
-    try:
-        httpx.get(url, timeout=1)
-        return True
-    except httpx.TransportError:
-        return False
+# ------------------------------------------------------------------------------------------ D: HTTP front
 
-
-HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 INIT_BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
-def started_pids(pids) -> list[int]:
-    return [int(x) for x in pids.read_text().split()] if pids.exists() else []
+async def _http_gateway(tmp_path: Path, marker: str, probe, *flags: str):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    env = {"MCPX_UPSTREAM_COMMAND": upstream_command(tmp_path / "up.jsonl", "--tag", marker)}
+    argv = [sys.executable, "-m", "reference_servers.gateway", "--http", str(port), *flags]
+    async with background(argv, env, url):
+        async with httpx.AsyncClient(timeout=20) as client:
+            return await probe(client, url)
 
 
-def test_http_refuses_foreign_host_and_origin_and_big_bodies_before_starting_upstreams(http_gateway):
-    import httpx
+def test_http_gateway_refuses_foreign_host_and_origin_before_starting_anything(tmp_path):
+    marker = f"gw-{uuid.uuid4().hex}"
 
-    start, pids = http_gateway
-    url = start("--max-body", "2000")
-    port = url.split(":")[2].split("/")[0]
-    assert httpx.post(url, content=INIT_BODY, headers={**HEADERS, "host": f"evil.example:{port}"}).status_code == 421
-    assert httpx.post(url, content=INIT_BODY, headers={**HEADERS, "origin": "http://evil.example"}).status_code == 403
-    big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {**INIT, "pad": "x" * 5000}})
-    assert httpx.post(url, content=big, headers=HEADERS).status_code == 413
-    assert started_pids(pids) == []  # none of them cost an upstream process
-    ok = httpx.post(url, content=INIT_BODY, headers={**HEADERS, "origin": f"http://localhost:{port}"})
-    assert ok.status_code == 200 and ok.headers.get("mcp-session-id")
+    async def probe(client, url):
+        foreign_host = await client.post(url, content=INIT_BODY, headers={**ACCEPT, "host": "evil.example:80"})
+        foreign_origin = await client.post(url, content=INIT_BODY, headers={**ACCEPT, "origin": "http://evil.example"})
+        started = processes_with(marker)
+        local = await client.post(url, content=INIT_BODY, headers={**ACCEPT, "origin": "http://localhost:3000"})
+        return foreign_host.status_code, foreign_origin.status_code, started, local.status_code
+
+    host, origin, started, local = anyio.run(_http_gateway, tmp_path, marker, probe)
+    assert (host, origin, started, local) == (421, 403, [], 200)
 
 
-def test_http_session_end_stops_its_upstreams_on_delete_and_on_idle(http_gateway):
-    import httpx
+def test_http_gateway_refuses_oversized_bodies(tmp_path):
+    async def probe(client, url):
+        big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                          "params": {**INIT, "pad": "x" * 5000}})
+        return (await client.post(url, content=big, headers=ACCEPT)).status_code, \
+            (await client.post(url, content=INIT_BODY, headers=ACCEPT)).status_code
 
-    start, pids = http_gateway
-    url = start("--idle-timeout", "2")
-    sid = httpx.post(url, content=INIT_BODY, headers=HEADERS).headers["mcp-session-id"]
-    (first,) = started_pids(pids)
-    assert pid_alive(first)
-    assert httpx.delete(url, headers={"mcp-session-id": sid}).status_code in (200, 204)
-    assert wait_for(lambda: not pid_alive(first)), "DELETE left the upstream running"
+    assert anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe, "--max-body", "4096") == (413, 200)
 
-    httpx.post(url, content=INIT_BODY, headers=HEADERS)  # then abandoned: no DELETE
-    second = started_pids(pids)[1]
-    assert wait_for(lambda: not pid_alive(second)), "an idle session kept its upstream"
+
+async def _until_gone(marker: str, limit: float = 15.0) -> list[int]:
+    with anyio.move_on_after(limit):
+        while processes_with(marker):
+            await anyio.sleep(0.2)
+    return processes_with(marker)
+
+
+@pytest.mark.parametrize("how", ["delete", "idle"])
+def test_http_session_end_ends_its_upstreams(tmp_path, how):
+    marker = f"gw-{uuid.uuid4().hex}"
+
+    async def probe(client, url):
+        opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        sid = opened.headers["mcp-session-id"]
+        running = bool(processes_with(marker))
+        if how == "delete":
+            await client.delete(url, headers={"mcp-session-id": sid})
+        left = await _until_gone(marker)
+        after = await client.post(url, content=json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+                                  headers={**ACCEPT, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"})
+        return running, left, after.status_code
+
+    flags = ("--session-idle", "1") if how == "idle" else ()
+    running, left, status = anyio.run(_http_gateway, tmp_path, marker, probe, *flags)
+    assert running and left == [] and status == 404
+
+
+# ------------------------------------------------------------------------------------------ E: PII everywhere
+
+MAIL, PHONE = "ann@example.com", "+44 20 7946 0958"
+
+
+def test_pii_redaction_covers_every_part_of_a_response():
+    pipeline = build_pipeline([{"plugin": "pii_redaction", "name": "pii"}])
+    image = {"type": "image", "mimeType": "image/png", "data": "aGVsbG8="}
+    result = {"content": [{"type": "text", "text": f"mail {MAIL}"}, image,
+                          {"type": "resource", "resource": {"uri": "file:///c.txt", "mimeType": "text/plain",
+                                                            "text": f"call {PHONE}"}}],
+              "structuredContent": {"contact": {"email": MAIL, "phones": [PHONE]}}}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
+    done = anyio.run(pipeline.process_response, request, {"jsonrpc": "2.0", "id": 1, "result": result})
+    out = done.response["result"]
+    assert out["content"][0]["text"] == "mail [EMAIL_1]"
+    assert out["content"][1] == image
+    assert out["content"][2]["resource"] == {"uri": "file:///c.txt", "mimeType": "text/plain", "text": "call [PHONE_1]"}
+    assert out["structuredContent"] == {"contact": {"email": "[EMAIL_1]", "phones": ["[PHONE_1]"]}}
+    failed = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": f"no user {MAIL}", "data": {"who": MAIL}}}
+    err = anyio.run(pipeline.process_response, request, failed).response["error"]
+    assert err == {"code": -32000, "message": "no user [EMAIL_1]", "data": {"who": "[EMAIL_1]"}}
+
+
+async def _upstream_sends(messages: list[dict]) -> list[dict]:
+    """What the client receives when the upstream sends `messages`, through a proxy redacting PII."""
+    to_proxy, client_side = anyio.create_memory_object_stream(10)
+    to_client, from_proxy = anyio.create_memory_object_stream(10)
+    to_upstream, upstream_in = anyio.create_memory_object_stream(10)
+    upstream_out, from_upstream = anyio.create_memory_object_stream(10)
+    pipeline = build_pipeline([{"plugin": "pii_redaction", "name": "pii"}])
+    proxy = Proxy(Link("the client", client_side, to_client), {"u": Link("upstream 'u'", from_upstream, to_upstream)},
+                  pipeline)
+    got = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(proxy.run)
+        for message in messages:
+            await upstream_out.send(to_message(message))
+            got.append(to_dict(await from_proxy.receive()))
+        tg.cancel_scope.cancel()
+    return got
+
+
+def test_pii_redaction_covers_upstream_notifications_and_requests():
+    log_message = {"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "info", "logger": "db", "data": {"msg": f"login by {MAIL}"}}}
+    sampling = {"jsonrpc": "2.0", "id": 5, "method": "sampling/createMessage",
+                "params": {"maxTokens": 10, "messages": [{"role": "user",
+                                                          "content": {"type": "text", "text": f"write to {MAIL}"}}]}}
+    elicit = {"jsonrpc": "2.0", "id": 6, "method": "elicitation/create",
+              "params": {"message": f"Is {PHONE} yours?", "requestedSchema": {"type": "object", "properties": {}}}}
+    logged, sampled, elicited = anyio.run(_upstream_sends, [log_message, sampling, elicit])
+    assert logged["params"] == {"level": "info", "logger": "db", "data": {"msg": "login by [EMAIL_1]"}}
+    assert sampled["params"]["messages"][0]["content"]["text"] == "write to [EMAIL_1]"
+    assert elicited["params"]["message"] == "Is [PHONE_1] yours?"
+    assert MAIL not in json.dumps([logged, sampled, elicited])
+
+
+def test_the_fast_paths_minimal_environment_is_the_sdks():
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
+
+    from reference_servers.gateway.proxy import DEFAULT_ENV_NAMES, minimal_environment
+
+    if sys.platform != "win32":
+        assert sorted(DEFAULT_ENV_NAMES) == sorted(DEFAULT_INHERITED_ENV_VARS)
+        assert minimal_environment() == get_default_environment()
+
+
+# ------------------------------------------------------------------------------------------ F: the fast path
+
+def test_stdio_to_stdio_gateway_never_loads_the_sdk(tmp_path):
+    # The fast path pumps lines itself; loading the SDK (seconds on a busy machine, a pydantic round trip
+    # per message) would mean it is not the path taken.
+    probe = ("import atexit, runpy, sys\n"
+             "atexit.register(lambda: sys.stderr.write('SDK LOADED: %s\\n' % ('mcp' in sys.modules)))\n"
+             "sys.argv = ['gateway']\n"
+             "runpy.run_module('reference_servers.gateway', run_name='__main__')\n")
+    env = scrubbed({"MCPX_UPSTREAM_COMMAND": upstream_command(tmp_path / "up.jsonl")})
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}) + "\n"
+    done = subprocess.run([sys.executable, "-c", probe], input=request, capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "SDK LOADED: False" in done.stderr, done.stderr

@@ -14,11 +14,17 @@ Rules (ADR-009, and Gatekit 0.3.0 where the ADR is silent; see shared/specs/UPST
 5. A plugin that raises, or answers with something that is not a `Decision`, fails closed: the
    response is blocked with a reason naming the plugin. A plugin configured `critical: false` is
    skipped instead (its failure is recorded in the stages' reasons but does not block), as in Gatekit.
-6. Auditing plugins are not part of the pipeline: afterwards, in definition order (their priority is
+6. Requests: before a client request is forwarded, each middleware and security plugin that gates
+   requests (`check_request`) sees it, in the same order; one that disallows, or fails (rules 4-5),
+   stops it there, so the upstream never receives it. This is the reference gateway's addition:
+   ADR-009 describes responses only, and a response-only allowlist would let a refused tool run.
+   Likewise notifications and requests an upstream sends the client pass every plugin that
+   transforms them (`process_outbound`, the PII redactor); a critical failure withholds the message.
+7. Auditing plugins are not part of the pipeline: afterwards, in definition order (their priority is
    ignored), each `observe`s its own deep copy of the final response and of the outcome, so nothing an
    auditor does can change what the client gets. An auditor that raises is logged and skipped.
 
-`Pipeline.process_response(request, response)` never raises for a plugin's fault; it returns an
+`Pipeline.process_response(request, response)` and `Pipeline.process_request(request)` never raise for a plugin's fault; it returns an
 `Outcome`. `build_pipeline(configs)` builds a pipeline from the gateway config's `plugins` list and
 raises `ValueError` for any configuration problem, before a single message is processed.
 """
@@ -100,18 +106,20 @@ class Plugin:
     async def process_response(self, request: dict, response: dict) -> Decision:
         return Decision()
 
+    async def check_request(self, request: dict) -> Decision:
+        """Gates a client request before it is forwarded (rule 6); plugins that gate set `gates_requests`."""
+        return Decision()
+
+    gates_requests = False
+    outbound = False
+
+    async def process_outbound(self, message: dict) -> dict | None:
+        """A notification or request an upstream sends the client: a replacement, or None to pass it on.
+        Only plugins that set `outbound` are asked."""
+        return None
+
     async def observe(self, request: dict, response: dict | None, outcome: Outcome) -> dict | None:
         """Auditors only. Return a record for the outcome's audit trail, or None."""
-        return None
-
-    def process_message(self, message: dict) -> dict | None:
-        """Plugins that rewrite what upstreams send the client besides responses (notifications, requests
-        such as sampling): the new message, or None to leave it. Redaction uses this."""
-        return None
-
-    def check_request(self, request: dict) -> str | None:
-        """Security plugins that gate requests: the reason to refuse `request` before it is forwarded,
-        or None to let it through. Runs in the proxy before anything reaches an upstream."""
         return None
 
     def __repr__(self) -> str:
@@ -127,33 +135,51 @@ class Pipeline:
         # sorted() is stable, so equal keys keep definition order.
         self.processing: list[Plugin] = sorted(processing, key=lambda p: (p.priority, _KIND_RANK[p.kind]))
         self.auditors: list[Plugin] = [p for p in plugins if p.kind == "auditing"]
+        self.gates: list[Plugin] = [p for p in self.processing if p.gates_requests]
+        self.outbound: list[Plugin] = [p for p in self.processing if p.outbound]
 
-    def check_request(self, request: dict) -> str | None:
-        """The first refusal of a request-gating plugin, `"[name] reason"`, or None. A plugin that raises
-        here refuses (fail closed), whatever its `critical` says: a gate that cannot decide is shut."""
-        for plugin in self.processing:
+    async def process_outbound(self, message: dict) -> dict | None:
+        """An upstream's notification or request after every outbound plugin, or None to withhold it (a
+        critical plugin failed: what it would have removed must not leak)."""
+        for plugin in self.outbound:
             try:
-                reason = plugin.check_request(request)
-            except Exception as exc:  # noqa: BLE001 - fail closed
-                return f"[{plugin.name}] plugin failed: {type(exc).__name__}: {exc}"
-            if reason is not None:
-                return f"[{plugin.name}] {reason}"
-        return None
-
-    def process_message(self, message: dict) -> dict:
-        """A notification or request on its way to the client, through each processing plugin's
-        `process_message`. A plugin that raises here drops its change, logged (it cannot block a
-        notification; a request's answer would come from the client)."""
-        for plugin in self.processing:
-            try:
-                changed = plugin.process_message(message)
-            except Exception as exc:  # noqa: BLE001
-                log.error("plugin %s failed on a %s: %s: %s", plugin.name, message.get("method"),
-                          type(exc).__name__, exc)
+                changed = await plugin.process_outbound(copy.deepcopy(message))
+            except Exception as exc:  # noqa: BLE001 - fail closed, as for responses
+                if plugin.critical:
+                    log.error("[%s] plugin failed on %s, withheld: %s", plugin.name, message.get("method"), exc)
+                    return None
+                log.warning("non-critical plugin %s skipped: %s", plugin.name, exc)
                 continue
-            if isinstance(changed, dict):
+            if changed is not None:
                 message = changed
         return message
+
+    async def process_request(self, request: dict) -> Outcome | None:
+        """None when every gate lets `request` through; else the blocked Outcome (auditors have seen it)."""
+        for plugin in self.gates:
+            try:
+                decision = await plugin.check_request(copy.deepcopy(request))
+                if not isinstance(decision, Decision):
+                    raise TypeError(f"returned {type(decision).__name__}, not a Decision")
+            except Exception as exc:  # noqa: BLE001 - a gate that fails must fail closed
+                why = f"[{plugin.name}] plugin failed: {type(exc).__name__}: {exc}"
+                if not plugin.critical:
+                    log.warning("non-critical plugin skipped: %s", why)
+                    continue
+                return await self._audited(request, Outcome(False, None, why, [plugin.name]))
+            if not decision.allowed:
+                reason = f"[{plugin.name}] {decision.reason or 'blocked'}"
+                return await self._audited(request, Outcome(False, None, reason, [plugin.name]))
+        return None
+
+    async def _audited(self, request: dict, outcome: Outcome) -> Outcome:
+        for auditor in self.auditors:
+            view = Outcome(outcome.allowed, None, outcome.reason, list(outcome.stages), [])
+            try:
+                await auditor.observe(request, None, view)
+            except Exception as exc:  # noqa: BLE001 - an auditor's fault never changes the outcome
+                log.error("auditing plugin %s failed: %s: %s", auditor.name, type(exc).__name__, exc)
+        return outcome
 
     async def process_response(self, request: dict, response: dict) -> Outcome:
         current = copy.deepcopy(response)  # plugins never touch the caller's object
@@ -264,39 +290,33 @@ class VocabularyPlugin(Plugin):
 
 # ---------------------------------------------------------------------------------------- real plugins
 
-# Where text meant for the client lives. In a result: content blocks (text, and embedded resources' text),
-# structuredContent, resources/read contents, prompts/get messages, middleware context. Keys whose strings
-# are identifiers, not prose, are left alone (a redacted `uri` or `mimeType` would break the message).
-RESULT_TEXT_KEYS = ("content", "structuredContent", "contents", "messages", "context", "description")
-NOT_PROSE = frozenset({"type", "mimeType", "uri", "blob", "name", "role", "progressToken", "requestId",
-                       "requestedSchema", "includeContext", "modelPreferences", "level", "cursor", "nextCursor"})
+# Keys whose string values are protocol, not content: redacting them would break the message.
+PROTOCOL_KEYS = frozenset({"jsonrpc", "id", "method", "type", "mimeType", "role", "uri", "blob", "cursor",
+                           "nextCursor", "progressToken", "requestId", "protocolVersion", "level", "logger"})
 
 
-def _text_slots(value: Any, out: list, skip_data: bool = False) -> None:
-    """Every (container, key) under `value` that holds prose (a string not under a NOT_PROSE key)."""
-    if isinstance(value, dict):
-        binary = value.get("type") in ("image", "audio")  # their `data` is base64, not text
-        for key, item in value.items():
-            if key in NOT_PROSE or (key == "data" and binary) or key == "_meta":
-                continue
-            if isinstance(item, str):
-                out.append((value, key))
-            else:
-                _text_slots(item, out)
+def _string_paths(value: Any, path: tuple, out: list[tuple]) -> None:
+    """The path of every content string in a JSON value (protocol keys and binary payloads left out)."""
+    if isinstance(value, str):
+        out.append(path)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            if isinstance(item, str):
-                out.append((value, index))
-            else:
-                _text_slots(item, out)
+            _string_paths(item, path + (index,), out)
+    elif isinstance(value, dict):
+        binary = value.get("type") in ("image", "audio")  # their `data` is base64, not text
+        for key, item in value.items():
+            if key in PROTOCOL_KEYS or (binary and key == "data"):
+                continue
+            _string_paths(item, path + (key,), out)
 
 
 class PiiRedactionPlugin(Plugin):
-    """Redacts PII (reference_servers.middleware.pii) in everything the gateway sends the client that can
-    carry text: results (content blocks including embedded resources, structuredContent, resource
-    contents, prompt messages), error messages and data, notifications (log messages, progress), and
-    requests upstreams send the client (sampling, elicitation). One-way: the handle map is not kept,
-    so a client sees `[EMAIL_1]` and never the address."""
+    """Redacts PII (reference_servers.middleware.pii) in every content string of what reaches the client:
+    results (text blocks, embedded resources, structuredContent, anything else), error messages and data,
+    and the notifications (log messages, progress) and requests (sampling, elicitation) upstreams send.
+    One-way: the handle map is not kept, so a client sees `[EMAIL_1]` and never the address."""
+
+    outbound = True  # also sees upstream notifications and requests (Pipeline.process_outbound)
 
     def __init__(self, name: str, *, aggressiveness: str = "standard", defaultRegion: str = "US", **common):  # noqa: N803
         super().__init__(name, **common)
@@ -306,79 +326,93 @@ class PiiRedactionPlugin(Plugin):
         self._redact = pii_redaction
         self._redact([], self.arguments)  # rejects bad options now, at configuration time
 
-    def redact(self, message: dict, where: Callable[[dict], list]) -> tuple[dict | None, dict]:
-        """A redacted deep copy of `message`, or None when nothing was found; with the counts. `where(copy)`
-        names the parts to look in: (container, keys) pairs."""
-        copied = copy.deepcopy(message)
-        slots: list = []
-        for container, keys in where(copied):
-            if not isinstance(container, dict):
-                continue
-            for key in keys:
-                if isinstance(container.get(key), str):
-                    slots.append((container, key))
-                elif key in container:
-                    _text_slots(container[key], slots)
-        if not slots:
+    def redacted(self, message: dict, parts: tuple[str, ...]) -> tuple[dict | None, dict]:
+        """A copy of `message` with the strings under `parts` redacted, or None when nothing was found.
+        One middleware call per message, so a value keeps one handle across the message."""
+        paths: list[tuple] = []
+        for part in parts:
+            if part in message:
+                _string_paths(message[part], (part,), paths)
+        if not paths:
             return None, {}
-        # One call for the whole message: one handle numbering across all its strings.
-        done = self._redact([{"type": "text", "text": c[k]} for c, k in slots], self.arguments)
-        counts = done["metadata"]["counts"]
+        texts = []
+        for path in paths:
+            node = message
+            for step in path:
+                node = node[step]
+            texts.append({"type": "text", "text": node})
+        out = self._redact(texts, self.arguments)
+        counts = out["metadata"]["counts"]
         if not any(counts.values()):
             return None, counts
-        for (container, key), block in zip(slots, done["content"]):
-            container[key] = block["text"]
-        return copied, counts
+        changed = copy.deepcopy(message)
+        for path, block in zip(paths, out["content"]):
+            node = changed
+            for step in path[:-1]:
+                node = node[step]
+            node[path[-1]] = block["text"]
+        return changed, counts
 
     async def process_response(self, request: dict, response: dict) -> Decision:
-        redacted, counts = self.redact(response, lambda m: [(m.get("result"), RESULT_TEXT_KEYS),
-                                                            (m.get("error"), ("message", "data"))])
-        if redacted is None:
-            return Decision()
-        return Decision(modified=redacted, reason=f"redacted {counts}")
+        changed, counts = self.redacted(response, ("result", "error"))
+        return Decision(modified=changed, reason=f"redacted {counts}") if changed else Decision()
 
-    def process_message(self, message: dict) -> dict | None:
-        """A notification or request for the client: its params redacted, or None when nothing was found."""
-        redacted, _ = self.redact(message, lambda m: [(m, ("params",))])
-        return redacted
-
-
-# Methods that run something named by params.name: the allowlist gates each of them before forwarding.
-INVOCATIONS = ("tools/call", "middleware/invoke", "augmentation/augment")
-LISTINGS = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations"}
+    async def process_outbound(self, message: dict) -> dict | None:
+        return self.redacted(message, ("params",))[0]
 
 
 class ToolAllowlistPlugin(Plugin):
-    """Security: a request that invokes a name not on the list (tools/call, middleware/invoke,
-    augmentation/augment) is refused by the gateway before it is forwarded, so it never runs upstream;
-    the matching list results are filtered to the list. The response check stays as a second line."""
+    """Security: a request that invokes a name not on the list is refused before it is forwarded, so
+    the upstream never runs it; list results are filtered to the list. `tools` gates tools/call and
+    tools/list; `prompts`, `middleware` and `augmentations`, when given, gate their own call and list
+    methods the same way (a kind left out is not gated). The response side repeats the call check,
+    so a result of a refused name can never reach the client either."""
 
     default_kind = "security"
+    gates_requests = True
+    # option -> (the call method whose params.name it gates, the list method it filters, what a name is)
+    KINDS = {"tools": ("tools/call", "tools/list", "tool"), "prompts": ("prompts/get", "prompts/list", "prompt"),
+             "middleware": ("middleware/invoke", "middleware/list", "middleware"),
+             "augmentations": ("augmentation/augment", "augmentation/list", "augmentation")}
 
-    def __init__(self, name: str, *, tools: list[str], **common):
+    def __init__(self, name: str, *, tools: list[str], prompts: list[str] | None = None,
+                 middleware: list[str] | None = None, augmentations: list[str] | None = None, **common):
         super().__init__(name, **common)
-        if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
-            raise ValueError(f"plugin {name!r}: tools must be a list of tool names")
-        self.tools = frozenset(tools)
+        lists = {"tools": tools, "prompts": prompts, "middleware": middleware, "augmentations": augmentations}
+        self.calls: dict[str, tuple[str, frozenset[str]]] = {}
+        self.lists: dict[str, tuple[str, frozenset[str]]] = {}
+        for option, names in lists.items():
+            if names is None and option != "tools":
+                continue
+            if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
+                raise ValueError(f"plugin {name!r}: {option} must be a list of names")
+            call, listing, noun = self.KINDS[option]
+            self.calls[call] = (noun, frozenset(names))
+            self.lists[listing] = (option, frozenset(names))
+        self.tools = self.calls["tools/call"][1]
 
-    def check_request(self, request: dict) -> str | None:
-        if request.get("method") not in INVOCATIONS:
+    def _refusal(self, request: dict) -> str | None:
+        gate = self.calls.get(request.get("method"))
+        if gate is None:
             return None
+        noun, allowed = gate
         params = request.get("params")
-        called = params.get("name") if isinstance(params, dict) else None
-        if called not in self.tools:
-            return f"tool {called!r} is not on the allowlist"
-        return None
+        target = params.get("name") if isinstance(params, dict) else None
+        return None if target in allowed else f"{noun} {target!r} is not on the allowlist"
+
+    async def check_request(self, request: dict) -> Decision:
+        refusal = self._refusal(request)
+        return Decision(allowed=False, reason=refusal) if refusal else Decision()
 
     async def process_response(self, request: dict, response: dict) -> Decision:
-        method = request.get("method")
-        if method in INVOCATIONS:
-            reason = self.check_request(request)
-            return Decision(allowed=False, reason=reason) if reason else Decision()
+        refusal = self._refusal(request)
+        if refusal:
+            return Decision(allowed=False, reason=refusal)
         result = response.get("result")
-        key = LISTINGS.get(method)
-        if key and isinstance(result, dict) and isinstance(result.get(key), list):
-            kept = [t for t in result[key] if isinstance(t, dict) and t.get("name") in self.tools]
+        listing = self.lists.get(request.get("method"))
+        if listing and isinstance(result, dict) and isinstance(result.get(listing[0]), list):
+            key, allowed = listing
+            kept = [t for t in result[key] if isinstance(t, dict) and t.get("name") in allowed]
             if len(kept) != len(result[key]):
                 return Decision(modified={**response, "result": {**result, key: kept}})
         return Decision()
@@ -403,7 +437,7 @@ class AuditLogPlugin(Plugin):
                            "allowed": outcome.allowed, "reason": outcome.reason, "stages": outcome.stages,
                            "response": response}, ensure_ascii=False, default=str)
         async with self._lock:  # whole lines only, even with concurrent requests
-            # Created owner-only (0600): the log holds full responses, which may hold what redaction missed.
+            # Created 0600: the log holds whole responses, which are the user's data.
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")

@@ -4,8 +4,11 @@
 
 Theory of operation
 -------------------
-- Transports are the official SDK's (stdio server or Streamable HTTP server downstream; stdio_client
-  or the Streamable HTTP client upstream), but no SDK session: the proxy moves `SessionMessage`s, each
+- Stdio client and only stdio upstreams (the common case): no SDK at all. Lines are pumped with asyncio
+  pipes, each parsed once, its id rewritten and written on (`raw_stdio_client`, `open_raw_upstream`);
+  the SDK is not even imported. Upstreams get the SDK's minimal environment plus their `env`.
+- Otherwise the transports are the official SDK's (stdio server or Streamable HTTP server downstream;
+  stdio_client or the Streamable HTTP client upstream), but no SDK session: the proxy moves `SessionMessage`s, each
   turned into a plain dict and back. The SDK's session layer would validate requests against its closed
   request union and re-validate results (the 2.x SDK drops unknown Tool fields), so extension fields
   and methods (`preprocessor`, `execution.requirements`, `middleware/*`, `augmentation/*`) would not
@@ -18,15 +21,20 @@ Theory of operation
   middleware and augmentations are fanned out and merged with `NAME__` prefixes, the matching call
   methods are routed back by prefix with the prefix removed; `ping` is answered by the proxy; anything
   else goes to the first upstream. A method no upstream offers keeps the upstream's -32601.
+- Requests a plugin gates (the tool allowlist) are checked before they are forwarded; a refused one is
+  answered by the proxy with the error below and never reaches an upstream.
 - Responses pass through the plugin pipeline (reference_servers/gateway/pipeline.py) when plugins are
   configured: the client gets `outcome.response`, or, when a plugin blocks, a JSON-RPC error whose
   message names the reason. With no plugins nothing runs and every byte stays the upstream's.
+- Over HTTP (`HttpFront`): Host/Origin checked on loopback binds and bodies capped before a session
+  starts; a session's upstreams end with it (DELETE, or idle for `--session-idle` seconds).
 - Never hang: an upstream that dies fails its pending requests at once (-32603, naming it), and every
   later request routed to it, with the reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import itertools
 import json
@@ -40,8 +48,6 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 import anyio
-import mcp.types as types
-from mcp.shared.message import SessionMessage
 
 log = logging.getLogger("reference_gateway")
 
@@ -55,18 +61,23 @@ LISTS = {"tools/list": ("tools", "tools/call"), "prompts/list": ("prompts", "pro
          "augmentation/list": ("augmentations", "augmentation/augment")}
 CALLS = {call: key for key, call in LISTS.values()}
 MAX_PAGES = 50
-EOF_GRACE = 5.0  # seconds in-flight requests may still finish after the client closed its side
 
 
 # ------------------------------------------------------------------------------------------ SDK compatibility
 
-def to_dict(item: SessionMessage) -> dict:
+def to_dict(item) -> dict:
+    if isinstance(item, dict):  # the raw stdio path reads dicts already
+        return item
     message = item.message
     message = getattr(message, "root", message)  # 1.x wraps the union in a RootModel; 2.x does not
     return message.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-def to_message(data: dict) -> SessionMessage:
+def to_message(data: dict):
+    # Imported here: the raw stdio path never needs the SDK, and importing it costs seconds on a busy machine.
+    import mcp.types as types
+    from mcp.shared.message import SessionMessage
+
     adapter = getattr(types, "jsonrpc_message_adapter", None)  # 2.x
     if adapter is not None:
         return SessionMessage(adapter.validate_python(data))
@@ -101,23 +112,20 @@ def load_config(path: str | None, environ=os.environ) -> Config:
     data: dict = {}
     if path:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = json.load(handle, object_pairs_hook=_no_repeated_keys)
     upstreams = []
     for name, spec in (data.get("upstreams") or {}).items():
-        if SEPARATOR in name:
-            raise ValueError(f"upstream name {name!r} must not contain {SEPARATOR!r}")
-        if name.endswith("_"):
-            # "a_" + "__" + "tool" is "a___tool", which is also "a" + "__" + "_tool": the prefixes of two
-            # upstreams could name the same tool, and routing (split at the first "__") would pick "a".
-            clash = f" (it collides with upstream {name.rstrip('_')!r})" if name.rstrip("_") in data["upstreams"] else ""
-            raise ValueError(f"upstream name {name!r} must not end with '_': its prefix {name}{SEPARATOR} "
-                             f"is ambiguous{clash}; rename it")
+        check_upstream_name(name)
         # $VARS expand, so a config can name an upstream the environment provides ($MCPX_UPSTREAM_COMMAND).
         if spec.get("url"):
             upstreams.append(UpstreamConfig(name, url=os.path.expandvars(spec["url"])))
         elif spec.get("command"):
             argv = shlex.split(os.path.expandvars(spec["command"])) + [str(a) for a in spec.get("args") or ()]
-            upstreams.append(UpstreamConfig(name, command=argv, env=spec.get("env")))
+            env = spec.get("env") or {}
+            if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+                raise ValueError(f"upstream {name!r}: env must map names to strings")
+            # "$TOKEN" hands one variable of the gateway's environment to this upstream, deliberately.
+            upstreams.append(UpstreamConfig(name, command=argv, env={k: os.path.expandvars(v) for k, v in env.items()}))
         else:
             raise ValueError(f"upstream {name!r} needs a command or a url")
     if not upstreams:
@@ -133,6 +141,30 @@ def load_config(path: str | None, environ=os.environ) -> Config:
     return Config(upstreams, plugins)
 
 
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict:
+    # json.load keeps the last of two equal keys silently; two upstreams with one name is a config mistake.
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"{key!r} appears twice in one object of the config")
+        out[key] = value
+    return out
+
+
+def check_upstream_name(name: str) -> None:
+    """Names whose prefixed forms could collide are refused. With several upstreams a tool is offered as
+    NAME__TOOL and routed by the first `__`; that split is unambiguous exactly when NAME neither contains
+    `__` nor ends in `_` (`a` and `a_` would both offer `a___tool`)."""
+    if not name:
+        raise ValueError("an upstream name must not be empty")
+    if SEPARATOR in name:
+        raise ValueError(f"upstream name {name!r} must not contain {SEPARATOR!r}: it separates the upstream "
+                         f"from the tool in prefixed names")
+    if name.endswith("_"):
+        raise ValueError(f"upstream name {name!r} must not end in '_': {name}{SEPARATOR}tool would read as "
+                         f"upstream {name.rstrip('_')!r} and tool '_tool'")
+
+
 async def open_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
     """The (read, write) streams of one upstream, through the SDK's client transports."""
     if cfg.url:
@@ -143,11 +175,118 @@ async def open_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
         return streams[0], streams[1]  # 1.x also yields a session-id getter
     from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
-    # A minimal environment (the SDK's default: HOME, PATH, USER and the like) plus the upstream's own
-    # configured `env`: the gateway's secrets (API keys in its environment) are not every server's business.
+    # Not the gateway's own environment (its API keys are not the upstream's business): the SDK's minimal
+    # set (HOME, PATH, ...) plus what the config gives this upstream.
     env = {**get_default_environment(), **(cfg.env or {})}
     params = StdioServerParameters(command=cfg.command[0], args=cfg.command[1:], env=env)
     return await stack.enter_async_context(stdio_client(params))
+
+
+# ------------------------------------------------------------------------------------------ raw stdio
+# The fast path (stdio client, stdio upstreams): newline-delimited JSON pumped with asyncio pipes, each
+# line parsed once and written back with its id rewritten; no SDK import, no pydantic, no thread hops.
+# Used whenever every upstream is a command; Streamable HTTP on either side goes through the SDK.
+
+MAX_LINE = 64 * 1024 * 1024
+# The SDK's get_default_environment() list (mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS, POSIX), kept here so
+# the fast path need not import the SDK; tests/test_reference_gateway_security.py checks they agree.
+DEFAULT_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+def minimal_environment() -> dict[str, str]:
+    return {k: v for k in DEFAULT_ENV_NAMES if (v := os.environ.get(k)) is not None and not v.startswith("()")}
+
+
+def parse_line(line: bytes):
+    """One JSON-RPC message, or the exception that says why the line is not one."""
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        return ValueError(f"not JSON: {exc}")
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return ValueError("not a JSON-RPC 2.0 message")
+    return message
+
+
+class LineReader:
+    """Async iterator of parsed messages from a byte stream of lines (asyncio StreamReader)."""
+
+    def __init__(self, reader):
+        self.reader = reader
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        while True:
+            try:
+                line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                if not exc.partial.strip():
+                    raise StopAsyncIteration from None
+                line = exc.partial
+            except asyncio.LimitOverrunError:
+                raise StopAsyncIteration from None
+            if line.strip():
+                return parse_line(line)
+
+
+class LineWriter:
+    """`send(dict)` writes one line; `aclose()` closes the pipe."""
+
+    def __init__(self, writer):
+        self.writer = writer
+
+    async def send(self, message: dict) -> None:
+        if self.writer.is_closing():
+            raise anyio.ClosedResourceError
+        try:
+            self.writer.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            if self.writer.transport.get_write_buffer_size() > 65536:  # wait only when the reader lags
+                await self.writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        if not self.writer.is_closing():
+            self.writer.close()
+
+
+async def raw_stdio_client():
+    """(reader, writer) on this process's stdin and stdout, or None when they are not pipes asyncio can watch."""
+    loop = asyncio.get_running_loop()
+    try:
+        reader = asyncio.StreamReader(limit=MAX_LINE)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", closefd=False))
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                            os.fdopen(1, "wb", closefd=False))
+    except (OSError, ValueError):  # a regular file or a terminal on stdin/stdout: the SDK path reads those
+        return None
+    return LineReader(reader), LineWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+async def open_raw_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
+    proc = await asyncio.create_subprocess_exec(*cfg.command, stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE, limit=MAX_LINE,
+                                                env={**minimal_environment(), **(cfg.env or {})})
+
+    async def end() -> None:
+        # As the SDK's stdio_client: close its stdin, give it 2 s to exit, then terminate, then kill.
+        with anyio.CancelScope(shield=True):
+            if proc.stdin and not proc.stdin.is_closing():
+                proc.stdin.close()
+            for stop in (None, proc.terminate, proc.kill):
+                if stop is not None:
+                    try:
+                        stop()
+                    except ProcessLookupError:
+                        return
+                with anyio.move_on_after(2.0):
+                    await proc.wait()
+                    return
+
+    stack.push_async_callback(end)
+    return LineReader(proc.stdout), LineWriter(proc.stdin)
 
 
 # ------------------------------------------------------------------------------------------ links
@@ -158,8 +297,8 @@ Callback = Callable[[dict], Awaitable[None]]
 class Link:
     """One side of the proxy (the client, or an upstream): sends with its own ids, maps responses back."""
 
-    def __init__(self, name: str, read, write):
-        self.name, self.read, self.write = name, read, write
+    def __init__(self, name: str, read, write, encode: Callable[[dict], Any] = to_message):
+        self.name, self.read, self.write, self.encode = name, read, write, encode
         self.ids = itertools.count(1)
         self.waiting: dict[Any, Callback] = {}
         self.dead: str | None = None
@@ -169,8 +308,11 @@ class Link:
         if self.dead:
             return
         try:
-            async with self.lock:
-                await self.write.send(to_message(message))
+            if self.encode is unchanged:  # a line writer: write() puts a whole line in the buffer at once
+                await self.write.send(message)
+            else:
+                async with self.lock:
+                    await self.write.send(self.encode(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             await self.die(f"{self.name} is gone ({type(exc).__name__})")
         except Exception as exc:  # a message the SDK's models refuse: the sender's fault, reported to it
@@ -230,17 +372,13 @@ class Proxy:
         self.single = len(upstreams) == 1
         self.first = next(iter(upstreams.values()))
         self.in_flight: dict[Any, tuple[Link, Any]] = {}  # client request id -> (upstream, its id there)
-        self.unanswered: set = set()  # client request ids not answered yet
+        self.asked: dict[tuple[str, Any], Any] = {}  # (upstream, its request id) -> our id on the client link
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
             for link in self.upstreams.values():
                 tg.start_soon(self.pump_upstream, link)
             await self.pump_client(tg)
-            # The client is gone (stdin EOF, DELETE): answers already asked for still go out, briefly.
-            with anyio.move_on_after(EOF_GRACE):
-                while self.unanswered:
-                    await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
 
     # -- client -> upstreams ------------------------------------------------------------------
@@ -251,8 +389,10 @@ class Proxy:
                 continue
             message = to_dict(item)
             if "method" in message and "id" in message:
-                self.unanswered.add(message["id"])
-                tg.start_soon(self.on_client_request, message)
+                if self.single:  # forwarding never waits for the answer: no task needed, one loop turn saved
+                    await self.on_client_request(message)
+                else:  # fan-out waits for every upstream; other requests must not queue behind it
+                    tg.start_soon(self.on_client_request, message)
             elif "method" in message:
                 await self.on_client_notification(message)
             else:  # a response to a request an upstream sent through us
@@ -260,14 +400,13 @@ class Proxy:
 
     async def on_client_request(self, request: dict) -> None:
         method, params = request["method"], request.get("params")
-        if self.pipeline is not None:
-            # Request gates (the tool allowlist) decide before anything is forwarded: a refused call
-            # never runs upstream. The refusal is the proxy's own answer, not a response to pipeline.
-            refusal = self.pipeline.check_request(request)
-            if refusal is not None:
-                self.unanswered.discard(request["id"])
-                return await self.client.send(error(request["id"], BLOCKED, f"blocked by the gateway: {refusal}",
-                                                    {"reason": refusal}))
+        if self.pipeline is not None and self.pipeline.gates:
+            # Gates run before anything is forwarded: a refused call never reaches an upstream.
+            refused = await self.pipeline.process_request(copy.deepcopy(request))
+            if refused is not None:
+                reason = refused.reason or "blocked"
+                return await self.client.send(error(request["id"], BLOCKED, f"blocked by the gateway: {reason}",
+                                                    {"reason": reason}))
         if self.single:
             return await self.forward(self.first, request, request)
         if method == "ping":
@@ -300,9 +439,12 @@ class Proxy:
     async def on_client_notification(self, message: dict) -> None:
         if message["method"] == "notifications/cancelled":
             params = message.get("params") or {}
-            target = self.in_flight.get(params.get("requestId"))
+            # The upstream need not answer a cancelled request (and the client must ignore an answer), so
+            # its bookkeeping goes now; a late answer finds no callback and is dropped.
+            target = self.in_flight.pop(params.get("requestId"), None)
             if target is not None:
                 link, upstream_id = target
+                link.waiting.pop(upstream_id, None)
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
             return
         for link in self.upstreams.values():
@@ -318,8 +460,12 @@ class Proxy:
                 message = to_dict(item)
                 if "method" in message and "id" in message:
                     await self.on_upstream_request(link, message)
+                elif message.get("method") == "notifications/cancelled":
+                    await self.on_upstream_cancel(link, message)
                 elif "method" in message:
-                    await self.client.send(self.outgoing(message))
+                    message = await self.outbound(message)
+                    if message is not None:
+                        await self.client.send(message)
                 else:
                     await link.resolve(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
@@ -328,19 +474,33 @@ class Proxy:
 
     async def on_upstream_request(self, link: Link, message: dict) -> None:
         rid = message["id"]
+        passed = await self.outbound(message)
+        if passed is None:
+            return await link.send(error(rid, INTERNAL, "the gateway withheld this request (a plugin failed)"))
+        message = passed
 
         async def back(response: dict) -> None:
+            self.asked.pop((link.name, rid), None)
             await link.send({**response, "id": rid})
 
-        await self.client.request(self.outgoing({k: v for k, v in message.items() if k != "id"}), back)
+        ours = await self.client.request({k: v for k, v in message.items() if k != "id"}, back)
+        if ours in self.client.waiting:
+            self.asked[(link.name, rid)] = ours
 
-    def outgoing(self, message: dict) -> dict:
-        """A notification or request an upstream sends the client, after the plugins that rewrite those
-        (redaction covers log messages, progress, sampling and elicitation, not only results)."""
-        return message if self.pipeline is None else self.pipeline.process_message(message)
+    async def outbound(self, message: dict) -> dict | None:
+        if self.pipeline is None or not self.pipeline.outbound:
+            return message
+        return await self.pipeline.process_outbound(message)
+
+    async def on_upstream_cancel(self, link: Link, message: dict) -> None:
+        """An upstream cancels a request it sent the client: tell the client under the id it knows."""
+        params = message.get("params") or {}
+        ours = self.asked.pop((link.name, params.get("requestId")), None)
+        if ours is not None:
+            self.client.waiting.pop(ours, None)
+            await self.client.send({**message, "params": {**params, "requestId": ours}})
 
     async def answer(self, request: dict, response: dict) -> None:
-        self.unanswered.discard(request["id"])
         if self.pipeline is not None and ("result" in response or "error" in response):
             outcome = await self.pipeline.process_response(copy.deepcopy(request), copy.deepcopy(response))
             if outcome.allowed and isinstance(outcome.response, dict):
@@ -407,14 +567,21 @@ class Proxy:
         return {"jsonrpc": "2.0", "id": request["id"], "result": {key: [item for _, item in items]}}
 
 
-async def serve_session(client_read, client_write, config: Config, pipeline=None) -> None:
-    """Proxy one downstream session until the client goes away."""
+def unchanged(message: dict) -> dict:
+    return message
+
+
+async def serve_session(client_read, client_write, config: Config, pipeline=None, raw: bool = False) -> None:
+    """Proxy one downstream session until the client goes away (`raw`: every side is a line pump)."""
     async with AsyncExitStack() as stack:
         links = {}
         for cfg in config.upstreams:
-            read, write = await open_upstream(stack, cfg)
-            links[cfg.name] = Link(f"upstream {cfg.name!r}", read, write)
-        proxy = Proxy(Link("the client", client_read, client_write), links, pipeline)
+            if raw:
+                read, write = await open_raw_upstream(stack, cfg)
+            else:
+                read, write = await open_upstream(stack, cfg)
+            links[cfg.name] = Link(f"upstream {cfg.name!r}", read, write, unchanged if raw else to_message)
+        proxy = Proxy(Link("the client", client_read, client_write, unchanged if raw else to_message), links, pipeline)
         await proxy.run()
 
 
@@ -430,125 +597,96 @@ def make_pipeline(config: Config):
 # ------------------------------------------------------------------------------------------ transports
 
 async def serve_stdio(config: Config) -> None:
+    pipeline = make_pipeline(config)
+    if all(cfg.command for cfg in config.upstreams):
+        pipes = await raw_stdio_client()
+        if pipes is not None:
+            read, write = pipes
+            await serve_session(read, write, config, pipeline, raw=True)
+            await write.aclose()
+            return
     from mcp.server.stdio import stdio_server
 
-    pipeline = make_pipeline(config)
     async with stdio_server() as (read, write):
         await serve_session(read, write, config, pipeline)
-        # The SDK's stdout writer runs until its stream is closed: without this, stdin EOF ends the
-        # session but never the process.
+        # The client closed stdin: close our side too, or the SDK's stdout writer waits for more forever.
         await write.aclose()
 
 
-MAX_BODY_BYTES = 4 * 1024 * 1024  # a POST body larger than this gets 413 before it is parsed
-IDLE_TIMEOUT = 600.0  # seconds without a request after which a session and its upstreams end
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+MAX_BODY = 4 * 1024 * 1024  # bytes of one POST; MCP messages are small, a bigger body is a mistake or an attack
+SESSION_IDLE = 1800.0  # seconds without a request after which a session and its upstreams end
 
 
-def loopback_security(host: str, port: int):
-    """DNS-rebinding protection for a loopback bind (the MCP Streamable HTTP transport's security warning):
-    Host must name the loopback address and port, and an Origin, when sent, must be a loopback origin.
-    None for other binds: whoever binds a public address chooses the hosts it answers to."""
-    if host not in LOOPBACK:
+def host_of(value: str) -> str:
+    """The host part of a Host header or an Origin's authority ("[::1]:8000" -> "[::1]")."""
+    if value.startswith("["):
+        return value[:value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def refusal(headers: dict[str, str], loopback: bool) -> tuple[int, str] | None:
+    """DNS rebinding protection (the MCP Streamable HTTP transport's security warning): a server bound to
+    loopback answers only requests addressed to a loopback name, from no origin or a loopback one.
+    Statuses as the SDK's own check: 421 for Host, 403 for Origin."""
+    if not loopback:
         return None
-    from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-
-    names = ("127.0.0.1", "localhost", "[::1]")
-    return TransportSecurityMiddleware(TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{name}:{port}" for name in names],
-        allowed_origins=[f"{scheme}://{name}:{port}" for scheme in ("http", "https") for name in names]))
-
-
-class BodyTooLarge(Exception):
-    pass
-
-
-async def buffered_body(receive, limit: int):
-    """The request body read whole (refusing more than `limit` bytes) and a `receive` that replays it."""
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            break
-    body, sent = b"".join(chunks), False
-
-    async def replay():
-        nonlocal sent
-        if sent:
-            return await receive()  # disconnect, when it comes
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
-
-
-@dataclass
-class HttpSession:
-    transport: Any
-    cancel: Any = None  # the session task's CancelScope
-    last_seen: float = 0.0
-    active: int = 0  # requests being handled (a long tool call or an open GET stream is not idleness)
+    if host_of(headers.get("host", "")).lower() not in LOOPBACK_HOSTS:
+        return 421, "Invalid Host header"
+    origin = headers.get("origin")
+    if origin is not None:
+        scheme, _, authority = origin.partition("://")
+        if scheme not in ("http", "https") or host_of(authority).lower() not in LOOPBACK_HOSTS:
+            return 403, "Invalid Origin header"
+    return None
 
 
 class HttpFront:
     """Streamable HTTP downstream: one SDK server transport per session, each with its own upstreams.
-    Host/Origin are checked (loopback binds) and bodies capped before a session or upstream exists; a
-    session ends, and its upstreams with it, on DELETE or after `idle_timeout` seconds without a request."""
 
-    def __init__(self, config: Config, tg, *, security=None, max_body: int = MAX_BODY_BYTES,
-                 idle_timeout: float = IDLE_TIMEOUT):
+    Guards before anything else runs (so a refused request never starts an upstream): Host/Origin on a
+    loopback bind, the body cap (413). A session ends, and its upstreams with it, on DELETE (the SDK
+    transport closes its streams, the proxy's client pump ends) or after `idle` seconds with no request."""
+
+    def __init__(self, config: Config, tg, *, loopback: bool = True, max_body: int = MAX_BODY,
+                 idle: float = SESSION_IDLE):
         self.config, self.tg = config, tg
+        self.loopback, self.max_body, self.idle = loopback, max_body, idle
         self.pipeline = make_pipeline(config)
-        self.sessions: dict[str, HttpSession] = {}
-        self.security, self.max_body, self.idle_timeout = security, max_body, idle_timeout
+        self.sessions: dict[str, Any] = {}
+        self.last_seen: dict[str, float] = {}
+        self.scopes: dict[str, anyio.CancelScope] = {}
 
     async def __call__(self, scope, receive, send) -> None:
-        from starlette.requests import Request
         from starlette.responses import Response
 
         if scope["type"] != "http":
             return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
+        refused = refusal(headers, self.loopback)
+        if refused is not None:
+            return await Response(refused[1], status_code=refused[0])(scope, receive, send)
         if scope["path"].rstrip("/") != "/mcp":
             return await Response("not found", status_code=404)(scope, receive, send)
-        if self.security is not None:
-            refusal = await self.security.validate_request(Request(scope), is_post=False)
-            if refusal is not None:
-                return await refusal(scope, receive, send)
-        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or ()}
-        if scope.get("method") == "POST":
-            try:
-                if int(headers.get("content-length") or 0) > self.max_body:
-                    raise BodyTooLarge
-                receive = await buffered_body(receive, self.max_body)
-            except (BodyTooLarge, ValueError):
-                return await Response(f"request body larger than {self.max_body} bytes",
-                                      status_code=413)(scope, receive, send)
+        receive = await self.capped(receive, headers)
+        if receive is None:
+            return await Response("request body too large", status_code=413)(scope, receive, send)
         sid = headers.get("mcp-session-id")
         if sid:
-            session = self.sessions.get(sid)
-            if session is None:
+            transport = self.sessions.get(sid)
+            if transport is None:
                 return await Response("session not found", status_code=404)(scope, receive, send)
-            session.last_seen, session.active = anyio.current_time(), session.active + 1
-            try:
-                return await session.transport.handle_request(scope, receive, send)
-            finally:
-                session.last_seen, session.active = anyio.current_time(), session.active - 1
+            self.last_seen[sid] = anyio.current_time()
+            return await transport.handle_request(scope, receive, send)
         if scope.get("method") != "POST":
             return await Response("a session starts with a POST of initialize", status_code=400)(scope, receive, send)
         from mcp.server.streamable_http import StreamableHTTPServerTransport
 
         sid = uuid.uuid4().hex
-        session = HttpSession(StreamableHTTPServerTransport(mcp_session_id=sid), last_seen=anyio.current_time())
-        self.sessions[sid] = session
-        session.cancel = await self.tg.start(self.run_session, sid, session.transport)
+        transport = StreamableHTTPServerTransport(mcp_session_id=sid)
+        self.sessions[sid] = transport
+        self.last_seen[sid] = anyio.current_time()
+        scope_of_session = await self.tg.start(self.run_session, sid, transport)
         status = {}
 
         async def watch(message) -> None:
@@ -556,29 +694,37 @@ class HttpFront:
                 status["code"] = message["status"]
             await send(message)
 
-        await session.transport.handle_request(scope, receive, watch)
+        await transport.handle_request(scope, receive, watch)
         if status.get("code", 500) >= 400:
             # The opening request was refused (not an initialize): no session, and no upstreams kept for it.
-            self.end(sid)
+            self.sessions.pop(sid, None)
+            scope_of_session.cancel()
 
-    def end(self, sid: str) -> None:
-        session = self.sessions.pop(sid, None)
-        if session is not None and session.cancel is not None:
-            session.cancel.cancel()
+    async def capped(self, receive, headers: dict[str, str]):
+        """A `receive` that replays the whole body, or None when the body is over the cap."""
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body:
+            return None
+        body, more, tail = bytearray(), True, None
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                tail = message
+                break
+            body += message.get("body", b"")
+            if len(body) > self.max_body:
+                return None
+            more = message.get("more_body", False)
+        queued = [{"type": "http.request", "body": bytes(body), "more_body": False}] + ([tail] if tail else [])
 
-    async def reap_idle(self) -> None:
-        """End sessions nobody has sent a request to for `idle_timeout` seconds (an abandoned client
-        never sends DELETE; its upstream processes would run until the gateway stops)."""
-        while True:
-            await anyio.sleep(min(1.0, self.idle_timeout / 4))
-            now = anyio.current_time()
-            for sid, session in list(self.sessions.items()):
-                if not session.active and now - session.last_seen > self.idle_timeout:
-                    log.warning("session %s idle for %.0f s: ended", sid, now - session.last_seen)
-                    self.end(sid)
+        async def replay():
+            return queued.pop(0) if queued else await receive()
+
+        return replay
 
     async def run_session(self, sid: str, transport, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
         with anyio.CancelScope() as cancel:
+            self.scopes[sid] = cancel
             try:
                 async with transport.connect() as (read, write):
                     task_status.started(cancel)
@@ -586,19 +732,35 @@ class HttpFront:
             except Exception:
                 log.exception("session %s ended with an error", sid)
             finally:
-                # A DELETE (the SDK transport terminates, the client stream ends) or a cancel: either way
-                # the session's upstreams have been closed by serve_session's exit stack; forget it.
                 self.sessions.pop(sid, None)
+                self.last_seen.pop(sid, None)
+                self.scopes.pop(sid, None)
+
+    async def reap_idle(self) -> None:
+        """Ends sessions no request has touched for `idle` seconds (a client that vanished without DELETE)."""
+        while True:
+            await anyio.sleep(min(self.idle / 4, 30.0))
+            now = anyio.current_time()
+            for sid, seen in list(self.last_seen.items()):
+                if now - seen > self.idle and sid in self.scopes:
+                    log.warning("session %s idle for %.0f s: ended", sid, now - seen)
+                    self.sessions.pop(sid, None)
+                    self.scopes[sid].cancel()
 
 
-async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_body: int = MAX_BODY_BYTES,
-                     idle_timeout: float = IDLE_TIMEOUT) -> None:
+async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_body: int = MAX_BODY,
+                     idle: float = SESSION_IDLE) -> None:
+    import ipaddress
+
     import uvicorn
 
     make_pipeline(config)  # a bad plugin config fails at start, not at the first session
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
     async with anyio.create_task_group() as tg:
-        front = HttpFront(config, tg, security=loopback_security(host, port), max_body=max_body,
-                          idle_timeout=idle_timeout)
+        front = HttpFront(config, tg, loopback=loopback, max_body=max_body, idle=idle)
         tg.start_soon(front.reap_idle)
         server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level="warning", lifespan="off"))
         print(f"reference gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
