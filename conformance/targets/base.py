@@ -118,6 +118,11 @@ class _Pending:
 # What one connection keeps of what it received. A target that sends more (a notification flood without
 # end) has the connection closed with the reason: memory stays bounded, and the verdict comes at once.
 MAX_KEPT_MESSAGES = 25_000
+
+# Once a target has left a request unanswered for its whole timeout, the requests after it share STALL_GRACE
+# seconds in all (each gets at least MIN_WAIT): a target that hangs costs one timeout plus the grace.
+STALL_GRACE = 3.0
+MIN_WAIT = 0.25
 MAX_KEPT_BYTES = 64 * 1024 * 1024
 
 
@@ -138,6 +143,9 @@ class Connection:
         self._pending: dict[Any, _Pending] = {}
         self._answered: set[Any] = set()
         self._dead: str | None = None
+        # After the first request the target leaves unanswered, every later one shares what is left of one
+        # STALL_GRACE: a target that hangs on everything costs one timeout plus the grace, not one timeout each.
+        self._stall: tuple[float, str] | None = None  # (deadline, what was left unanswered)
         self._received = 0  # messages received, and their bytes, toward the bounds above
         self._received_bytes = 0
 
@@ -179,6 +187,9 @@ class Connection:
             return exchange
         pending = self._pending[rid] = _Pending(exchange)
         limit = self.request_timeout if timeout is None else timeout
+        stalled = self._stall is not None and self._stall[0] - now() < limit
+        if stalled:
+            limit = max(self._stall[0] - now(), MIN_WAIT)
         with anyio.move_on_after(limit):
             try:
                 await self._send(message)
@@ -187,7 +198,12 @@ class Connection:
             await pending.done.wait()
         self._pending.pop(rid, None)
         if exchange.response is None and exchange.failure is None:
-            exchange.failure = f"no response to {method} within {limit:g} s"
+            exchange.failure = f"no response to {method} within {limit:.1f} s" if stalled else \
+                f"no response to {method} within {limit:g} s"
+            if stalled:
+                exchange.failure += f" (the target had already left {self._stall[1]} unanswered)"
+            elif self._stall is None:
+                self._stall = (now() + STALL_GRACE, method)
         exchange.elapsed = round(now() - exchange.started, 6)
         return exchange
 
