@@ -21,7 +21,7 @@ from conformance.gateway.launch import background, free_port, upstream_command
 from conformance.model import REGISTRY
 from conformance.runner import evaluate
 from conformance.targets import TargetSpec
-from tests.gateway.broken_proxy import MODES
+from tests.gateway.broken_proxy import MUTANTS
 from tests.gateway_helpers import TRANSPARENCY_CHECKS, broken_proxy, gateway_verdicts, not_ok, reference_gateway
 from tests.helpers import PY, ROOT, SERVER_CHECKS, server_verdicts
 from tests.test_interrupt import processes_with
@@ -54,7 +54,7 @@ def test_upstream_fixture_server_passes_every_server_check(transport):
 
 
 def test_every_transparency_check_has_a_broken_proxy():
-    named = set().union(*(checks for checks, _ in MODES.values() if checks))
+    named = set().union(*(checks for checks, _ in MUTANTS.values() if checks))
     assert sorted(named) == TRANSPARENCY_CHECKS
     assert len(TRANSPARENCY_CHECKS) == 15
 
@@ -119,11 +119,11 @@ def test_unbroken_proxy_passes_every_check():
     assert not_ok(gateway_verdicts(broken_proxy(), request_timeout=TIMEOUT)) == {}
 
 
-@pytest.mark.parametrize("mode", sorted(m for m, (checks, _) in MODES.items() if checks is not None))
+@pytest.mark.parametrize("mode", sorted(m for m, (checks, _) in MUTANTS.items() if checks is not None))
 def test_broken_proxy_fails_exactly_its_checks(mode):
     verdicts = gateway_verdicts(broken_proxy(mode), request_timeout=TIMEOUT)
-    assert set(not_ok(verdicts)) == MODES[mode][0], not_ok(verdicts)
-    for cid in MODES[mode][0]:
+    assert set(not_ok(verdicts)) == MUTANTS[mode][0], not_ok(verdicts)
+    for cid in MUTANTS[mode][0]:
         assert verdicts[cid].reason and "internal error" not in verdicts[cid].reason
 
 

@@ -6,7 +6,8 @@ flaws are rejected designs from ADR-009 itself (descending order, "response accu
 original", a kind-grouped pipeline) or plausible bugs (auditors handed the live response, reasons
 without the plugin's name, an exception that lets the response through).
 
-    MUTANTS[name] = (slug of the check it must fail, factory)
+    MUTANTS[name] = (fails, does), the contract of tests/README.md; FLAWS[name] = its switches
+    make_factory(**FLAWS[name]) = the broken adapter
 """
 
 from __future__ import annotations
@@ -163,25 +164,49 @@ def make_factory(**flaws):
     return factory
 
 
+PREFIX = "sequential-pipeline/gateway/"
+# {name: (fails: the full ids of the checks it must fail, does: one line)}, the contract of tests/README.md.
 MUTANTS = {
-    "descending-priority": ("ascending-priority", dict(order="descending")),
-    "kind-grouped-pipeline": ("ascending-priority", dict(order="kind-first")),
-    "default-priority-zero": ("default-priority", dict(default_priority=0)),
-    "default-priority-hundred": ("default-priority", dict(default_priority=100)),
-    "accepts-out-of-range": ("priority-range-enforced", dict(accept_out_of_range=True)),
-    "ties-by-name": ("equal-priority-definition-order", dict(ties="name")),
-    "cross-kind-ties-by-definition": ("middleware-before-security-on-ties", dict(cross_kind_ties="definition")),
-    "security-before-middleware": ("middleware-before-security-on-ties", dict(cross_kind_ties="security-first")),
-    "parallel-with-original": ("chained-input", dict(parallel=True)),
-    "runs-on-after-block": ("block-stops-chain", dict(block_continues=True)),
-    "reason-without-plugin": ("block-reason-names-plugin", dict(reason_names_plugin=False)),
-    "generic-block-reason": ("block-reason-carried", dict(reason_carried=False)),
-    "auditors-in-pipeline": ("auditors-after-pipeline", dict(auditors_in_pipeline=True)),
-    "auditors-reversed": ("auditors-definition-order", dict(auditors_reverse=True)),
-    "auditors-see-original": ("auditors-see-final-response", dict(auditors_see_original=True)),
-    "auditors-share-response": ("auditors-cannot-modify", dict(auditors_share_response=True)),
-    "fails-open": ("raising-plugin-fails-closed", dict(fail_open=True)),
-    "state-across-builds": ("predictable", dict(stateful=True)),
+    "descending-priority": ({PREFIX + "ascending-priority"}, "runs higher priorities first"),
+    "kind-grouped-pipeline": ({PREFIX + "ascending-priority"}, "runs every middleware plugin before any security plugin, whatever their priorities"),
+    "default-priority-zero": ({PREFIX + "default-priority"}, "gives a plugin without a priority 0 instead of 50"),
+    "default-priority-hundred": ({PREFIX + "default-priority"}, "gives a plugin without a priority 100 instead of 50"),
+    "accepts-out-of-range": ({PREFIX + "priority-range-enforced"}, "accepts priorities below 0 and above 100"),
+    "ties-by-name": ({PREFIX + "equal-priority-definition-order"}, "orders equal priorities by plugin name"),
+    "cross-kind-ties-by-definition": ({PREFIX + "middleware-before-security-on-ties"}, "orders middleware and security of equal priority by definition"),
+    "security-before-middleware": ({PREFIX + "middleware-before-security-on-ties"}, "runs security before middleware at equal priority"),
+    "parallel-with-original": ({PREFIX + "chained-input"}, "gives every plugin the original response instead of the previous output"),
+    "runs-on-after-block": ({PREFIX + "block-stops-chain"}, "keeps running plugins after one blocks"),
+    "reason-without-plugin": ({PREFIX + "block-reason-names-plugin"}, "blocks with a reason that does not name the plugin"),
+    "generic-block-reason": ({PREFIX + "block-reason-carried"}, "replaces the blocking plugin's reason with a generic one"),
+    "auditors-in-pipeline": ({PREFIX + "auditors-after-pipeline"}, "runs auditing plugins as processing stages, by priority"),
+    "auditors-reversed": ({PREFIX + "auditors-definition-order"}, "runs auditing plugins in reverse definition order"),
+    "auditors-see-original": ({PREFIX + "auditors-see-final-response"}, "shows auditing plugins the original response"),
+    "auditors-share-response": ({PREFIX + "auditors-cannot-modify"}, "hands auditing plugins the live response, so their changes are delivered"),
+    "fails-open": ({PREFIX + "raising-plugin-fails-closed"}, "lets the response through when a plugin raises"),
+    "state-across-builds": ({PREFIX + "predictable"}, "keeps state from one built pipeline to the next"),
+}
+
+# The switches that make each mutant, by name.
+FLAWS = {
+    "descending-priority": dict(order="descending"),
+    "kind-grouped-pipeline": dict(order="kind-first"),
+    "default-priority-zero": dict(default_priority=0),
+    "default-priority-hundred": dict(default_priority=100),
+    "accepts-out-of-range": dict(accept_out_of_range=True),
+    "ties-by-name": dict(ties="name"),
+    "cross-kind-ties-by-definition": dict(cross_kind_ties="definition"),
+    "security-before-middleware": dict(cross_kind_ties="security-first"),
+    "parallel-with-original": dict(parallel=True),
+    "runs-on-after-block": dict(block_continues=True),
+    "reason-without-plugin": dict(reason_names_plugin=False),
+    "generic-block-reason": dict(reason_carried=False),
+    "auditors-in-pipeline": dict(auditors_in_pipeline=True),
+    "auditors-reversed": dict(auditors_reverse=True),
+    "auditors-see-original": dict(auditors_see_original=True),
+    "auditors-share-response": dict(auditors_share_response=True),
+    "fails-open": dict(fail_open=True),
+    "state-across-builds": dict(stateful=True),
 }
 
 correct = make_factory()

@@ -3,8 +3,8 @@
     MCPX_UPSTREAM_COMMAND="..." python tests/gateway/broken_proxy.py [--break MODE] [--marker TEXT]
 
 Written without the SDK, so each flaw is exactly the one named: unbroken, it passes every message
-through (and passes every transparency check). `MODES[mode] = (check ids it must fail, what it does)`;
-tests/test_gateway_transparency.py proves each mode fails exactly those checks. Most flaws are things
+through (and passes every transparency check). `MUTANTS[mode] = (fails, does)`, the contract of
+tests/README.md; tests/test_gateway_transparency.py proves each mode fails exactly those checks. Most flaws are things
 real proxies do: rebuild tools from a typed model (dropping unknown fields), normalise strings,
 rewrite error messages, advertise what they pass through and then not route it.
 `--marker` is appended to the upstream's command line (`--tag`), so tests can find both processes.
@@ -21,7 +21,7 @@ import sys
 
 CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \
     "execution-requirements/gateway/"
-MODES = {
+MUTANTS = {
     "drop-preprocessor": ({PP + "flag-passes-through"}, "rebuilds tools without the preprocessor field"),
     "block-preprocessor-calls": ({PP + "tool-calls-pass-through"}, "refuses calls of conformance_memories"),
     "invalid-note-preprocessor": ({PP + "wire-messages-valid"}, "an invalid log notification before the memories result"),
@@ -132,7 +132,7 @@ class Broken:
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="mode", choices=sorted(MODES))
+    parser.add_argument("--break", dest="mode", choices=sorted(MUTANTS))
     parser.add_argument("--marker")
     args = parser.parse_args()
     argv = shlex.split(os.environ["MCPX_UPSTREAM_COMMAND"]) + (["--tag", args.marker] if args.marker else [])

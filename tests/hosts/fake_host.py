@@ -4,8 +4,8 @@
 
 A second, independent host next to reference_clients.host: plain JSON-RPC over
 pipes and httpx, blocking I/O, one request at a time. Each mutant in `MUTANTS`
-is named after the check it must make fail; tests/test_host_mutants.py proves
-which checks fail (exactly that one, or the declared set where rules overlap).
+is named after the check it must make fail and declares the checks it fails;
+tests/test_host_mutants.py proves it fails exactly those.
 """
 
 from __future__ import annotations
@@ -19,35 +19,42 @@ import unicodedata
 
 import httpx
 
+ER, CM, PP, AUG = ("execution-requirements/host/", "context-middleware/host/", "preprocessor-tools/host/",
+                   "augmentation/host/")
+# {name: (fails: the full ids of the checks it must fail, does: one line)}, the contract of tests/README.md.
+# Where two rules overlap a mutant fails more than one check by necessity: a host that drops tools with
+# unknown requirements also drops the near-miss tools (their strings are unknown too) and the tool whose
+# error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through.
 MUTANTS = {
-    "offers-preprocessors": "offers preprocessor tools to the model (but refuses to run them)",
-    "runs-model-preprocessor-call": "runs any tool the model names, offered or not",
-    "drops-tools-of-preprocessor-servers": "offers no tool of a server that has a preprocessor",
-    "preprocessors-skip-last-turn": "skips the last preprocessor on turn 3",
-    "reruns-preprocessors-after-tool-calls": "runs the preprocessors again after a tool call",
-    "drops-preprocessor-output": "runs preprocessors but never shows the model their output",
-    "persists-preprocessor-output": "keeps preprocessor output in the history",
-    "shuffles-preprocessors": "runs the preprocessors in reverse order on even turns",
-    "drops-tools-with-unknown-requirements": "treats unknown requirement strings as unsatisfiable",
-    "filters-when-any-known-false": "filters on one known-false string, ignoring unknown ones",
-    "filters-satisfied": "takes every known requirement string as unsatisfiable",
-    "case-folds-requirements": "compares requirement strings case-insensitively",
-    "normalizes-requirements": "compares requirement strings after NFKC normalization and trimming",
-    "rewrites-tool-errors": "NFKD-normalizes and lowercases tool results before the model sees them",
-    "request-middleware-first-turn-only": "runs request-phase middleware on the first turn only",
-    "sends-raw-message": "invokes request-phase middleware but sends the model the original message",
-    "skips-response-middleware": "never runs response-phase middleware",
-    "forwards-metadata": "shows the model the middleware metadata",
-    "offers-middleware-as-tools": "offers middleware to the model as tools",
-    "definition-order": "runs middleware in configuration order, ignoring priority",
-    "default-priority-zero": "takes a missing priority as 0",
-    "reverses-ties": "runs equal-priority middleware in reverse configuration order",
-    "unchained": "gives every middleware the original message",
-    "fails-open": "sends the unprocessed message when middleware fails",
-    "ignores-replace": "treats the replace hint as append",
-    "prepend-as-append": "treats the prepend hint as append",
-    "append-as-prepend": "treats the append hint as prepend",
-    **{f"invalid-message-{p}": f"in {p} scenarios, also sends a notification with jsonrpc \"1.0\""
+    "offers-preprocessors": ({PP + "never-offered-to-model"}, "offers preprocessor tools to the model (but refuses to run them)"),
+    "runs-model-preprocessor-call": ({PP + "model-cannot-call-preprocessor"}, "runs any tool the model names, offered or not"),
+    "drops-tools-of-preprocessor-servers": ({PP + "ordinary-tools-offered"}, "offers no tool of a server that has a preprocessor"),
+    "preprocessors-skip-last-turn": ({PP + "runs-every-turn"}, "skips the last preprocessor on turn 3"),
+    "reruns-preprocessors-after-tool-calls": ({PP + "runs-before-model-and-tools"}, "runs the preprocessors again after a tool call"),
+    "drops-preprocessor-output": ({PP + "output-reaches-model"}, "runs preprocessors but never shows the model their output"),
+    "persists-preprocessor-output": ({PP + "output-not-persisted"}, "keeps preprocessor output in the history"),
+    "shuffles-preprocessors": ({PP + "all-run-in-stable-order"}, "runs the preprocessors in reverse order on even turns"),
+    "drops-tools-with-unknown-requirements": ({ER + "no-inferred-equivalence", ER + "partly-unknown-offered", ER + "requirement-strings-not-rewritten", ER + "unknown-requirement-offered"}, "treats unknown requirement strings as unsatisfiable"),
+    "filters-when-any-known-false": ({ER + "partly-unknown-offered"}, "filters on one known-false string, ignoring unknown ones"),
+    "filters-satisfied": ({ER + "satisfiable-offered"}, "takes every known requirement string as unsatisfiable"),
+    "case-folds-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings case-insensitively"),
+    "normalizes-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings after NFKC normalization and trimming"),
+    "rewrites-tool-errors": ({ER + "requirement-strings-not-rewritten"}, "NFKD-normalizes and lowercases tool results before the model sees them"),
+    "request-middleware-first-turn-only": ({CM + "model-sees-middleware-output", CM + "request-middleware-runs-every-turn"}, "runs request-phase middleware on the first turn only"),
+    "sends-raw-message": ({CM + "model-sees-middleware-output"}, "invokes request-phase middleware but sends the model the original message"),
+    "skips-response-middleware": ({CM + "response-middleware-applied"}, "never runs response-phase middleware"),
+    "forwards-metadata": ({CM + "metadata-not-forwarded"}, "shows the model the middleware metadata"),
+    "offers-middleware-as-tools": ({CM + "middleware-not-offered-as-tools"}, "offers middleware to the model as tools"),
+    "definition-order": ({CM + "priority-order"}, "runs middleware in configuration order, ignoring priority"),
+    "default-priority-zero": ({CM + "priority-order"}, "takes a missing priority as 0"),
+    "reverses-ties": ({CM + "equal-priority-definition-order"}, "runs equal-priority middleware in reverse configuration order"),
+    "unchained": ({CM + "chained-input"}, "gives every middleware the original message"),
+    "fails-open": ({CM + "failing-middleware-blocks-turn"}, "sends the unprocessed message when middleware fails"),
+    "ignores-replace": ({AUG + "replace-hint-applied"}, "treats the replace hint as append"),
+    "prepend-as-append": ({AUG + "prepend-hint-applied"}, "treats the prepend hint as append"),
+    "append-as-prepend": ({AUG + "append-hint-applied"}, "treats the append hint as prepend"),
+    **{f"invalid-message-{p}": ({f"{p}/host/wire-messages-valid"},
+                                 f"in {p} scenarios, also sends a notification with jsonrpc \"1.0\"")
        for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")},
 }
 

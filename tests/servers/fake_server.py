@@ -4,7 +4,8 @@
 
 The correct server is conformance/gateway/upstream.py (raw JSON-RPC, no SDK: an implementation of
 every server-role fixture independent of reference_servers, which must pass every check). This file
-subclasses it: each mutant in `MUTANTS` is named after the one check it must make fail, and
+subclasses it: `MUTANTS = {name: (fails: the full ids of the checks it must fail, does: one line)}`
+(tests/README.md); each is named after the one check it must make fail, and
 tests/test_server_mutants.py proves that it does, and only that one. `--plain` is an MCP server with
 one tool and no extension at all.
 """
@@ -30,44 +31,44 @@ from conformance.gateway.upstream import (  # noqa: E402
 
 MUTANTS = {
     # preprocessor-tools
-    "preprocessor-tools/flag-is-boolean": "an extra tool carries \"preprocessor\": \"yes\"",
-    "preprocessor-tools/fixture-flagged": "conformance_memories is listed with preprocessor false",
-    "preprocessor-tools/preprocessor-tool-callable": "conformance_memories ignores the query",
-    "preprocessor-tools/ordinary-tool-unaffected": "conformance_echo shouts its input",
-    "preprocessor-tools/wire-messages-valid": "an invalid log notification before the memories result",
+    "preprocessor-tools/flag-is-boolean": ({"preprocessor-tools/server/flag-is-boolean"}, "an extra tool carries \"preprocessor\": \"yes\""),
+    "preprocessor-tools/fixture-flagged": ({"preprocessor-tools/server/fixture-flagged"}, "conformance_memories is listed with preprocessor false"),
+    "preprocessor-tools/preprocessor-tool-callable": ({"preprocessor-tools/server/preprocessor-tool-callable"}, "conformance_memories ignores the query"),
+    "preprocessor-tools/ordinary-tool-unaffected": ({"preprocessor-tools/server/ordinary-tool-unaffected"}, "conformance_echo shouts its input"),
+    "preprocessor-tools/wire-messages-valid": ({"preprocessor-tools/server/wire-messages-valid"}, "an invalid log notification before the memories result"),
     # execution-requirements
-    "execution-requirements/requirements-are-strings": "an extra tool declares requirements as one string",
-    "execution-requirements/requirements-namespaced": "an extra tool declares the bare string \"production\"",
-    "execution-requirements/fixture-requirements-declared-exactly": "lists gated_case's string lowercased",
-    "execution-requirements/satisfied-requirement-allows-call": "gated_ok runs its body, then reports an error",
-    "execution-requirements/unmet-requirement-fails-call": "gated_unmet pretends to succeed",
-    "execution-requirements/unmet-requirement-body-not-run": "checks requirements after running the body",
-    "execution-requirements/all-requirements-enforced": "any one satisfied requirement is enough",
-    "execution-requirements/requirement-matching-exact": "matches requirement strings case-insensitively",
-    "execution-requirements/unmet-error-names-requirement": "the error says only \"precondition failed\"",
-    "execution-requirements/wire-messages-valid": "answers side_effects with jsonrpc \"1.0\"",
+    "execution-requirements/requirements-are-strings": ({"execution-requirements/server/requirements-are-strings"}, "an extra tool declares requirements as one string"),
+    "execution-requirements/requirements-namespaced": ({"execution-requirements/server/requirements-namespaced"}, "an extra tool declares the bare string \"production\""),
+    "execution-requirements/fixture-requirements-declared-exactly": ({"execution-requirements/server/fixture-requirements-declared-exactly"}, "lists gated_case's string lowercased"),
+    "execution-requirements/satisfied-requirement-allows-call": ({"execution-requirements/server/satisfied-requirement-allows-call"}, "gated_ok runs its body, then reports an error"),
+    "execution-requirements/unmet-requirement-fails-call": ({"execution-requirements/server/unmet-requirement-fails-call"}, "gated_unmet pretends to succeed"),
+    "execution-requirements/unmet-requirement-body-not-run": ({"execution-requirements/server/unmet-requirement-body-not-run"}, "checks requirements after running the body"),
+    "execution-requirements/all-requirements-enforced": ({"execution-requirements/server/all-requirements-enforced"}, "any one satisfied requirement is enough"),
+    "execution-requirements/requirement-matching-exact": ({"execution-requirements/server/requirement-matching-exact"}, "matches requirement strings case-insensitively"),
+    "execution-requirements/unmet-error-names-requirement": ({"execution-requirements/server/unmet-error-names-requirement"}, "the error says only \"precondition failed\""),
+    "execution-requirements/wire-messages-valid": ({"execution-requirements/server/wire-messages-valid"}, "answers side_effects with jsonrpc \"1.0\""),
     # context-middleware
-    "context-middleware/capability-advertised": "serves middleware but does not advertise it",
-    "context-middleware/list-result-valid": "lists conformance_identity twice",
-    "context-middleware/invoke-result-valid": "a real middleware returns metadata as a string",
-    "context-middleware/identity-preserves-every-content-type": "identity drops annotations",
-    "context-middleware/uppercase-transforms-text": "uppercase counts every block as changed",
-    "context-middleware/uppercase-leaves-non-text-unchanged": "uppercase shouts embedded resources too",
-    "context-middleware/invalid-arguments-rejected": "strict_args accepts anything",
-    "context-middleware/unknown-middleware-rejected": "an unknown name returns the context",
-    "context-middleware/malformed-invoke-rejected": "a missing context is taken as empty",
-    "context-middleware/unadvertised-method-rejected": "answers middleware/list without advertising it",
-    "context-middleware/wire-messages-valid": "an invalid log notification before the middleware list",
+    "context-middleware/capability-advertised": ({"context-middleware/server/capability-advertised"}, "serves middleware but does not advertise it"),
+    "context-middleware/list-result-valid": ({"context-middleware/server/list-result-valid"}, "lists conformance_identity twice"),
+    "context-middleware/invoke-result-valid": ({"context-middleware/server/invoke-result-valid"}, "a real middleware returns metadata as a string"),
+    "context-middleware/identity-preserves-every-content-type": ({"context-middleware/server/identity-preserves-every-content-type"}, "identity drops annotations"),
+    "context-middleware/uppercase-transforms-text": ({"context-middleware/server/uppercase-transforms-text"}, "uppercase counts every block as changed"),
+    "context-middleware/uppercase-leaves-non-text-unchanged": ({"context-middleware/server/uppercase-leaves-non-text-unchanged"}, "uppercase shouts embedded resources too"),
+    "context-middleware/invalid-arguments-rejected": ({"context-middleware/server/invalid-arguments-rejected"}, "strict_args accepts anything"),
+    "context-middleware/unknown-middleware-rejected": ({"context-middleware/server/unknown-middleware-rejected"}, "an unknown name returns the context"),
+    "context-middleware/malformed-invoke-rejected": ({"context-middleware/server/malformed-invoke-rejected"}, "a missing context is taken as empty"),
+    "context-middleware/unadvertised-method-rejected": ({"context-middleware/server/unadvertised-method-rejected"}, "answers middleware/list without advertising it"),
+    "context-middleware/wire-messages-valid": ({"context-middleware/server/wire-messages-valid"}, "an invalid log notification before the middleware list"),
     # augmentation
-    "augmentation/capability-advertised": "serves augmentation but does not advertise it",
-    "augmentation/list-result-valid": "an augmentation without inputSchema",
-    "augmentation/augment-result-valid": "a real augmentation returns bare content blocks",
-    "augmentation/identity-returns-context": "identity drops the audio block",
-    "augmentation/prepend-note-hint": "prepend_note hints append",
-    "augmentation/unknown-augmentation-rejected": "an unknown name returns empty content",
-    "augmentation/malformed-augment-rejected": "a missing context is taken as empty",
-    "augmentation/unadvertised-method-rejected": "answers augmentation/list without advertising it",
-    "augmentation/wire-messages-valid": "an invalid log notification before the augmentation list",
+    "augmentation/capability-advertised": ({"augmentation/server/capability-advertised"}, "serves augmentation but does not advertise it"),
+    "augmentation/list-result-valid": ({"augmentation/server/list-result-valid"}, "an augmentation without inputSchema"),
+    "augmentation/augment-result-valid": ({"augmentation/server/augment-result-valid"}, "a real augmentation returns bare content blocks"),
+    "augmentation/identity-returns-context": ({"augmentation/server/identity-returns-context"}, "identity drops the audio block"),
+    "augmentation/prepend-note-hint": ({"augmentation/server/prepend-note-hint"}, "prepend_note hints append"),
+    "augmentation/unknown-augmentation-rejected": ({"augmentation/server/unknown-augmentation-rejected"}, "an unknown name returns empty content"),
+    "augmentation/malformed-augment-rejected": ({"augmentation/server/malformed-augment-rejected"}, "a missing context is taken as empty"),
+    "augmentation/unadvertised-method-rejected": ({"augmentation/server/unadvertised-method-rejected"}, "answers augmentation/list without advertising it"),
+    "augmentation/wire-messages-valid": ({"augmentation/server/wire-messages-valid"}, "an invalid log notification before the augmentation list"),
 }
 
 BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
