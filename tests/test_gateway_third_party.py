@@ -8,7 +8,7 @@ upstream fix flips a visible assertion here.
 
 They conflict with the project's SDK, so they live in their own virtualenvs: `nox -s gateway_third_party`
 builds them; elsewhere point MCPX_GATEKIT at `gatekit-gateway` and MCPX_MCP_PROXY at `mcp-proxy`
-(defaults: /work/venv-gatekit/bin/gatekit-gateway, /work/venv-mcpproxy/bin/mcp-proxy).
+(or found on PATH; `nox -s gateway_third_party` installs both in their own virtualenvs and sets them).
 """
 
 import os
@@ -21,15 +21,15 @@ from tests.gateway_helpers import gateway_verdicts, not_ok
 from tests.helpers import PY, ROOT
 
 
-def tool(env: str, default: str, name: str) -> str | None:
-    for candidate in (os.environ.get(env), default):
-        if candidate and Path(candidate).is_file():
-            return candidate
+def tool(env: str, name: str) -> str | None:
+    candidate = os.environ.get(env)
+    if candidate and Path(candidate).is_file():
+        return candidate
     return shutil.which(name)
 
 
-GATEKIT = tool("MCPX_GATEKIT", "/work/venv-gatekit/bin/gatekit-gateway", "gatekit-gateway")
-MCP_PROXY = tool("MCPX_MCP_PROXY", "/work/venv-mcpproxy/bin/mcp-proxy", "mcp-proxy")
+GATEKIT = tool("MCPX_GATEKIT", "gatekit-gateway")
+MCP_PROXY = tool("MCPX_MCP_PROXY", "mcp-proxy")
 LAUNCHER = ROOT / "tests" / "gateway" / "gatekit_launcher.py"
 
 # How each is put in front of the upstream: (gateway command, options of gateway_verdicts).

@@ -72,7 +72,7 @@ def test_reference_gateway_passes_every_check(how):
 
 # A Python with mcp 1.x installed (the project need not be): the gateway's raw forwarding must not depend
 # on the SDK's major version.
-MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "/work/venv1/bin/python")
+MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "")
 
 
 @pytest.mark.skipif(not Path(MCP1_PYTHON).is_file(), reason=f"no mcp 1.x Python at {MCP1_PYTHON} (MCPX_MCP1_PYTHON)")

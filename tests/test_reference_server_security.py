@@ -2,7 +2,7 @@
 checks on both SDK majors and on non-loopback binds, JSON-RPC errors for unknown tools.
 
 Each test runs the real server in a subprocess, over stdio or Streamable HTTP on loopback. The mcp 1.x variants
-run when MCPX_MCP1_PYTHON (default /work/venv1/bin/python) names an interpreter with mcp 1.x and this
+run when MCPX_MCP1_PYTHON names an interpreter with mcp 1.x and this
 package installed (`uv venv /tmp/v1 && VIRTUAL_ENV=/tmp/v1 uv pip install -e '.[reference]' 'mcp==1.30.0'
 'pydantic<2.14'`).
 """
@@ -27,7 +27,7 @@ from conformance.server.recording import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
 from tests.helpers import ROOT
 
-MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "/work/venv1/bin/python")
+MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "")
 PYTHONS = [pytest.param(sys.executable, id="installed-mcp"),
            pytest.param(MCP1_PYTHON, id="mcp1", marks=pytest.mark.skipif(
                not Path(MCP1_PYTHON).is_file(), reason=f"no mcp 1.x Python at {MCP1_PYTHON} (MCPX_MCP1_PYTHON)"))]

@@ -6,7 +6,7 @@ The typed helpers cannot be used for what this host needs: on 2.x
 `execution.requirements`), and neither release has helpers for
 `middleware/invoke` or `augmentation/augment`. So every request goes through
 `ClientSession.send_request` with a free request model and a result model that
-keeps every field (see /work/shared/specs/UPSTREAM-NOTES.md).
+keeps every field (the 2.x typed API drops unknown Tool fields; README, "Where the sources disagree").
 
 Each server lives in its own task that holds the transport and the session open
 until the host stops: the SDK's transports are anyio contexts, which must be

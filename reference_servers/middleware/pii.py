@@ -167,6 +167,10 @@ PHONE_TRUNK0_RES = (
     re.compile(rf"0(?<!{_NOT_AFTER_BAD}0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
     re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()0[0-9]{{1,4}}\){_TRUNK0_GROUPS}{_NOT_BEFORE}"),
 )
+# What every NANP candidate and every bare run contain: one C-speed search tells whether their (slower,
+# lookbehind-guarded) patterns can match anywhere, so digit-dense text without them costs one scan, not two.
+_NANP_HINT_RE = re.compile(r"[0-9]{3}[ .\-][0-9]{4}")
+_BARE_HINT_RE = re.compile(r"[0-9]{10}")
 PHONE_BARE_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])[0-9]{{9,14}}{_NOT_BEFORE}")
 _ANY_DIGIT_RE = re.compile(r"[0-9]")
 DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
@@ -315,7 +319,7 @@ def _phones(text: str, strict: bool, region: str):
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield Found(m.start(), m.start() + n, "PHONE")
-    for pattern in PHONE_NANP_RES:
+    for pattern in PHONE_NANP_RES if _NANP_HINT_RE.search(text) else ():
         for m in pattern.finditer(text):
             if _valid_phone(m.group(), "US"):
                 yield Found(m.start(), m.end(), "PHONE")
@@ -325,7 +329,7 @@ def _phones(text: str, strict: bool, region: str):
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
                     yield Found(m.start(), m.start() + n, "PHONE")
-    if strict:
+    if strict and _BARE_HINT_RE.search(text):
         for m in PHONE_BARE_RE.finditer(text):
             if _valid_phone(m.group(), region) or _valid_phone("+" + m.group(), None):
                 yield Found(m.start(), m.end(), "PHONE")
