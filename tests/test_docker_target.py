@@ -61,7 +61,7 @@ def test_missing_image_is_unreachable(tmp_path):
 
 
 def test_docker_http_through_a_published_port(image, tmp_path):
-    serve = "/opt/venv/bin/python -m reference_servers.everything --http 8000 --host 0.0.0.0"
+    serve = "/opt/venv/bin/python -m reference_servers.everything --http 8000 --host 0.0.0.0 --allowed-host '127.0.0.1:*'"  # published on loopback
     proc = subprocess.run([sys.executable, "-m", "conformance", "server", "--docker-image", image, "--docker-port", "8000",
                            "--docker-command", serve, "--report-dir", str(tmp_path)], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)

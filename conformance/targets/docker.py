@@ -200,13 +200,18 @@ class DockerConnection(Connection):
 
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         view = memoryview(data)
-        while view:
-            await anyio.wait_writable(self._sock)
-            try:
-                sent = self._sock.send(view)
-            except BlockingIOError:
-                continue
-            view = view[sent:]
+        # Requests of a profile go out concurrently: one writer at a time, so lines never interleave (and
+        # only one task waits on the socket, as anyio requires).
+        if getattr(self, "_write_lock", None) is None:
+            self._write_lock = anyio.Lock()
+        async with self._write_lock:
+            while view:
+                await anyio.wait_writable(self._sock)
+                try:
+                    sent = self._sock.send(view)
+                except BlockingIOError:
+                    continue
+                view = view[sent:]
 
     async def _read(self) -> None:
         lines = LineSplitter(self.max_message_bytes)

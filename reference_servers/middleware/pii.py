@@ -154,7 +154,7 @@ _EMAIL_LOCAL_CHARS = frozenset("%+-.'")
 
 # Unambiguous on purpose (every group after the first starts with a separator or "("), so a long digit run cannot
 # make the regex engine backtrack through every way of splitting it.
-PHONE_INTL_RE = re.compile(r"\+(?<![\w+]\+)[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+)*")
+PHONE_INTL_RE = re.compile(r"\+(?<![\w+]\+)[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+){0,24}")
 # North American numbers, `(1-)415-555-2671` starting with a digit and `(415) 555-2671` starting with "(".
 _NANP_AREA = r"(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
 PHONE_NANP_RES = (
