@@ -4,34 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
 
 import pytest
 
-from conformance.cli import free_port, wait_for_port
 from conformance.targets.http import HttpConnection
 from reference_clients.host.servers import Server
-from tests.helpers import ROOT
+from tests.helpers import reference_http_server
 
 
 @pytest.fixture
 def reference_http(tmp_path):
-    port = free_port()
     env = {**os.environ, "MCPX_MEMORY_STORE": str(tmp_path / "memories.sqlite"),
            "MCPX_SATISFIED_REQUIREMENTS": "auth:role:memory_admin"}  # so that forget_memory runs
-    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert wait_for_port(port, proc), proc.stderr.read().decode() if proc.poll() is not None else "no listen"
+    with reference_http_server(env=env) as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def text_of(result: dict) -> str:

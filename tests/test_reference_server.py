@@ -1,15 +1,10 @@
 """The reference server passes every server-role check, over stdio and over Streamable HTTP."""
 
-import os
-import signal
-import subprocess
-import sys
 
 import pytest
 
-from conformance.cli import free_port, wait_for_port
 from conformance.targets import TargetSpec
-from tests.helpers import ROOT, not_ok, reference_command, server_verdicts
+from tests.helpers import not_ok, reference_command, reference_http_server, server_verdicts
 
 EXPECTED_SKIPS = {"context-middleware/server/unadvertised-method-rejected",
                   "augmentation/server/unadvertised-method-rejected",
@@ -28,18 +23,8 @@ def test_reference_server_stdio_passes_every_check():
 
 @pytest.fixture
 def reference_http():
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert wait_for_port(port, proc), proc.stderr.read().decode() if proc.poll() is not None else "no listen"
+    with reference_http_server() as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def test_reference_server_http_passes_every_check(reference_http):

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
 import httpx
 import pytest
 
-from conformance.cli import free_port, wait_for_port
+from conformance.cli import free_port
 from conformance.server.recording import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
-from tests.helpers import ROOT
+from tests.helpers import ROOT, reference_http_server
 
 MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "")
 PYTHONS = [pytest.param(sys.executable, id="installed-mcp"),
@@ -35,21 +33,8 @@ INIT = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {
 ENV = {**os.environ, "MCPX_MEMORY_STORE": ":memory:"}
 
 
-@contextmanager
 def http_server(python: str, *args: str, host: str = "127.0.0.1"):
-    port = free_port()
-    proc = subprocess.Popen([python, "-m", "reference_servers.everything", "--http", str(port), "--host", host, *args],
-                            cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        assert wait_for_port(port, proc), proc.stderr.read().decode() if proc.poll() is not None else "no listen"
-        yield port
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+    return reference_http_server("--host", host, *args, python=python, env=ENV)
 
 
 def heavy_text(size: int) -> str:

@@ -76,8 +76,6 @@ def test_zoo_member_ends_with_a_reason(mode):
 def test_a_hang_costs_one_timeout_per_stage_not_one_per_request(mode):
     """The unanswered requests of a profile wait their timeouts side by side: once one of them is unanswered,
     the rest are sent at once (an ordered counter read says nothing after an unanswered call)."""
-    from conformance import server
-
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(ZOO))} {mode} zoo-{uuid.uuid4().hex}"
     spec = TargetSpec("stdio", command=command, request_timeout=TIMEOUT)
     recordings = server.record_sync(spec, server.PROFILES, claimed=set(server.PROFILES), run_timeout=60)

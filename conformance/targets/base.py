@@ -32,7 +32,7 @@ from typing import Any
 
 import anyio
 
-from ..peerkit import printable  # noqa: F401  (clip() and reasons use it; targets import it from here)
+from ..peerkit import printable
 
 JSON = Any
 

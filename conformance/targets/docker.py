@@ -143,6 +143,9 @@ class DockerConnection(Connection):
         self._attach = None
         self._stderr: deque[bytes] = deque(maxlen=64)
         self._tg = None
+        # Requests of a profile go out concurrently: one writer at a time, so lines never interleave (and
+        # only one task waits on the socket, as anyio requires).
+        self._write_lock = anyio.Lock()
 
     async def __aenter__(self) -> "DockerConnection":
         try:
@@ -200,10 +203,6 @@ class DockerConnection(Connection):
 
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         view = memoryview(data)
-        # Requests of a profile go out concurrently: one writer at a time, so lines never interleave (and
-        # only one task waits on the socket, as anyio requires).
-        if getattr(self, "_write_lock", None) is None:
-            self._write_lock = anyio.Lock()
         async with self._write_lock:
             while view:
                 await anyio.wait_writable(self._sock)
