@@ -21,7 +21,8 @@ def test_plain_third_party_server_claims_nothing_and_passes():
     assert not_ok(verdicts) == {}
     ran = {cid: r.outcome for cid, r in verdicts.items() if r.outcome != "skip"}
     assert ran == {"context-middleware/server/unadvertised-method-rejected": "pass",
-                   "augmentation/server/unadvertised-method-rejected": "pass"}
+                   "augmentation/server/unadvertised-method-rejected": "pass",
+                   "interceptors/server/unadvertised-method-rejected": "pass"}
 
 
 def test_claimed_profile_fails_on_a_plain_third_party_server():
