@@ -32,7 +32,7 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.gateway import transparency  # noqa: E402
+from conformance.gateway.common import listed_name  # noqa: E402
 from conformance.gateway.launch import UPSTREAM_SCRIPT, Upstream, background, free_port, upstream_command  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 
@@ -67,7 +67,7 @@ async def measure(command: str, env: dict, requests: int, url: str | None = None
             raise RuntimeError(f"{command}: {init.failure}")
         await conn.notify("notifications/initialized")
         tools = await conn.request("tools/list", {})
-        name = transparency.listed_name((tools.result or {}).get("tools"), "conformance_echo")
+        name = listed_name((tools.result or {}).get("tools"), "conformance_echo")
         times = []
         for i in range(WARMUP + requests):
             started = time.perf_counter()

@@ -167,9 +167,9 @@ def threading_main() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def pytest_args(args, role_args: list[str], test_file: str) -> list[str]:
+def pytest_args(args, role_args: list[str]) -> list[str]:
     report_dir = Path(args.report_dir)
-    out = [str(PACKAGE_DIR / test_file), *role_args,
+    out = [str(PACKAGE_DIR / "test_checks.py"), *role_args,
            "-c", str(PACKAGE_DIR / "pytest-cli.ini"), "--rootdir", str(PACKAGE_DIR),
            "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header", "-q" if not args.verbose else "-v",
            "--mcp-report-dir", str(report_dir), "--mcp-run-timeout", str(args.run_timeout),
@@ -211,15 +211,18 @@ def run_pytest(arguments: list[str], report_dir: str) -> int:
     return 1 if status == 1 else (0 if status == 0 else 2)
 
 
-def cmd_server(args) -> int:
-    from .model import PROFILES
+def _profile_error(role: str, profiles: list[str]) -> bool:
+    """Say why `--profile` names something the role cannot claim; True when it does."""
+    from .roles import ROLES
 
-    bad = [p for p in args.profiles if p not in PROFILES]
-    if bad:
-        print(f"mcp-ext-conformance: unknown profile {bad[0]!r}; profiles are: {', '.join(PROFILES)}", file=sys.stderr)
-        return 2
-    if "sequential-pipeline" in args.profiles:
-        print("mcp-ext-conformance: sequential-pipeline is a gateway-role profile", file=sys.stderr)
+    problem = ROLES[role].profile_error(profiles)
+    if problem:
+        print(f"mcp-ext-conformance: {problem}", file=sys.stderr)
+    return problem is not None
+
+
+def cmd_server(args) -> int:
+    if _profile_error("server", args.profiles):
         return 2
     if args.command:
         role_args = ["--mcp-server-command", args.command]
@@ -236,40 +239,31 @@ def cmd_server(args) -> int:
         role_args += ["--mcp-docker-command", args.docker_command] if args.docker_command else []
     role_args += ["--mcp-connection-mode", args.connection_mode]
     _clear(args.report_dir)
-    return run_pytest(pytest_args(args, role_args, "test_server_role.py"), args.report_dir)
+    return run_pytest(pytest_args(args, role_args), args.report_dir)
 
 
 def cmd_host(args) -> int:
-    from .model import PROFILES
-
-    bad = [p for p in args.profiles if p not in PROFILES or p == "sequential-pipeline"]
-    if bad:
-        print(f"mcp-ext-conformance: {bad[0]!r} is not a host-role profile; they are: "
-              f"{', '.join(p for p in PROFILES if p != 'sequential-pipeline')}", file=sys.stderr)
+    if _profile_error("host", args.profiles):
         return 2
     _clear(args.report_dir)
-    return run_pytest(pytest_args(args, ["--mcp-host-command", args.command], "test_host_role.py"), args.report_dir)
+    return run_pytest(pytest_args(args, ["--mcp-host-command", args.command]), args.report_dir)
 
 
 def cmd_gateway(args) -> int:
-    from .model import PROFILES
-
     if not args.command and not args.adapter:
         print("mcp-ext-conformance: gateway needs --command, --adapter, or both", file=sys.stderr)
         return 2
     if args.url and not args.command:
         print("mcp-ext-conformance: --url goes with --command", file=sys.stderr)
         return 2
-    bad = [p for p in args.profiles if p not in PROFILES]
-    if bad:
-        print(f"mcp-ext-conformance: unknown profile {bad[0]!r}; profiles are: {', '.join(PROFILES)}", file=sys.stderr)
+    if _profile_error("gateway", args.profiles):
         return 2
     role_args = ["--mcp-gateway-upstream", args.upstream]
     role_args += ["--mcp-gateway-command", args.command] if args.command else []
     role_args += ["--mcp-gateway-url", args.url] if args.url else []
     role_args += ["--mcp-gateway-adapter", args.adapter] if args.adapter else []
     _clear(args.report_dir)
-    return run_pytest(pytest_args(args, role_args, "test_gateway_role.py"), args.report_dir)
+    return run_pytest(pytest_args(args, role_args), args.report_dir)
 
 
 def _clear(report_dir: str) -> None:
@@ -281,11 +275,10 @@ def _clear(report_dir: str) -> None:
 
 
 def cmd_list(args) -> int:
-    from . import catalog
+    from . import catalog, roles
     from .model import REGISTRY
-    from .plugin import register_checks
 
-    register_checks()
+    roles.load_all()
 
     rows = []
     for check in sorted(REGISTRY.values(), key=lambda c: c.id):
@@ -331,8 +324,9 @@ def cmd_demo(args) -> int:
             proc.wait(timeout=5)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             os.killpg(proc.pid, signal.SIGKILL)
-    claim_all = [arg for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
-                 for arg in ("--profile", p)]
+    from .roles import HOST
+
+    claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
     run("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all])
     run("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
                     "--adapter", "reference_servers.gateway.adapter:factory"])

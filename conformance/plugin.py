@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from . import roles
 from .model import REGISTRY, Result, format_failure
 
 PROPERTY = "mcpx"
@@ -74,111 +75,99 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config._mcpx_baseline = None
     if config.getoption("mcpx_expected_failures", None):
-        register_checks()  # the checks a baseline may name
+        roles.load_all()  # the checks a baseline may name
         from .baseline import BaselineError, load
 
         try:
             config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
-    if config.getoption("mcpx_report_dir", None) or _server_target(config) or _host_command(config) \
-            or _gateway_given(config):
+    if config.getoption("mcpx_report_dir", None) or _role(config):
         config.pluginmanager.register(Reporter(config), "mcpx-reporter")
 
 
-def register_checks() -> None:
-    """Import every role's check modules, so the registry holds every check id."""
-    from . import server  # noqa: F401
-    from .gateway import pipeline, transparency  # noqa: F401
-    from .host import record  # noqa: F401
+def pytest_generate_tests(metafunc):
+    """One test per check id: the checks of the role whose target is given, or every check (each then skips)."""
+    if "check_id" not in metafunc.fixturenames or "mcpx_recordings" not in metafunc.fixturenames:
+        return
+    role = _role(metafunc.config)
+    ids = role.check_ids() if role else [cid for r in roles.ROLES.values() for cid in r.check_ids()]
+    metafunc.parametrize("check_id", sorted(ids))
+
+
+def _role(config) -> roles.Role | None:
+    return roles.selected(lambda dest: config.getoption(dest, None))
 
 
 def _env(config) -> dict[str, str]:
     return dict(item.split("=", 1) for item in config.getoption("mcpx_env") if "=" in item)
 
 
-def _claimed(config) -> set[str]:
-    """The profiles claimed with --mcp-profile; an unknown name is a usage error."""
-    from .model import PROFILES
-
+def _claimed(config, role: roles.Role) -> set[str]:
+    """The profiles claimed with --mcp-profile; one the role has no checks for is a usage error."""
     claimed = set(config.getoption("mcpx_profiles"))
-    unknown = claimed - set(PROFILES)
-    if unknown:
-        raise pytest.UsageError(f"unknown profile(s): {', '.join(sorted(unknown))}")
+    problem = role.profile_error(sorted(claimed))
+    if problem:
+        raise pytest.UsageError(problem)
     return claimed
 
 
-def _timeout(config, default: float) -> float:
+def _timeout(config, role: roles.Role) -> float:
     value = config.getoption("mcpx_timeout", None)
-    return default if value is None else value
-
-
-def _host_command(config) -> str | None:
-    return config.getoption("mcpx_host_command", None)
-
-
-def _gateway_given(config) -> bool:
-    return bool(config.getoption("mcpx_gateway_command", None) or config.getoption("mcpx_gateway_adapter", None))
-
-
-def _role(config) -> str:
-    return "host" if _host_command(config) else "gateway" if _gateway_given(config) else "server"
+    return role.default_timeout if value is None else value
 
 
 def _server_target(config):
     from .targets import TargetSpec
 
+    if not roles.SERVER.given(lambda dest: config.getoption(dest, None)):
+        return None
     command, url = config.getoption("mcpx_server_command"), config.getoption("mcpx_server_url")
     image = config.getoption("mcpx_server_docker_image")
-    if not command and not url and not image:
-        return None
-    env = _env(config)
     kind = "stdio" if command else "http" if url else "docker"
     if image and config.getoption("mcpx_docker_command") and not config.getoption("mcpx_docker_port"):
         raise pytest.UsageError("--mcp-docker-command goes with --mcp-docker-port (stdio runs the image's command)")
-    return TargetSpec(kind, command=command, url=url, image=image, env=env,
+    return TargetSpec(kind, command=command, url=url, image=image, env=_env(config),
                       network=not config.getoption("mcpx_docker_no_network"),
-                      request_timeout=_timeout(config, 10.0), mode=config.getoption("mcpx_mode"))
+                      request_timeout=_timeout(config, roles.SERVER), mode=config.getoption("mcpx_mode"))
 
 
-@pytest.fixture(scope="session")
-def mcpx_server_recordings(request):
+def _gateway_target(config) -> dict:
+    command, adapter = config.getoption("mcpx_gateway_command"), config.getoption("mcpx_gateway_adapter")
+    if not command:
+        return {"kind": "adapter", "adapter": adapter}
+    url = config.getoption("mcpx_gateway_url")
+    return {"kind": "http", "url": url, "command": command} if url else {"kind": "stdio", "command": command}
+
+
+def _target_description(config) -> dict:
+    role = _role(config)
+    if role is roles.GATEWAY:
+        return _gateway_target(config)
+    if role is roles.HOST:
+        return {"kind": "stdio", "command": config.getoption("mcpx_host_command")}
+    spec = _server_target(config)
+    return spec.describe() if spec else {"kind": "stdio", "command": "?"}
+
+
+# -- recording, one function per role: each returns {profile: Recording} (conformance/recording.py) -------------
+
+def _record_server(config, profiles: list[str], claimed: set[str], say) -> dict:
     from . import server
 
-    config = request.config
     spec = _server_target(config)
-    if spec is None:
-        pytest.skip("no server target: give --mcp-server-command or --mcp-server-url")
-    claimed = _claimed(config)
-    wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
-              if hasattr(item, "callspec") and "check_id" in item.callspec.params
-              and item.callspec.params["check_id"] in REGISTRY
-              and REGISTRY[item.callspec.params["check_id"]].role == "server"}
-    profiles = [p for p in server.PROFILES if p in wanted and (not claimed or p in claimed)]
-    config._mcpx_target = spec.describe()
     with _published(config, spec) as spec:
-        recordings = server.record_sync(spec, profiles, claimed=claimed,
-                                        run_timeout=config.getoption("mcpx_run_timeout"),
-                                        progress=_progress_printer(config, spec, profiles))
-    if recordings and all(rec.unavailable for rec in recordings.values()):
-        reason = next(iter(recordings.values())).unavailable
-        config._mcpx_unavailable = reason
-        pytest.exit(f"target unreachable: {reason}", returncode=2)
-    return recordings
+        if say:
+            say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
+                f"each on its own connection")
+        return server.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"),
+                                  progress=_progress(say))
 
 
-@pytest.fixture(scope="session")
-def mcpx_host_recordings(request):
-    from .host import record as recorder
+def _record_host(config, profiles: list[str], claimed: set[str], say) -> dict:
+    from .host import record
 
-    config = request.config
-    command = _host_command(config)
-    if command is None:
-        pytest.skip("no host target: give --mcp-host-command")
-    claimed = _claimed(config)
-    config._mcpx_target = {"kind": "stdio", "command": command}
-    env = _env(config)
-    say = _say(config)
+    command = config.getoption("mcpx_host_command")
     if say:
         say(f"running the host through its scenarios: {command}")
 
@@ -188,58 +177,55 @@ def mcpx_host_recordings(request):
             say(f"  [{done}/{total}] {run.scenario}: {run.answered()}/{len(run.turns)} turn(s) answered, "
                 f"{len(run.model)} model request(s), {run.duration:.1f} s{trouble}")
 
-    recordings = recorder.record_hosts_sync(command, recorder.PROFILES, claimed=claimed,
-                                            turn_timeout=_timeout(config, 20.0),
-                                            run_timeout=config.getoption("mcpx_run_timeout"), env=env,
-                                            progress=progress)
-    claimed_recs = [r for r in recordings.values() if r.claimed]
-    if claimed_recs and all(r.unavailable for r in claimed_recs):
-        config._mcpx_unavailable = claimed_recs[0].unavailable
-        pytest.exit(f"target unreachable: {claimed_recs[0].unavailable}", returncode=2)
+    return record.record_hosts_sync(command, profiles, claimed=claimed, turn_timeout=_timeout(config, roles.HOST),
+                                    run_timeout=config.getoption("mcpx_run_timeout"), env=_env(config),
+                                    progress=progress)
+
+
+def _record_gateway(config, profiles: list[str], claimed: set[str], say) -> dict:
+    """Transparency through a gateway command, pipeline semantics through an adapter: either or both."""
+    from .gateway import record, replay
+    from .gateway.launch import gateway_factory
+
+    command, adapter = config.getoption("mcpx_gateway_command"), config.getoption("mcpx_gateway_adapter")
+    recordings: dict = {}
+    through = [p for p in profiles if p in record.PROFILES]
+    if command and through:
+        factory = gateway_factory(command, url=config.getoption("mcpx_gateway_url"),
+                                  request_timeout=_timeout(config, roles.GATEWAY), env=_env(config))
+        if say:
+            say(f"recording {len(through)} profile(s) through the gateway {command}, each with its own upstream")
+        recordings.update(record.record_gateway_sync(
+            factory, through, claimed=claimed, upstream=config.getoption("mcpx_gateway_upstream"),
+            run_timeout=config.getoption("mcpx_run_timeout"), progress=_progress(say)))
+    if adapter and replay.PROFILE in profiles:
+        if say:
+            say(f"replaying the pipeline fixtures through {adapter}")
+        recordings[replay.PROFILE] = replay.record_adapter(adapter)
     return recordings
 
 
+RECORDERS = {"server": _record_server, "host": _record_host, "gateway": _record_gateway}
+
+
 @pytest.fixture(scope="session")
-def mcpx_gateway_recordings(request):
-    """Transparency recordings (a gateway command) and the pipeline recording (an adapter), by profile."""
-    from .gateway import pipeline, transparency
-    from .gateway.launch import gateway_factory
-
+def mcpx_recordings(request):
+    """The recordings of the run's role, made once, by profile (only the profiles a selected check needs)."""
     config = request.config
-    command, adapter = config.getoption("mcpx_gateway_command"), config.getoption("mcpx_gateway_adapter")
-    if not command and not adapter:
-        pytest.skip("no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter")
-    claimed = _claimed(config)
-    say = _say(config)
-    recordings: dict = {}
-    config._mcpx_target = {"kind": "stdio", "command": command} if command else {"kind": "adapter",
-                                                                                  "adapter": adapter}
-    if command:
-        env = _env(config)
-        url = config.getoption("mcpx_gateway_url")
-        if url:
-            config._mcpx_target = {"kind": "http", "url": url, "command": command}
-        factory = gateway_factory(command, url=url, request_timeout=_timeout(config, 10.0), env=env)
-        profiles = [p for p in transparency.PROFILES if not claimed or p in claimed]
-        if say:
-            say(f"recording {len(profiles)} profile(s) through the gateway {command}, each with its own upstream")
-
-        def progress(rec, done, total):
-            if say:
-                trouble = f"; {rec.fatal}" if rec.fatal else ""
-                say(f"  [{done}/{total}] {rec.profile}: {len(rec.exchanges)} exchange(s){trouble}")
-
-        recordings.update(transparency.record_gateway_sync(
-            factory, profiles, claimed=claimed, upstream=config.getoption("mcpx_gateway_upstream"),
-            run_timeout=config.getoption("mcpx_run_timeout"), progress=progress))
-    if adapter and (not claimed or "sequential-pipeline" in claimed):
-        if say:
-            say(f"replaying the pipeline fixtures through {adapter}")
-        recordings["sequential-pipeline"] = pipeline.record_adapter(adapter)
-    if recordings and all(getattr(r, "unavailable", None) for r in recordings.values()):
-        reason = next(iter(recordings.values())).unavailable
-        config._mcpx_unavailable = reason
-        pytest.exit(f"target unreachable: {reason}", returncode=2)
+    role = _role(config)
+    if role is None:
+        pytest.skip("no target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image, "
+                    "--mcp-host-command, --mcp-gateway-command or --mcp-gateway-adapter")
+    claimed = _claimed(config, role)
+    config._mcpx_target = _target_description(config)
+    wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
+              if hasattr(item, "callspec") and item.callspec.params.get("check_id") in REGISTRY}
+    profiles = [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
+    recordings = RECORDERS[role.name](config, profiles, claimed, _say(config))
+    available = [r for r in recordings.values() if r.claimed] or list(recordings.values())
+    if available and all(r.unavailable for r in available):
+        config._mcpx_unavailable = available[0].unavailable
+        pytest.exit(f"target unreachable: {available[0].unavailable}", returncode=2)
     return recordings
 
 
@@ -285,14 +271,10 @@ def _published(config, spec):
         container.__exit__()
 
 
-def _progress_printer(config, spec, profiles):
-    """One line as each profile's recording ends, so a long run shows where it is (not on xdist workers)."""
-    say = _say(config)
+def _progress(say):
+    """One line as each profile's recording ends, so a long run shows where it is (None without a terminal)."""
     if say is None:
         return None
-
-    where = spec.command or spec.url or spec.image
-    say(f"recording {len(profiles)} profile(s) of {where}, each on its own connection")
 
     def progress(rec, done, total):
         state = "claimed" if rec.claimed else "not claimed"
@@ -388,7 +370,7 @@ class Reporter:
         finished = time.time()
         results = [self.results[k] for k in sorted(self.results)]
         document = reports.results_document(
-            role=_role(self.config), target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
+            role=(_role(self.config) or roles.SERVER).name, target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
             results=results, claims=self.claims, started=self.started, finished=finished,
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
             unavailable=getattr(self.config, "_mcpx_unavailable", None))
@@ -403,14 +385,3 @@ class Reporter:
             terminalreporter.write_line(line)
         for profile in self.stale_profiles():
             terminalreporter.write_line(f"  STALE expected-failures entry {profile!r}: no check of it fails now")
-
-
-def _target_description(config) -> dict:
-    if _gateway_given(config):
-        command = config.getoption("mcpx_gateway_command")
-        return {"kind": "stdio", "command": command} if command else \
-            {"kind": "adapter", "adapter": config.getoption("mcpx_gateway_adapter")}
-    if _host_command(config):
-        return {"kind": "stdio", "command": _host_command(config)}
-    spec = _server_target(config)
-    return spec.describe() if spec else {"kind": "stdio", "command": "?"}

@@ -29,11 +29,11 @@ def evaluate(check: Check, rec) -> Result:
         result.outcome, result.reason = outcome, reason
         for key, value in kw.items():
             setattr(result, key, value)
-        result.exchanges = [rec.exchanges[label].to_report() for label in rec.touched if label in rec.exchanges]
+        result.exchanges = [rec.exchanges[label].to_report() for label in rec.cited if label in rec.exchanges]
         result.duration = time.perf_counter() - started
         return result
 
-    rec.touched.clear()
+    rec.cited.clear()  # the evidence of this verdict is what this judge cites
     if rec.unavailable:
         return finish("fail", rec.unavailable)
     if rec.init_failed:  # whether claimed or not is unknowable: fail, never skip, what could not be observed
@@ -64,3 +64,11 @@ def evaluate(check: Check, rec) -> Result:
     except Exception as exc:  # a bug in the suite, never the target's fault
         return finish("fail", f"internal error in the suite's judge: {describe(exc)}")
     return finish("pass" if level in ("MUST", "SHOULD") else "info", note)
+
+
+def evaluate_all(role: str, recordings: dict) -> dict[str, Result]:
+    """Every check of `role` whose profile was recorded, by check id."""
+    from .model import REGISTRY
+
+    return {cid: evaluate(check, recordings[check.profile]) for cid, check in sorted(REGISTRY.items())
+            if check.role == role and check.profile in recordings}

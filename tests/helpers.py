@@ -1,4 +1,5 @@
-"""Shared helpers of the suite's own tests: run the server role in-process and collect verdicts."""
+"""Shared helpers of the suite's own tests: start the implementations under test, record them in-process
+(one role at a time, as the plugin does) and collect every check's verdict with `runner.evaluate_all`."""
 
 from __future__ import annotations
 
@@ -11,16 +12,32 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from conformance import server
-from conformance.model import REGISTRY
+from conformance.gateway import record as gateway_record
+from conformance.gateway.launch import gateway_factory
+from conformance.host import record as host_record
 from conformance.peerkit import free_port, wait_for_port
-from conformance.runner import evaluate
+from conformance.roles import GATEWAY, HOST, SERVER
+from conformance.runner import evaluate_all
 from conformance.targets import TargetSpec
 
 ROOT = Path(__file__).resolve().parent.parent
-FAKE = ROOT / "tests" / "servers" / "fake_server.py"
 PY = shlex.quote(sys.executable)
-SERVER_CHECKS = sorted(c for c in REGISTRY if REGISTRY[c].role == "server")
 NOT_OK = ("fail", "warn", "stale")
+
+SERVER_CHECKS = SERVER.check_ids()
+HOST_CHECKS = HOST.check_ids()
+TRANSPARENCY_CHECKS = [c for c in GATEWAY.check_ids() if c.split("/")[0] in gateway_record.PROFILES]
+
+FAKE = ROOT / "tests" / "servers" / "fake_server.py"
+FAKE_HOST = ROOT / "tests" / "hosts" / "fake_host.py"
+BROKEN_PROXY = ROOT / "tests" / "gateway" / "broken_proxy.py"
+
+
+def not_ok(verdicts: dict) -> dict:
+    return {cid: f"{r.outcome}: {r.reason}" for cid, r in verdicts.items() if r.outcome in NOT_OK}
+
+
+# -- server role --------------------------------------------------------------------------------------------
 
 
 def fake_command(*flags: str) -> str:
@@ -50,9 +67,36 @@ def reference_http_server(*args: str, python: str = sys.executable, env: dict | 
 
 def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0) -> dict:
     """Every server-role check's Result, by id, from one recording per profile."""
-    recordings = server.record_sync(spec, server.PROFILES, claimed=set(claimed), run_timeout=run_timeout)
-    return {cid: evaluate(REGISTRY[cid], recordings[REGISTRY[cid].profile]) for cid in SERVER_CHECKS}
+    return evaluate_all("server", server.record_sync(spec, server.PROFILES, claimed=set(claimed),
+                                                     run_timeout=run_timeout))
 
 
-def not_ok(verdicts: dict) -> dict:
-    return {cid: f"{r.outcome}: {r.reason}" for cid, r in verdicts.items() if r.outcome in NOT_OK}
+# -- host role ----------------------------------------------------------------------------------------------
+def fake_host(*flags: str) -> str:
+    return " ".join([PY, shlex.quote(str(FAKE_HOST)), *map(shlex.quote, flags)])
+
+
+def reference_host() -> str:
+    return f"{PY} -m reference_clients.host"
+
+
+def host_verdicts(command: str, profiles=host_record.PROFILES, claimed=frozenset(host_record.PROFILES), **kw) -> dict:
+    """Every host-role check's Result (of the given profiles), by id."""
+    return evaluate_all("host", host_record.record_hosts_sync(command, profiles, claimed=set(claimed), **kw))
+
+
+# -- gateway role -------------------------------------------------------------------------------------------
+def reference_gateway(*flags: str) -> str:
+    return " ".join([PY, "-m", "reference_servers.gateway", *flags])
+
+
+def broken_proxy(mode: str | None = None) -> str:
+    return f"{PY} {BROKEN_PROXY}" + (f" --break {mode}" if mode else "")
+
+
+def gateway_verdicts(command: str, *, url: str | None = None, upstream: str = "stdio", request_timeout: float = 5.0,
+                     run_timeout: float = 30.0, claimed=frozenset(), env: dict | None = None) -> dict:
+    """Every transparency check's Result, by id, from one recording per profile through the gateway."""
+    factory = gateway_factory(command, url=url, request_timeout=request_timeout, env=env)
+    return evaluate_all("gateway", gateway_record.record_gateway_sync(
+        factory, gateway_record.PROFILES, claimed=set(claimed), upstream=upstream, run_timeout=run_timeout))

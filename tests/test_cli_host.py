@@ -3,7 +3,7 @@
 import json
 
 from conformance import schemas_loader
-from tests.host_helpers import HOST_CHECKS, fake_host
+from tests.helpers import HOST_CHECKS, fake_host
 from tests.test_cli import assert_clean, cli
 
 ALL = ["--profile", "preprocessor-tools", "--profile", "execution-requirements", "--profile", "context-middleware",

@@ -15,8 +15,15 @@ import sys
 import pytest
 
 from conformance.targets import TargetSpec
-from tests.helpers import ROOT, fake_command, reference_command, server_verdicts
-from tests.host_helpers import fake_host, host_verdicts, reference_host
+from tests.helpers import (
+    ROOT,
+    fake_command,
+    fake_host,
+    host_verdicts,
+    reference_command,
+    reference_host,
+    server_verdicts,
+)
 
 RERUNS = int(os.environ.get("MCPX_RERUNS", "3"))
 REFERENCE = os.environ.get("MCPX_DETERMINISM_TARGETS") == "reference"

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gateway_helpers import gateway_verdicts, not_ok
-from tests.helpers import PY, ROOT
+from tests.helpers import PY, ROOT, gateway_verdicts, not_ok
 
 
 def tool(env: str, name: str) -> str | None:

@@ -22,8 +22,17 @@ from conformance.model import REGISTRY
 from conformance.runner import evaluate
 from conformance.targets import TargetSpec
 from tests.gateway.broken_proxy import MUTANTS
-from tests.gateway_helpers import TRANSPARENCY_CHECKS, broken_proxy, gateway_verdicts, not_ok, reference_gateway
-from tests.helpers import PY, ROOT, SERVER_CHECKS, server_verdicts
+from tests.helpers import (
+    PY,
+    ROOT,
+    SERVER_CHECKS,
+    TRANSPARENCY_CHECKS,
+    broken_proxy,
+    gateway_verdicts,
+    not_ok,
+    reference_gateway,
+    server_verdicts,
+)
 from tests.test_interrupt import processes_with
 
 TIMEOUT = 2.0

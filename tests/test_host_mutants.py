@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.host_helpers import HOST_CHECKS, fake_host, host_verdicts
+from tests.helpers import HOST_CHECKS, fake_host, host_verdicts
 from tests.hosts.fake_host import ER, MUTANTS, PP
 
 NOT_OK = ("fail", "warn", "stale")

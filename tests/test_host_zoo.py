@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.host_helpers import host_verdicts
+from tests.helpers import host_verdicts
 from tests.hosts.zoo_host import MODES
 from tests.test_interrupt import processes_with
 

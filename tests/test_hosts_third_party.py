@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conformance.host import record as recorder
-from tests.host_helpers import ROOT, host_verdicts
+from tests.helpers import ROOT, host_verdicts
 
 HOSTS = ROOT / "ecosystem" / "hosts"
 

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from conformance import catalog, schemas_loader
-from conformance.gateway import pipeline as gp
+from conformance.gateway import replay as gp
+from conformance.gateway import sequential_pipeline as sp
 from conformance.model import REGISTRY
 from conformance.runner import evaluate
 from reference_servers.gateway import adapter as reference_adapter
@@ -39,7 +40,7 @@ from tests.gateway.broken_pipelines import FLAWS, MUTANTS, make_factory
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = gp.load_fixtures()
-SLUGS = {cid: cid.rsplit("/", 1)[1] for cid in gp.CHECK_IDS}
+SLUGS = {cid: cid.rsplit("/", 1)[1] for cid in sp.CHECK_IDS}
 
 # What Gatekit 0.3.0 gets wrong, as found (see conformance/gateway/adapters/gatekit.py):
 # - auditors-cannot-modify: the proxy hands auditors the very response object it then sends, so an
@@ -55,7 +56,7 @@ def violated(result) -> bool:
 
 
 def verdicts(rec) -> dict[str, object]:
-    return {SLUGS[cid]: evaluate(REGISTRY[cid], rec) for cid in gp.CHECK_IDS}
+    return {SLUGS[cid]: evaluate(REGISTRY[cid], rec) for cid in sp.CHECK_IDS}
 
 
 def failing(rec) -> set[str]:
@@ -83,7 +84,7 @@ def test_every_fixture_serves_a_registered_check_and_traces_to_its_rows():
 
 def test_every_check_has_fixtures_and_rows():
     served = {fx["check"] for fx in FIXTURES}
-    for cid in gp.CHECK_IDS:
+    for cid in sp.CHECK_IDS:
         assert catalog.rows_for(cid), f"{cid} names no catalog row"
         if not cid.endswith("/predictable"):  # predictable replays every fixture
             assert cid in served, f"no fixture serves {cid}"
@@ -222,9 +223,9 @@ def test_load_adapter_rejects_bad_specs(spec):
 
 def test_differences_compare_only_stated_fields():
     expected = {"allowed": False, "stages": ["a"]}
-    assert gp.differences(expected, {"allowed": False, "response": None, "reason": "x", "stages": ["a"],
+    assert sp.differences(expected, {"allowed": False, "response": None, "reason": "x", "stages": ["a"],
                                      "audit": [{"plugin": "z"}]}) == []
-    assert gp.differences({"allowed": True, "response": {"b": 1, "a": 2}},
+    assert sp.differences({"allowed": True, "response": {"b": 1, "a": 2}},
                           {"allowed": True, "response": {"a": 2, "b": 1}, "stages": [], "audit": []}) == []
 
 
@@ -253,7 +254,7 @@ def test_gatekit_fails_a_pinned_set():
         pytest.skip("gatekit is not installed here, MCPX_GATEKIT_PYTHON names no interpreter with it, and there "
                     "is no ../venv-gatekit (pip install gatekit==0.3.0 into a separate venv: it pins pydantic)")
     proc = subprocess.run(
-        [python, "-m", "conformance.gateway.pipeline", "conformance.gateway.adapters.gatekit:factory"],
+        [python, "-m", "conformance.gateway.replay", "conformance.gateway.adapters.gatekit:factory"],
         capture_output=True, text=True, timeout=120, cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.host.harness import run_scenario_sync
-from tests.host_helpers import fake_host
+from tests.helpers import fake_host
 
 GATED = "auth:role:memory_admin"  # the reference server's forget_memory requires exactly this
 CONFUSABLES = {"a": "\u0430", "o": "\u043e", "e": "\u0435", "i": "\u0456", "c": "\u0441", "p": "\u0440"}

@@ -30,7 +30,7 @@ from conformance.targets import TargetSpec
 from conformance.targets.environment import scrubbed
 from reference_servers.gateway.pipeline import build_pipeline
 from reference_servers.gateway.proxy import Link, Proxy, load_config, to_dict, to_message
-from tests.gateway_helpers import reference_gateway
+from tests.helpers import reference_gateway
 from tests.test_interrupt import processes_with
 
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}

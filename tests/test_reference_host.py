@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.host_helpers import HOST_CHECKS, host_verdicts, reference_host
+from tests.helpers import HOST_CHECKS, host_verdicts, reference_host
 
 NOT_OK = ("fail", "warn", "stale")
 

@@ -38,9 +38,9 @@ def upstream_requests(rec: Recording, method: str, name: str) -> list[dict]:
 
 
 def tools_of(rec: Recording) -> list[dict]:
-    rec.ex("tools/list")
+    rec.cite("tools/list")
     if rec.tools is None:
-        raise NotObserved(f"tools/list through the gateway returned no result ({rec.ex('tools/list').outcome_text()})")
+        raise NotObserved(f"tools/list through the gateway returned no result ({rec.cite('tools/list').outcome_text()})")
     return rec.tools
 
 

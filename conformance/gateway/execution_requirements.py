@@ -38,7 +38,7 @@ def requirements_pass_through(rec: Recording):
        must="a gated call whose requirements are satisfied goes through and succeeds")
 def satisfied_call_passes(rec: Recording):
     fixture_tool(rec, "conformance_gated_ok")
-    ex = rec.ex("call conformance_gated_ok")
+    ex = rec.cite("call conformance_gated_ok")
     if ex.failure:
         raise Violation(f"conformance_gated_ok: {ex.failure}", expected="a successful result", actual=ex.failure)
     if failed(ex):
@@ -53,7 +53,7 @@ def unmet_error_passes_through(rec: Recording):
     wrong = {}
     for name in UNMET:
         fixture_tool(rec, name)
-        ex = rec.ex(f"call {name}")
+        ex = rec.cite(f"call {name}")
         unmet = [s for s in GATED[name] if s != SATISFIED]
         if ex.failure:
             raise Violation(f"{name}: {ex.failure}", expected=f"a failure naming {unmet}", actual=ex.failure)

@@ -36,15 +36,15 @@ class Methods:
         """Why the comparison checks do not apply: the gateway refuses the profile (not advertised, errors)."""
         if self.capability in rec.capabilities:
             return None
-        exchanges = [rec.ex(self.list_method)] + [rec.ex(self.label(f)) for f in self.calls]
+        exchanges = [rec.cite(self.list_method)] + [rec.cite(self.label(f)) for f in self.calls]
         if all(ex.has_error for ex in exchanges):
             return (f"the gateway does not advertise {self.capability} and refuses its methods "
                     f"(capability-forwarded-or-refused judges how)")
         return None
 
     def judge_forwarded(self, rec: Recording) -> str:
-        methods = [(self.list_method, rec.ex(self.list_method))] + \
-                  [(self.call_method, rec.ex(self.label(f))) for f in self.calls]
+        methods = [(self.list_method, rec.cite(self.list_method))] + \
+                  [(self.call_method, rec.cite(self.label(f))) for f in self.calls]
         if self.capability not in rec.capabilities:
             for method, ex in methods:
                 if ex.failure:
@@ -76,14 +76,14 @@ class Methods:
         missing = [f for f in self.calls if find_named(rec.listing.get(self.list_key), f) is None]
         if missing:
             raise Violation(f"{self.list_method} through the gateway does not list the upstream's {missing}",
-                            expected=missing, actual=short(rec.ex(self.list_method).result))
+                            expected=missing, actual=short(rec.cite(self.list_method).result))
         return f"{self.capability} advertised; {self.list_method} and {self.call_method} forwarded"
 
     def result_of(self, rec: Recording, fixture: str) -> dict:
         reason = self.refused(rec)
         if reason:
             raise NotApplicable(reason)
-        ex = rec.ex(self.label(fixture))
+        ex = rec.cite(self.label(fixture))
         if ex.failure:
             raise NotObserved(f"{self.call_method} of {fixture}: {ex.failure}")
         if not ex.has_result or not isinstance(ex.result, dict):
@@ -95,7 +95,7 @@ class Methods:
         if reason:
             raise NotApplicable(reason)
         for fixture, sent in self.calls.items():
-            rec.ex(self.label(fixture))
+            rec.cite(self.label(fixture))
             arrived = upstream_requests(rec, self.call_method, fixture)
             if not arrived:
                 raise NotObserved(f"the upstream never received {self.call_method} for {fixture}",

@@ -38,7 +38,7 @@ def flag_passes_through(rec: Recording):
 def tool_calls_pass_through(rec: Recording):
     fixture_tool(rec, "conformance_memories")
     for label, want in (("call conformance_memories", QUERY), ("call conformance_echo", ECHO_TEXT)):
-        ex = rec.ex(label)
+        ex = rec.cite(label)
         if ex.failure:
             raise Violation(f"{label}: {ex.failure}", expected="a result", actual=ex.failure)
         if failed(ex):

@@ -20,7 +20,7 @@ SCENARIOS = (SCENARIO,)
 
 
 def _user_message(rec: HostRecording) -> tuple[str, str]:
-    run = rec.run(SCENARIO, turns_needed=0)
+    run = rec.cite(SCENARIO, turns_needed=0)
     augments = run.calls(1, "augmentation/augment")
     if not augments:
         raise NotObserved(f"the host never called augmentation/augment{'; ' + run.fatal if run.fatal else ''}")

@@ -72,7 +72,7 @@ def host_wire_check(profile: str, scenarios: tuple[str, ...]) -> None:
     def judge(rec: HostRecording):
         total, problems = 0, []
         for sid in scenarios:
-            count, found = wire_problems(rec.run(sid, turns_needed=0))
+            count, found = wire_problems(rec.cite(sid, turns_needed=0))
             total += count
             problems += [f"{sid}: {p}" for p in found]
         if not total:

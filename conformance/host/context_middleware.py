@@ -47,7 +47,7 @@ def _pii(run: HostRun) -> list[str]:
        does="configures scenario_redact as request-phase middleware and records its invocations over two turns",
        must="request-phase middleware runs on every turn, before the turn's first model request")
 def request_every_turn(rec: HostRecording):
-    run = rec.run(REDACT)
+    run = rec.cite(REDACT)
     problems = []
     for turn in run.turns:
         calls = _invokes(run, turn.index, "scenario_redact")
@@ -67,7 +67,7 @@ def request_every_turn(rec: HostRecording):
        does="compares each turn's model request with what scenario_redact returned in that turn",
        must="the model receives the request-phase middleware's output, and no PII the middleware removed")
 def model_sees_output(rec: HostRecording):
-    run = rec.run(REDACT)
+    run = rec.cite(REDACT)
     leaked = [v for r in run.model if r.valid for v in _pii(run) if v in request_text(r.body)]
     if leaked:
         raise Violation("PII the middleware redacts reached the model", expected="no email, SSN or card number "
@@ -91,7 +91,7 @@ def model_sees_output(rec: HostRecording):
        must="response-phase middleware runs on the model's answer before the user sees it (restoration gives "
             "back the originals)")
 def response_applied(rec: HostRecording):
-    run = rec.run(REDACT)
+    run = rec.cite(REDACT)
     problems = []
     for turn in run.turns:
         calls = _invokes(run, turn.index, "scenario_restore")
@@ -117,7 +117,7 @@ def metadata_not_forwarded(rec: HostRecording):
     seen = 0
     leaks = []
     for sid in (REDACT, CHAIN):
-        run = rec.run(sid, turns_needed=1)
+        run = rec.cite(sid, turns_needed=1)
         seen += len(run.calls(None, "middleware/invoke"))
         secret = f"META-{run.nonce}"
         leaks += [f"{sid} turn {r.turn}" for r in run.model if r.valid and secret in request_text(r.body)]
@@ -134,7 +134,7 @@ def metadata_not_forwarded(rec: HostRecording):
 def not_tools(rec: HostRecording):
     offered, requests = [], 0
     for sid in SCENARIOS:
-        run = rec.run(sid, turns_needed=0)
+        run = rec.cite(sid, turns_needed=0)
         for r in run.model:
             if r.valid:
                 requests += 1
@@ -157,7 +157,7 @@ def _chain_tags(run: HostRun, turn: int) -> list[str]:
             "the invocations",
        must="request-phase middleware runs in ascending priority, 50 when none is given")
 def priority_order(rec: HostRecording):
-    run = rec.run(CHAIN, turns_needed=1)
+    run = rec.cite(CHAIN, turns_needed=1)
     problems = {}
     ran = [t for t in run.turns if _chain_tags(run, t.index)]
     if not ran:
@@ -178,7 +178,7 @@ def priority_order(rec: HostRecording):
        does="configures two scenario_tag entries with priority 20 (tie-first listed before tie-second)",
        must="middleware with equal priority runs in the order the configuration lists it")
 def equal_priority(rec: HostRecording):
-    run = rec.run(CHAIN, turns_needed=1)
+    run = rec.cite(CHAIN, turns_needed=1)
     wrong, judged = {}, 0
     for turn in run.turns:
         tags = [t for t in _chain_tags(run, turn.index) if t.startswith("tie-")]
@@ -198,7 +198,7 @@ def equal_priority(rec: HostRecording):
        does="compares the context each scenario_tag invocation received with the previous invocation's output",
        must="each middleware is given the previous one's output")
 def chained_input(rec: HostRecording):
-    run = rec.run(CHAIN, turns_needed=1)
+    run = rec.cite(CHAIN, turns_needed=1)
     problems, judged = [], 0
     for turn in run.turns:
         calls = _invokes(run, turn.index, "scenario_tag")
@@ -224,7 +224,7 @@ def chained_input(rec: HostRecording):
             "carries RAW-<nonce>",
        must="when request-phase middleware fails, unprocessed context does not reach the model")
 def failing_blocks(rec: HostRecording):
-    run = rec.run(FAILING, turns_needed=0)
+    run = rec.cite(FAILING, turns_needed=0)
     if not _invokes(run, 1, "scenario_fail"):
         raise NotObserved(f"the failing middleware was never invoked{'; ' + run.fatal if run.fatal else ''}")
     raw = f"RAW-{run.nonce}"

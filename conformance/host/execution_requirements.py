@@ -32,7 +32,7 @@ EXACT = "X-Vendor:Ünïcode Mixed-Case"
 
 
 def _offered(rec: HostRecording) -> list[str]:
-    run = rec.run(SCENARIO, turns_needed=0)
+    run = rec.cite(SCENARIO, turns_needed=0)
     first = next((r for r in run.model if r.valid), None)
     if first is None:
         raise NotObserved(f"the host never sent the model a request{'; ' + run.fatal if run.fatal else ''}")
@@ -83,7 +83,7 @@ def no_inferred_equivalence(rec: HostRecording):
             "and reads the tool message of the next model request",
        must="requirement strings reach the model exactly as the server wrote them")
 def not_rewritten(rec: HostRecording):
-    run = rec.run(SCENARIO, turns_needed=0)
+    run = rec.cite(SCENARIO, turns_needed=0)
     calls = [e for e in run.calls(1) if named([str((e.get("params") or {}).get("name"))], "er_exact_error")]
     if not calls:
         raise NotObserved("the host never called er_exact_error (was it offered?)")

@@ -40,7 +40,7 @@ def _model_requests(run: HostRun) -> list:
        does="runs three turns against two servers with preprocessor tools and reads `tools` of every model request",
        must="preprocessor tools are never among the tools offered to the model")
 def never_offered(rec: HostRecording):
-    run = rec.run(SCENARIO)
+    run = rec.cite(SCENARIO)
     offered = {(r.turn, name) for r in _model_requests(run) for name in tool_names(r.body)
                if any(named([name], p) for p in PREPROCESSORS)}
     if offered:
@@ -54,7 +54,7 @@ def never_offered(rec: HostRecording):
        does="has the model ask for scenario_memories by name in turn 2, with a query only the model knows",
        must="a preprocessor cannot be called by the model: the host does not run the call it asks for")
 def model_cannot_call(rec: HostRecording):
-    run = rec.run(SCENARIO, turns_needed=2)
+    run = rec.cite(SCENARIO, turns_needed=2)
     asked = [r for r in run.model_in(2) if r.reply and r.reply.get("tool_calls")]
     if not asked:
         raise NotObserved("the host sent no model request in turn 2, so the model never asked for the tool")
@@ -70,7 +70,7 @@ def model_cannot_call(rec: HostRecording):
        does="reads the tools of every model request and has the model call scenario_echo in turn 1",
        must="ordinary tools of a server with preprocessors are offered and callable as before")
 def ordinary_offered(rec: HostRecording):
-    run = rec.run(SCENARIO, turns_needed=1)
+    run = rec.cite(SCENARIO, turns_needed=1)
     missing = [r.turn for r in _model_requests(run) if not named(tool_names(r.body), ORDINARY)]
     if missing:
         raise Violation("scenario_echo was not offered to the model", expected="scenario_echo in every request's "
@@ -86,7 +86,7 @@ def ordinary_offered(rec: HostRecording):
        does="counts the calls of each preprocessor tool in each of three turns",
        must="every preprocessor tool runs on every turn")
 def runs_every_turn(rec: HostRecording):
-    run = rec.run(SCENARIO, turns_needed=1)
+    run = rec.cite(SCENARIO, turns_needed=1)
     answered = [t.index for t in run.turns if t.answer is not None]
     missing = [f"turn {turn}: {name}" for turn in answered for name in PREPROCESSORS
                if not any(e["params"].get("name") == name for e in _preprocessor_calls(run, turn))]
@@ -103,7 +103,7 @@ def runs_every_turn(rec: HostRecording):
             "ordinary tool calls (one monotonic clock)",
        must="preprocessors run before the turn's first model request and before any ordinary tool call")
 def runs_before(rec: HostRecording):
-    run = rec.run(SCENARIO)
+    run = rec.cite(SCENARIO)
     late, judged = [], 0
     for turn in run.turns:
         calls = _preprocessor_calls(run, turn.index)
@@ -130,7 +130,7 @@ def runs_before(rec: HostRecording):
        does="follows the token each preprocessor call returned into the model request that came next",
        must="the output of every preprocessor call reaches the model request of its turn")
 def output_reaches_model(rec: HostRecording):
-    run = rec.run(SCENARIO)
+    run = rec.cite(SCENARIO)
     missing, followed = [], 0
     for turn in run.turns:
         requests = run.model_in(turn.index)
@@ -154,7 +154,7 @@ def output_reaches_model(rec: HostRecording):
        does="looks for each turn's preprocessor tokens in the model requests of every later turn",
        must="preprocessor output is context for its turn only: it never reappears in later turns")
 def output_not_persisted(rec: HostRecording):
-    run = rec.run(SCENARIO, turns_needed=2)
+    run = rec.cite(SCENARIO, turns_needed=2)
     kept = []
     for turn in run.turns:
         tokens = [result_text(c) for c in _preprocessor_calls(run, turn.index)]
@@ -173,7 +173,7 @@ def output_not_persisted(rec: HostRecording):
        does="compares the order in which the two servers' preprocessors ran, turn by turn",
        must="several preprocessors all run, in the same order every turn")
 def stable_order(rec: HostRecording):
-    run = rec.run(SCENARIO)
+    run = rec.cite(SCENARIO)
     orders = {}
     for turn in run.turns:
         seen: list[str] = []
@@ -196,7 +196,7 @@ def stable_order(rec: HostRecording):
        does="reports the arguments each preprocessor received (the RFC's example takes the user input as query)",
        must="what a preprocessor receives is the host's choice; the suite reports it")
 def preprocessor_input(rec: HostRecording):
-    run = rec.run(SCENARIO, turns_needed=1)
+    run = rec.cite(SCENARIO, turns_needed=1)
     calls = _preprocessor_calls(run, 1)
     if not calls:
         raise NotObserved("no preprocessor ran in turn 1")

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..judging import match_name as named  # noqa: F401  (the host judges import it from here)
 from ..model import NotObserved
+from ..recording import Citing
 from .harness import HostRun
 from .mock_llm import message_text, offered_names
 
@@ -26,7 +27,9 @@ class RunReport:
 
 
 @dataclass
-class HostRecording:
+class HostRecording(Citing):
+    """A host profile's recording (conformance.recording.Recording): its scenario runs by scenario id."""
+
     profile: str
     target: dict
     claimed: bool = True
@@ -35,7 +38,6 @@ class HostRecording:
     runs: dict[str, HostRun] = field(default_factory=dict)
     unavailable: str | None = None
     init_failed: bool = False
-    touched: list[str] = field(default_factory=list)
 
     @property
     def fatal(self) -> str | None:
@@ -52,10 +54,9 @@ class HostRecording:
     def has_fixture(self, need: str) -> bool:
         return True
 
-    def run(self, scenario: str, *, turns_needed: int | None = None) -> HostRun:
+    def cite(self, scenario: str, *, turns_needed: int | None = None) -> HostRun:
         """The scenario's run; NotObserved when it broke before the turns the judge needs were answered."""
-        if scenario not in self.touched:
-            self.touched.append(scenario)
+        self._note(scenario)
         run = self.runs.get(scenario)
         if run is None:
             raise NotObserved(f"scenario {scenario} was not run")

@@ -108,7 +108,7 @@ def augment_result_valid(rec: Recording):
         raise NotObserved("no augmentation/augment returned a result")
     problems = []
     for label in labels:
-        problems += shape_violations("augment-result", rec.ex(label).result, label)
+        problems += shape_violations("augment-result", rec.cite(label).result, label)
     judge_shapes(problems, "{content: [{content, properties?}], hint?, metadata?}")
     return f"{len(labels)} result(s) valid"
 
@@ -118,7 +118,7 @@ def augment_result_valid(rec: Recording):
        must="conformance_identity returns each context block, unchanged, as one AugmentedContent",
        needs=(f"augmentations:{IDENTITY}",))
 def identity_returns_context(rec: Recording):
-    ex = rec.ex("augment conformance_identity")
+    ex = rec.cite("augment conformance_identity")
     result = require_result(rec, "augment conformance_identity")
     sent = ex.request["params"]["context"]
     got = [item.get("content") if isinstance(item, dict) else item for item in result.get("content") or ()]

@@ -39,7 +39,7 @@ def blocks(*items: dict) -> list[dict]:
 
 def require_result(rec: Recording, label: str) -> Any:
     """The result of an exchange, or the Violation that says why there is none."""
-    ex = rec.ex(label)
+    ex = rec.cite(label)
     if ex.failure:
         raise NotObserved(f"{label}: {ex.failure}")
     if not ex.has_result:
@@ -49,7 +49,7 @@ def require_result(rec: Recording, label: str) -> Any:
 
 def require_error(rec: Recording, label: str, what: str) -> dict:
     """The JSON-RPC error an exchange must have produced."""
-    ex = rec.ex(label)
+    ex = rec.cite(label)
     if ex.failure:
         raise Violation(f"{what}: {ex.failure}", expected="a JSON-RPC error response", actual=ex.failure)
     if ex.has_result:
@@ -112,7 +112,7 @@ def judge_unadvertised(rec: Recording, methods: list[str], capability: str) -> s
     """Methods of a capability the server does not advertise must be rejected, as -32601."""
     codes = []
     for method in methods:
-        ex = rec.ex(f"unadvertised {method}")
+        ex = rec.cite(f"unadvertised {method}")
         if ex.failure:
             raise Violation(f"{method} (capability {capability} not advertised): {ex.failure}",
                             expected="a JSON-RPC error, code -32601", actual=ex.failure)

@@ -118,7 +118,7 @@ def invoke_result_valid(rec: Recording):
         raise NotObserved("no middleware/invoke returned a result")
     problems = []
     for label in labels:
-        problems += shape_violations("middleware-invoke-result", rec.ex(label).result, label)
+        problems += shape_violations("middleware-invoke-result", rec.cite(label).result, label)
     judge_shapes(problems, "{content: Content[], metadata?: object}")
     return f"{len(labels)} result(s) valid"
 
@@ -129,7 +129,7 @@ def invoke_result_valid(rec: Recording):
        must="content passes through the identity middleware unchanged, every type and every field",
        needs=(f"middleware:{IDENTITY}",))
 def identity_preserves_every_content_type(rec: Recording):
-    ex = rec.ex("invoke conformance_identity")
+    ex = rec.cite("invoke conformance_identity")
     result = require_result(rec, "invoke conformance_identity")
     sent, got = ex.request["params"]["context"], result.get("content")
     if canonical(got) != canonical(sent):
@@ -143,7 +143,7 @@ def identity_preserves_every_content_type(rec: Recording):
        must="conformance_uppercase uppercases every text block and reports metadata.changed = 2",
        needs=(f"middleware:{UPPERCASE}",))
 def uppercase_transforms_text(rec: Recording):
-    ex = rec.ex("invoke conformance_uppercase")
+    ex = rec.cite("invoke conformance_uppercase")
     result = require_result(rec, "invoke conformance_uppercase")
     sent, got = ex.request["params"]["context"], result.get("content")
     if not isinstance(got, list) or len(got) != len(sent):
@@ -163,7 +163,7 @@ def uppercase_transforms_text(rec: Recording):
        must="a middleware that transforms text leaves image and resource blocks exactly as they were",
        needs=(f"middleware:{UPPERCASE}",))
 def uppercase_leaves_non_text_unchanged(rec: Recording):
-    ex = rec.ex("invoke conformance_uppercase")
+    ex = rec.cite("invoke conformance_uppercase")
     got = require_result(rec, "invoke conformance_uppercase").get("content")
     sent = [b for b in ex.request["params"]["context"] if b["type"] != "text"]
     have = [b for b in got or () if isinstance(b, dict) and b.get("type") != "text"]
@@ -176,7 +176,7 @@ def uppercase_leaves_non_text_unchanged(rec: Recording):
        must="arguments are validated against the middleware's inputSchema: invalid ones get a JSON-RPC error",
        needs=(f"middleware:{STRICT}",))
 def invalid_arguments_rejected(rec: Recording):
-    ex = rec.ex("invoke strict valid")
+    ex = rec.cite("invoke strict valid")
     if not ex.has_result:
         raise NotObserved(f"valid arguments were rejected too ({ex.outcome_text()}), so a rejection shows nothing")
     return require_errors(rec, [("invoke strict invalid", "mode \"c\""), ("invoke strict missing", "missing mode")])

@@ -66,7 +66,7 @@ def counter(rec: Recording, label: str) -> int:
 
 
 def judge_unmet_fails(rec: Recording, name: str) -> str:
-    ex = rec.ex(f"call {name}")
+    ex = rec.cite(f"call {name}")
     if ex.failure:
         raise Violation(f"{name}: {ex.failure}", expected="the call fails promptly", actual=ex.failure)
     if not failed(ex):
@@ -76,7 +76,7 @@ def judge_unmet_fails(rec: Recording, name: str) -> str:
 
 
 def _gated_tools(rec: Recording) -> list[dict]:
-    rec.ex("tools/list")
+    rec.cite("tools/list")
     if rec.tools is None:
         raise NotObserved("tools/list returned no result")
     return [t for t in rec.tools if isinstance(t, dict) and "execution" in t]
@@ -128,7 +128,7 @@ def fixture_requirements_declared_exactly(rec: Recording):
        must="a call whose requirements are all satisfied runs and succeeds",
        needs=("tool:conformance_gated_ok",))
 def satisfied_requirement_allows_call(rec: Recording):
-    ex = rec.ex("call conformance_gated_ok")
+    ex = rec.cite("call conformance_gated_ok")
     if ex.failure:
         raise Violation(f"conformance_gated_ok: {ex.failure}", expected="a successful result", actual=ex.failure)
     if failed(ex):
@@ -182,7 +182,7 @@ def requirement_matching_exact(rec: Recording):
 def unmet_error_names_requirement(rec: Recording):
     silent, read = {}, 0
     for name in UNMET:
-        ex = rec.ex(f"call {name}")
+        ex = rec.cite(f"call {name}")
         if not failed(ex):
             continue  # unmet-requirement-fails-call and its siblings judge that
         read += 1

@@ -267,7 +267,7 @@ def invoke_result_valid(rec: Recording):
         raise NotObserved("no interceptor/invoke returned a result")
     problems = []
     for label in labels:
-        ex = rec.ex(label)
+        ex = rec.cite(label)
         problems += shape_violations("interceptor-invoke-result", ex.result, label)
         kind = listed_type(rec, (ex.request.get("params") or {}).get("name"))
         is_validation = isinstance(ex.result, dict) and "valid" in ex.result
@@ -286,7 +286,7 @@ def result_names_interceptor_and_phase(rec: Recording):
     wrong = []
     labels = [label for label in invoke_results(rec) if label.startswith(FIXTURE_INVOCATIONS)]
     for label in labels:
-        ex = rec.ex(label)
+        ex = rec.cite(label)
         params = ex.request["params"]
         want = {"interceptor": params["name"], "type": listed_type(rec, params["name"]), "phase": params["phase"]}
         got = {key: ex.result.get(key) for key in want} if isinstance(ex.result, dict) else None
@@ -324,7 +324,7 @@ def validator_reports_violation(rec: Recording):
 def validator_does_not_modify(rec: Recording):
     seen, modified = 0, []
     for label in invoke_results(rec):
-        ex = rec.ex(label)
+        ex = rec.cite(label)
         if listed_type(rec, (ex.request.get("params") or {}).get("name")) != "validation":
             continue
         seen += 1
@@ -390,7 +390,7 @@ def wildcard_hook_any_event(rec: Recording):
        must="an invocation for an event or phase the interceptor does not hook is answered with a JSON-RPC error",
        needs=(f"interceptors:{RESPONSE_ONLY}",))
 def invoke_outside_hooks_rejected(rec: Recording):
-    ok = rec.ex("invoke response-only response")
+    ok = rec.cite("invoke response-only response")
     if not ok.has_result:
         raise NotObserved(f"the hooked phase was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
     err = require_error(rec, "invoke response-only request", "an invocation in a phase the interceptor does not hook")
@@ -416,7 +416,7 @@ def failure_is_error(rec: Recording):
             "config is answered with a JSON-RPC error",
        needs=(f"interceptors:{VALIDATOR}",))
 def invalid_config_rejected(rec: Recording):
-    ok = rec.ex("invoke validator good config")
+    ok = rec.cite("invoke validator good config")
     if not ok.has_result:
         raise NotObserved(f"a valid config was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
     err = require_error(rec, "invoke validator bad config", "a config that violates the configSchema")

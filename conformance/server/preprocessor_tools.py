@@ -37,7 +37,7 @@ async def driver(session: Session, rec: Recording) -> None:
 
 
 def _tools(rec: Recording) -> list[dict]:
-    rec.ex("tools/list")
+    rec.cite("tools/list")
     if rec.tools is None:
         raise NotObserved("tools/list returned no result")
     return [t for t in rec.tools if isinstance(t, dict)]
@@ -71,7 +71,7 @@ def fixture_flagged(rec: Recording):
        must="a preprocessor tool is an executable tool: the call succeeds and returns text containing the query",
        needs=(f"tool:{MEMORIES}",))
 def preprocessor_tool_callable(rec: Recording):
-    ex = rec.ex("call conformance_memories")
+    ex = rec.cite("call conformance_memories")
     result = require_result(rec, "call conformance_memories")
     query = ex.request["params"]["arguments"]["query"]
     if result.get("isError") is True:
@@ -91,7 +91,7 @@ def ordinary_tool_unaffected(rec: Recording):
     if tool.get("preprocessor", False) is not False:
         raise Violation("the ordinary fixture tool is flagged", expected="preprocessor absent or false",
                         actual={"preprocessor": tool.get("preprocessor")})
-    ex = rec.ex("call conformance_echo")
+    ex = rec.cite("call conformance_echo")
     result = require_result(rec, "call conformance_echo")
     text = ex.request["params"]["arguments"]["text"]
     if result.get("isError") is True or text_of(result) != text:

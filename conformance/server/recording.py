@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from ..model import NotObserved
+from ..recording import Citing
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 
 CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
@@ -29,7 +29,9 @@ MAX_PAGES = 20
 
 
 @dataclass
-class Recording:
+class Recording(Citing):
+    """A server connection's recording (conformance.recording.Recording): its exchanges by label."""
+
     profile: str
     target: dict
     claimed: bool = False
@@ -45,16 +47,9 @@ class Recording:
     listing: dict[str, list[dict] | None] = field(default_factory=dict)  # extension lists, by kind
 
     # -- what judges use -----------------------------------------------------------------
-    touched: list[str] = field(default_factory=list)  # labels the current judge looked at
-
-    def ex(self, label: str) -> Exchange:
-        """The exchange with this label; NotObserved when the suite never got to send it."""
-        if label not in self.touched:
-            self.touched.append(label)
-        if label in self.exchanges:
-            return self.exchanges[label]
+    def never_observed(self, label: str) -> str:
         why = f"; the connection failed first: {self.fatal}" if self.fatal else ""
-        raise NotObserved(f"the suite never sent {label!r}{why}")
+        return f"the suite never sent {label!r}{why}"
 
     def tool(self, name: str) -> dict | None:
         for tool in self.tools or ():

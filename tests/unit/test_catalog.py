@@ -2,9 +2,9 @@
 
 from conformance import catalog
 from conformance.model import REGISTRY
-from conformance.plugin import register_checks
+from conformance.roles import load_all
 
-register_checks()
+load_all()
 
 
 def test_catalog_and_registry_agree():

@@ -1,0 +1,166 @@
+"""Gateway role, sequential-pipeline profile: the checks, judged from the fixture replays (replay.py).
+
+Each check is a small pure function over the recording. It compares the outcome of every fixture whose
+`check` is its id with that fixture's `expected` (JSON compared canonically: sorted keys, no
+insignificant whitespace) and raises `Violation` naming the first fixture that differs, with expected
+and actual. Only the fields a fixture's `expected` states are compared.
+"""
+
+from __future__ import annotations
+
+from ..judging import canonical
+from ..model import NotObserved, Violation, check
+from .replay import PROFILE, PipelineRecording
+
+PREFIX = f"{PROFILE}/gateway/"
+
+def differences(expected: dict, actual: dict) -> list[str]:
+    """What in `actual` disagrees with the fields `expected` states (pure; [] when it agrees)."""
+    if "error" in actual:
+        return [actual["error"]]
+    if expected.get("configurationError"):
+        if "configurationError" in actual:
+            return []
+        return ["the pipeline was built and ran: the configuration should have been rejected (ValueError)"]
+    if "configurationError" in actual:
+        return [f"the configuration was rejected: {actual['configurationError']}"]
+    out = []
+    if actual["allowed"] != expected["allowed"]:
+        out.append(f"allowed is {actual['allowed']}, expected {expected['allowed']}")
+    if "stages" in expected and actual["stages"] != expected["stages"]:
+        out.append(f"stages ran {actual['stages']}, expected {expected['stages']}")
+    if expected["allowed"] and "response" in expected and canonical(actual["response"]) != canonical(
+            expected["response"]):
+        out.append("the final response differs")
+    if not expected["allowed"]:
+        wanted = expected.get("reasonContains", [])
+        reason = actual.get("reason") or ""
+        missing = [w for w in ([wanted] if isinstance(wanted, str) else wanted) if w not in reason]
+        if missing:
+            out.append(f"the reason {reason!r} does not contain {missing}")
+    if "audit" in expected:
+        got = actual.get("audit", [])
+        if [a.get("plugin") for a in got] != [e["plugin"] for e in expected["audit"]]:
+            out.append(f"audit records came from {[a.get('plugin') for a in got]}, "
+                       f"expected {[e['plugin'] for e in expected['audit']]}")
+        else:
+            for want, have in zip(expected["audit"], got):
+                if "response" in want and canonical(want["response"]) != canonical(have.get("response")):
+                    out.append(f"{want['plugin']} saw a different response")
+    return out
+
+
+def _shown(expected: dict, actual: dict) -> dict:
+    """The actual outcome cut to the fields the fixture states, for a readable expected/actual pair."""
+    if "error" in actual or "configurationError" in actual:
+        return actual
+    keys = [k for k in ("allowed", "response", "reason", "stages", "audit") if k in expected or (
+        k == "reason" and "reasonContains" in expected)]
+    return {k: actual.get(k) for k in keys}
+
+
+def judge_fixtures(rec: PipelineRecording, check_id: str) -> str:
+    runs = rec.runs_for(check_id)
+    if not runs:
+        raise NotObserved(f"no fixture serves {check_id}")
+    for run in runs:
+        actual = run.observed()
+        diffs = differences(run.fixture["expected"], actual)
+        if diffs:
+            raise Violation(f"fixture {run.id} ({run.fixture['description']}): {'; '.join(diffs)}",
+                            expected=run.fixture["expected"], actual=_shown(run.fixture["expected"], actual))
+    return f"{len(runs)} fixture(s) as expected: {', '.join(r.id for r in runs)}"
+
+
+def judge_predictable(rec: PipelineRecording) -> str:
+    runs = [rec.cite(fid) for fid in rec.exchanges]
+    for run in runs:
+        if run.error or run.repeat_error:
+            continue  # an adapter fault is its own fixture's failure, not a sign of unpredictability
+        if canonical(run.actual) != canonical(run.repeat):
+            raise Violation(f"fixture {run.id}: a second replay with a freshly built pipeline gave another outcome",
+                            expected=run.actual, actual=run.repeat)
+    compared = [r for r in runs if not (r.error or r.repeat_error)]
+    if not compared:
+        raise NotObserved("no fixture produced an outcome twice")
+    return f"{len(compared)} fixture(s) replayed twice with the same outcome"
+
+
+# (slug, what the suite does, what the gateway must do)
+CHECKS = [
+    ("chained-input",
+     "Replays chains of appending, uppercasing, passing and recording plugins and compares what each saw and "
+     "the final response.",
+     "Process a response through the plugins one after another, each receiving the previous plugin's output "
+     "(not the original), and return the last output."),
+    ("ascending-priority",
+     "Replays plugins whose priorities differ from their definition order, middleware and security mixed.",
+     "Run middleware and security plugins as one pipeline sorted by priority, lower numbers first."),
+    ("default-priority",
+     "Replays a plugin without a priority next to one with priority 50, in both definition orders.",
+     "Give a plugin without a priority the default priority 50."),
+    ("priority-range-enforced",
+     "Builds pipelines with priorities -1 and 101 (and the boundaries 0 and 100).",
+     "Accept priorities 0-100 and reject any other priority when the pipeline is configured."),
+    ("equal-priority-definition-order",
+     "Replays plugins of one kind with equal priorities, defined in non-alphabetical order.",
+     "Run plugins of equal priority in the order they are defined."),
+    ("middleware-before-security-on-ties",
+     "Replays a security plugin defined before a middleware plugin of the same priority.",
+     "At equal priority, run middleware plugins before security plugins, as Gatekit 0.3.0 does."),
+    ("block-stops-chain",
+     "Replays a block in the middle of a chain, and two blocks in a row.",
+     "Stop processing at the first plugin that blocks: the response is not delivered and later plugins "
+     "never run."),
+    ("block-reason-names-plugin",
+     "Replays a blocking plugin and reads the outcome's reason.",
+     "Give a blocked response a reason that names the plugin that blocked it."),
+    ("block-reason-carried",
+     "Replays a blocking plugin with a reason of its own and reads the outcome's reason.",
+     "Carry the blocking plugin's own reason text into the blocked outcome."),
+    ("auditors-after-pipeline",
+     "Replays auditing plugins defined first and with a low priority, on allowed and blocked responses.",
+     "Keep auditing plugins out of the processing pipeline: they run after it completes, whatever their "
+     "priority, and are not processing stages."),
+    ("auditors-definition-order",
+     "Replays several auditing plugins defined in non-alphabetical order.",
+     "Run auditing plugins in definition order."),
+    ("auditors-see-final-response",
+     "Replays auditing plugins after modifying plugins and compares what the auditors recorded.",
+     "Show auditing plugins the final response the pipeline produced."),
+    ("auditors-cannot-modify",
+     "Replays an auditing plugin that tries to change the response it is shown.",
+     "Deliver the pipeline's final response unchanged by anything an auditing plugin does."),
+    ("raising-plugin-fails-closed",
+     "Replays a middleware and a security plugin that raise an exception.",
+     "Block a response when a plugin raises (fail closed), naming the plugin, and run no later plugin."),
+]
+
+
+def _register(slug: str, does: str, must: str) -> None:
+    check_id = PREFIX + slug
+
+    def judge(rec: PipelineRecording) -> str:
+        return judge_fixtures(rec, check_id)
+
+    judge.__name__ = f"judge_{slug.replace('-', '_')}"
+    check(check_id, does=does, must=must)(judge)
+
+
+for _slug, _does, _must in CHECKS:
+    _register(_slug, _does, _must)
+
+check(PREFIX + "predictable",
+      does="Replays every fixture a second time with a freshly built pipeline.",
+      must="Give the same stage order and outcome for the same plugins and input every time.")(judge_predictable)
+
+CHECK_IDS = tuple(PREFIX + slug for slug, _, _ in CHECKS) + (PREFIX + "predictable",)
+
+
+def verdicts(rec: PipelineRecording) -> list[dict]:
+    """Every pipeline check's Result, as report JSON."""
+    from ..model import REGISTRY
+    from ..runner import evaluate
+
+    return [evaluate(REGISTRY[cid], rec).to_json() for cid in CHECK_IDS]
+

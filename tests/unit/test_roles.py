@@ -1,0 +1,43 @@
+"""The role declarations (conformance/roles.py) agree with the check modules, and every role's recording
+offers what `runner.evaluate` reads (conformance/recording.py)."""
+
+import pytest
+
+from conformance import server
+from conformance.gateway import record as gateway_record
+from conformance.gateway.replay import PipelineRecording
+from conformance.host import record as host_record
+from conformance.host.recording import HostRecording
+from conformance.model import REGISTRY, NotObserved
+from conformance.recording import Recording
+from conformance.roles import GATEWAY, HOST, ROLES, SERVER
+from conformance.server.recording import Recording as ServerRecording
+
+
+def test_declared_profiles_are_the_check_modules_profiles():
+    assert SERVER.profiles == server.PROFILES
+    assert HOST.profiles == host_record.PROFILES
+    assert GATEWAY.profiles == (*gateway_record.PROFILES, "sequential-pipeline")
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_a_role_has_checks_for_exactly_its_profiles(role):
+    ids = ROLES[role].check_ids()
+    assert ids and all(REGISTRY[cid].role == role for cid in ids)
+    assert {REGISTRY[cid].profile for cid in ids} == set(ROLES[role].profiles)
+
+
+def test_a_role_refuses_a_profile_it_has_no_checks_for():
+    assert SERVER.profile_error(["sequential-pipeline"]) == (
+        "'sequential-pipeline' is not a server-role profile; they are: " + ", ".join(SERVER.profiles))
+    assert GATEWAY.profile_error(["sequential-pipeline", "augmentation"]) is None
+
+
+@pytest.mark.parametrize("rec", [ServerRecording("augmentation", {}), HostRecording("augmentation", {}),
+                                 PipelineRecording()], ids=["server", "host", "gateway-pipeline"])
+def test_every_recording_satisfies_the_protocol_and_cites_explicitly(rec):
+    assert isinstance(rec, Recording)
+    assert rec.cited == []
+    with pytest.raises(NotObserved):
+        rec.cite("never-happened")
+    assert rec.cited == ["never-happened"]  # cited evidence is reported even when it is missing
