@@ -19,13 +19,13 @@ from .common import (
     blocks,
     canonical,
     judge_shapes,
-    judge_unadvertised,
+    malformed_check,
     real_items,
-    require_error,
-    require_errors,
     require_result,
     shape_violations,
     short,
+    unadvertised_check,
+    unknown_name_check,
     wire_check,
 )
 from .recording import Recording, Session
@@ -140,28 +140,19 @@ def prepend_note_hint(rec: Recording):
         raise Violation("not one NOTE block with hint prepend", expected=want, actual=short(result))
 
 
-@check("augmentation/server/unknown-augmentation-rejected",
-       does=f"augments with a name the server never listed ({UNKNOWN})",
-       must="an unknown augmentation name is answered with a JSON-RPC error")
-def unknown_augmentation_rejected(rec: Recording):
-    err = require_error(rec, "augment unknown", "an unknown augmentation name")
-    return f"rejected with code {err.get('code')}"
-
-
-@check("augmentation/server/malformed-augment-rejected",
-       does="sends augmentation/augment without context, and with a context that is a number",
-       must="context is required and an array: a malformed augment is answered with a JSON-RPC error")
-def malformed_augment_rejected(rec: Recording):
-    return require_errors(rec, [("augment without context", "an augment without context"),
-                                ("augment context not array", "an augment whose context is a number")])
-
-
-@check("augmentation/server/unadvertised-method-rejected",
-       does="sends augmentation/list and augmentation/augment to a server that does not advertise augmentation",
-       must="methods of a capability the server does not advertise are rejected, with -32601 Method not found",
-       when="unclaimed")
-def unadvertised_method_rejected(rec: Recording):
-    return judge_unadvertised(rec, ["augmentation/list", "augmentation/augment"], CAPABILITY)
+unknown_name_check("augmentation/server/unknown-augmentation-rejected",
+                   does=f"augments with a name the server never listed ({UNKNOWN})",
+                   must="an unknown augmentation name is answered with a JSON-RPC error",
+                   label="augment unknown", what="an unknown augmentation name")
+malformed_check("augmentation/server/malformed-augment-rejected",
+                does="sends augmentation/augment without context, and with a context that is a number",
+                must="context is required and an array: a malformed augment is answered with a JSON-RPC error",
+                cases=[("augment without context", "an augment without context"),
+                       ("augment context not array", "an augment whose context is a number")])
+unadvertised_check("augmentation/server/unadvertised-method-rejected",
+                   does="sends augmentation/list and augmentation/augment to a server that does not advertise "
+                        "augmentation",
+                   methods=["augmentation/list", "augmentation/augment"], capability=CAPABILITY)
 
 
 wire_check(PROFILE)

@@ -127,3 +127,35 @@ def judge_unadvertised(rec: Recording, methods: list[str], capability: str) -> s
                         expected=-32601, actual=[c for _, c in wrong], level="SHOULD")
     return f"rejected with -32601: {', '.join(methods)}"
 
+
+
+# -- the rejection checks every method-bearing profile has (one registration each, the judge shared) ----------
+
+def rejected_unlike(rec: Recording, accepted: str, rejected: str, what: str, accepted_what: str) -> str:
+    """`rejected` got a JSON-RPC error while `accepted`, the same request made valid, got a result."""
+    ok = rec.cite(accepted)
+    if not ok.has_result:
+        raise NotObserved(f"{accepted_what} was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
+    err = require_error(rec, rejected, what)
+    return f"rejected with code {err.get('code')}"
+
+
+def unknown_name_check(check_id: str, *, does: str, must: str, label: str, what: str) -> None:
+    """Register `check_id`: the request `label`, naming something the server never listed, gets an error."""
+
+    def judge(rec: Recording) -> str:
+        return f"rejected with code {require_error(rec, label, what).get('code')}"
+
+    check(check_id, does=does, must=must)(judge)
+
+
+def malformed_check(check_id: str, *, does: str, must: str, cases: list[tuple[str, str]]) -> None:
+    """Register `check_id`: every malformed request in `cases` (label, what) gets an error."""
+    check(check_id, does=does, must=must)(lambda rec: require_errors(rec, cases))
+
+
+def unadvertised_check(check_id: str, *, does: str, methods: list[str], capability: str) -> None:
+    """Register `check_id` (run when the profile is not claimed): the methods get -32601."""
+    check(check_id, does=does, when="unclaimed",
+          must="methods of a capability the server does not advertise are rejected, with -32601 Method not found")(
+        lambda rec: judge_unadvertised(rec, methods, capability))

@@ -23,13 +23,14 @@ from .common import (
     blocks,
     canonical,
     judge_shapes,
-    judge_unadvertised,
+    malformed_check,
     real_items,
-    require_error,
     require_errors,
     require_result,
     shape_violations,
     short,
+    unadvertised_check,
+    unknown_name_check,
     wire_check,
 )
 from .recording import Recording, Session
@@ -182,28 +183,19 @@ def invalid_arguments_rejected(rec: Recording):
     return require_errors(rec, [("invoke strict invalid", "mode \"c\""), ("invoke strict missing", "missing mode")])
 
 
-@check("context-middleware/server/unknown-middleware-rejected",
-       does=f"invokes a middleware name the server never listed ({UNKNOWN})",
-       must="invoking an unknown middleware is answered with a JSON-RPC error")
-def unknown_middleware_rejected(rec: Recording):
-    err = require_error(rec, "invoke unknown", "an unknown middleware name")
-    return f"rejected with code {err.get('code')}"
-
-
-@check("context-middleware/server/malformed-invoke-rejected",
-       does="sends middleware/invoke without context, and with a context that is not an array",
-       must="context: Content[] is required: a malformed invoke is answered with a JSON-RPC error")
-def malformed_invoke_rejected(rec: Recording):
-    return require_errors(rec, [("invoke without context", "an invoke without context"),
-                                ("invoke context not array", "an invoke whose context is a string")])
-
-
-@check("context-middleware/server/unadvertised-method-rejected",
-       does="sends middleware/list and middleware/invoke to a server that does not advertise contextMiddleware",
-       must="methods of a capability the server does not advertise are rejected, with -32601 Method not found",
-       when="unclaimed")
-def unadvertised_method_rejected(rec: Recording):
-    return judge_unadvertised(rec, ["middleware/list", "middleware/invoke"], CAPABILITY)
+unknown_name_check("context-middleware/server/unknown-middleware-rejected",
+                   does=f"invokes a middleware name the server never listed ({UNKNOWN})",
+                   must="invoking an unknown middleware is answered with a JSON-RPC error",
+                   label="invoke unknown", what="an unknown middleware name")
+malformed_check("context-middleware/server/malformed-invoke-rejected",
+                does="sends middleware/invoke without context, and with a context that is not an array",
+                must="context: Content[] is required: a malformed invoke is answered with a JSON-RPC error",
+                cases=[("invoke without context", "an invoke without context"),
+                       ("invoke context not array", "an invoke whose context is a string")])
+unadvertised_check("context-middleware/server/unadvertised-method-rejected",
+                   does="sends middleware/list and middleware/invoke to a server that does not advertise "
+                        "contextMiddleware",
+                   methods=["middleware/list", "middleware/invoke"], capability=CAPABILITY)
 
 
 wire_check(PROFILE)

@@ -24,12 +24,14 @@ from ..model import NotObserved, Violation, check
 from .common import (
     canonical,
     judge_shapes,
-    judge_unadvertised,
+    malformed_check,
+    rejected_unlike,
     require_error,
-    require_errors,
     require_result,
     shape_violations,
     short,
+    unadvertised_check,
+    unknown_name_check,
     wire_check,
 )
 from .recording import Recording, Session
@@ -390,11 +392,8 @@ def wildcard_hook_any_event(rec: Recording):
        must="an invocation for an event or phase the interceptor does not hook is answered with a JSON-RPC error",
        needs=(f"interceptors:{RESPONSE_ONLY}",))
 def invoke_outside_hooks_rejected(rec: Recording):
-    ok = rec.cite("invoke response-only response")
-    if not ok.has_result:
-        raise NotObserved(f"the hooked phase was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
-    err = require_error(rec, "invoke response-only request", "an invocation in a phase the interceptor does not hook")
-    return f"rejected with code {err.get('code')}"
+    return rejected_unlike(rec, "invoke response-only response", "invoke response-only request",
+                           "an invocation in a phase the interceptor does not hook", "the hooked phase")
 
 
 @check("interceptors/server/failure-is-error",
@@ -416,36 +415,25 @@ def failure_is_error(rec: Recording):
             "config is answered with a JSON-RPC error",
        needs=(f"interceptors:{VALIDATOR}",))
 def invalid_config_rejected(rec: Recording):
-    ok = rec.cite("invoke validator good config")
-    if not ok.has_result:
-        raise NotObserved(f"a valid config was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
-    err = require_error(rec, "invoke validator bad config", "a config that violates the configSchema")
-    return f"rejected with code {err.get('code')}"
+    return rejected_unlike(rec, "invoke validator good config", "invoke validator bad config",
+                           "a config that violates the configSchema", "a valid config")
 
 
-@check("interceptors/server/unknown-interceptor-rejected",
-       does=f"invokes an interceptor name the server never listed ({UNKNOWN})",
-       must="invoking an unknown interceptor is answered with a JSON-RPC error")
-def unknown_interceptor_rejected(rec: Recording):
-    err = require_error(rec, "invoke unknown", "an unknown interceptor name")
-    return f"rejected with code {err.get('code')}"
-
-
-@check("interceptors/server/malformed-invoke-rejected",
-       does="sends interceptor/invoke without phase, with phase \"middle\", and without payload",
-       must="invocation params are validated before processing: a malformed invoke is answered with a JSON-RPC error")
-def malformed_invoke_rejected(rec: Recording):
-    return require_errors(rec, [("invoke without phase", "an invoke without phase"),
-                                ("invoke unknown phase", "an invoke with phase \"middle\""),
-                                ("invoke without payload", "an invoke without payload")])
-
-
-@check("interceptors/server/unadvertised-method-rejected",
-       does="sends interceptors/list and interceptor/invoke to a server that does not advertise interceptors",
-       must="methods of a capability the server does not advertise are rejected, with -32601 Method not found",
-       when="unclaimed")
-def unadvertised_method_rejected(rec: Recording):
-    return judge_unadvertised(rec, [LIST, INVOKE], f'extensions["{EXTENSION_ID}"]')
+unknown_name_check("interceptors/server/unknown-interceptor-rejected",
+                   does=f"invokes an interceptor name the server never listed ({UNKNOWN})",
+                   must="invoking an unknown interceptor is answered with a JSON-RPC error",
+                   label="invoke unknown", what="an unknown interceptor name")
+malformed_check("interceptors/server/malformed-invoke-rejected",
+                does="sends interceptor/invoke without phase, with phase \"middle\", and without payload",
+                must="invocation params are validated before processing: a malformed invoke is answered with a "
+                     "JSON-RPC error",
+                cases=[("invoke without phase", "an invoke without phase"),
+                       ("invoke unknown phase", "an invoke with phase \"middle\""),
+                       ("invoke without payload", "an invoke without payload")])
+unadvertised_check("interceptors/server/unadvertised-method-rejected",
+                   does="sends interceptors/list and interceptor/invoke to a server that does not advertise "
+                        "interceptors",
+                   methods=[LIST, INVOKE], capability=f'extensions["{EXTENSION_ID}"]')
 
 
 wire_check(PROFILE)

@@ -25,8 +25,6 @@ from httpx_sse._decoders import SSEDecoder
 
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 
-MAX_ERROR_BODY = 2048
-
 
 class HttpConnection(Connection):
     kind = "http"
