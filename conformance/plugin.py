@@ -214,8 +214,7 @@ def mcpx_recordings(request):
     config = request.config
     role = _role(config)
     if role is None:
-        pytest.skip("no target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image, "
-                    "--mcp-host-command, --mcp-gateway-command or --mcp-gateway-adapter")
+        pytest.skip("; ".join(r.missing_target for r in roles.ROLES.values()))
     claimed = _claimed(config, role)
     config._mcpx_target = _target_description(config)
     wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
@@ -296,10 +295,7 @@ def mcpx_verdict(request):
             claimed = request.config.getoption("mcpx_profiles")
             if claimed and check.profile not in claimed:
                 pytest.skip(f"profile not selected (--mcp-profile limits the run to {', '.join(claimed)})")
-            pytest.skip("not recorded in this run" + (" (pipeline semantics need --mcp-gateway-adapter)"
-                                                      if check.profile == "sequential-pipeline" else
-                                                      " (transparency needs --mcp-gateway-command)"
-                                                      if check.role == "gateway" else ""))
+            pytest.skip(roles.ROLES[check.role].why_not_recorded(check.profile))
         result = evaluate(check, rec)
         strict = request.config.getoption("mcpx_strict")
         baseline = request.config._mcpx_baseline

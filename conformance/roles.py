@@ -24,6 +24,7 @@ class Role:
     target_options: tuple[str, ...]  # pytest option dests that name a target of this role
     default_timeout: float  # seconds for one response (server, gateway) or one turn's answer (host)
     missing_target: str  # the skip reason when no target of this role is given
+    not_recorded: tuple[tuple[str, str], ...] = ()  # (profile or "*", what records it) when a run leaves it out
 
     def given(self, option: Callable[[str], object]) -> bool:
         """Whether the run names a target of this role (`option` reads a pytest option by dest)."""
@@ -46,6 +47,11 @@ class Role:
         if not bad:
             return None
         return f"{bad[0]!r} is not a {self.name}-role profile; they are: {', '.join(self.profiles)}"
+
+    def why_not_recorded(self, profile: str) -> str:
+        hints = dict(self.not_recorded)
+        hint = hints.get(profile, hints.get("*"))
+        return "not recorded in this run" + (f" ({hint})" if hint else "")
 
 
 SERVER = Role(
@@ -75,6 +81,8 @@ GATEWAY = Role(
     target_options=("mcpx_gateway_command", "mcpx_gateway_adapter"),
     default_timeout=10.0,
     missing_target="no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter",
+    not_recorded=(("sequential-pipeline", "pipeline semantics need --mcp-gateway-adapter"),
+                  ("*", "transparency needs --mcp-gateway-command")),
 )
 ROLES: dict[str, Role] = {role.name: role for role in (SERVER, HOST, GATEWAY)}
 

@@ -26,18 +26,26 @@ _RESULT_TYPES = {
 }
 
 
+@lru_cache(maxsize=1)
+def _sdk_types():
+    """The SDK's protocol types. From 2.0 they are their own distribution (`mcp_types`, which `mcp.types`
+    re-exports); importing it alone skips the SDK's client and server packages, a quarter of the cost."""
+    try:
+        import mcp_types as sdk_types
+    except ImportError:  # mcp 1.x
+        import mcp.types as sdk_types
+    return sdk_types
+
+
 @lru_cache(maxsize=None)
 def _adapter(type_name: str):
-    import mcp.types as sdk_types
     from pydantic import TypeAdapter
 
-    return TypeAdapter(getattr(sdk_types, type_name))
+    return TypeAdapter(getattr(_sdk_types(), type_name))
 
 
 def _known(type_name: str) -> bool:
-    import mcp.types as sdk_types
-
-    return hasattr(sdk_types, type_name)
+    return hasattr(_sdk_types(), type_name)
 
 
 def _first_error(exc) -> str:

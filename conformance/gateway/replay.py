@@ -119,7 +119,7 @@ class FixtureRun:
 class PipelineRecording(Citing):
     """The pipeline half of the gateway role (conformance.recording.Recording): fixture runs by fixture id."""
 
-    profile: str = "sequential-pipeline"
+    profile: str = PROFILE
     adapter: str = ""
     unavailable: str | None = None  # the adapter could not be imported or is not callable
     init_failed: bool = False

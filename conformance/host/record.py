@@ -29,7 +29,7 @@ def scenarios() -> dict[str, dict]:
     import yaml
 
     text = (resources.files("conformance.host") / "scenarios.yaml").read_text(encoding="utf-8")
-    return {s["id"]: s for s in yaml.safe_load(text)}
+    return {s["id"]: s for s in yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))}
 
 
 async def record_hosts(command: str, profiles, *, claimed: set[str], turn_timeout: float = 20.0,
