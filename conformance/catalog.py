@@ -3,10 +3,18 @@
 The catalog, not the check code, says which rows a check covers, so a check's
 level (and so whether a violation fails or warns) is decided in one place that
 people can read and review. `problems()` lists what the self-test rejects.
+
+Each file declares its `sources` (a proposal by public URL and captured
+revision, or a page of this repository) and each row cites one by name,
+`"<name> §<section>"`. The captured texts themselves are other projects'
+documents and are not shipped; a row's `quote_sha256` lets an edited quote be
+noticed without them. The format is described in docs/check-model.md.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -27,7 +35,34 @@ class Row:
     quote: str
     checks: tuple[str, ...] = ()
     excluded: str | None = None
+    quote_sha256: str = ""
     notes: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A document rows cite: `url` + `revision` (+ `sha256` of the captured text), or `doc` in this repository."""
+
+    name: str
+    profile: str
+    url: str | None = None
+    revision: str | None = None
+    sha256: str | None = None
+    captured: str | None = None
+    doc: str | None = None
+    basis: str | None = None
+
+
+SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis"}
+
+
+def normalise_quote(text: str) -> str:
+    """Whitespace collapsed and Markdown emphasis dropped: quotes need not copy line breaks or `**`."""
+    return re.sub(r"\s+", " ", text.replace("*", "")).strip()
+
+
+def quote_digest(quote: str) -> str:
+    return hashlib.sha256(normalise_quote(quote).encode("utf-8")).hexdigest()
 
 
 def _requirement_files() -> list[tuple[str, str]]:
@@ -44,19 +79,63 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @lru_cache(maxsize=1)
-def load() -> dict[str, Row]:
+def _load() -> tuple[dict[str, Row], dict[tuple[str, str], Source], tuple[str, ...]]:
     rows: dict[str, Row] = {}
+    sources: dict[tuple[str, str], Source] = {}
+    errors: list[str] = []
     for name, text in _requirement_files():
         doc = yaml.load(text, Loader=_LOADER) or {}
         profile = doc.get("profile", name[:-5])
+        for raw in doc.get("sources") or []:
+            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+                errors.append(f"{name}: a source without a name: {raw!r}")
+                continue
+            if (profile, raw["name"]) in sources:
+                errors.append(f"{name}: source {raw['name']!r} declared twice")
+            if set(raw) - SOURCE_KEYS:
+                errors.append(f"{name}: source {raw['name']!r} has unknown keys {sorted(set(raw) - SOURCE_KEYS)}")
+            sources[(profile, raw["name"])] = Source(profile=profile, **{k: v for k, v in raw.items() if k in SOURCE_KEYS})
         for raw in doc.get("rows", []):
-            known = {"id", "level", "role", "source", "quote", "checks", "excluded"}
+            known = {"id", "level", "role", "source", "quote", "quote_sha256", "checks", "excluded"}
             row = Row(id=raw["id"], profile=profile, level=raw["level"], role=raw["role"],
                       source=raw.get("source", ""), quote=raw.get("quote", ""),
                       checks=tuple(raw.get("checks") or ()), excluded=raw.get("excluded"),
+                      quote_sha256=raw.get("quote_sha256", ""),
                       notes={k: v for k, v in raw.items() if k not in known})
             rows[row.id] = row
-    return rows
+    return rows, sources, tuple(errors)
+
+
+def load() -> dict[str, Row]:
+    return _load()[0]
+
+
+def sources() -> dict[tuple[str, str], Source]:
+    """Every declared source, keyed by (profile, name)."""
+    return _load()[1]
+
+
+def cite(row: Row) -> tuple[Source | None, str]:
+    """The source a row cites and the section within it ("" when none); (None, "") when it names none declared."""
+    names = [name for (profile, name) in sources() if profile == row.profile
+             and (row.source == name or row.source.startswith(name + " §"))]
+    if not names:
+        return None, ""
+    name = max(names, key=len)  # "SEP-2487 revision 2026-04-14 §…" is not a section of "SEP-2487"
+    return sources()[(row.profile, name)], row.source[len(name) + 2:].strip()
+
+
+def _source_problems(src: Source) -> list[str]:
+    out = []
+    if src.doc and (src.url or src.sha256):
+        out.append(f"source {src.name!r} ({src.profile}): a repository page (doc) or a public document (url), not both")
+    elif not src.doc and not (src.url and src.revision):
+        out.append(f"source {src.name!r} ({src.profile}): needs doc, or url and revision")
+    if src.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", str(src.sha256)):
+        out.append(f"source {src.name!r} ({src.profile}): sha256 is not 64 lowercase hex digits")
+    if src.sha256 and not src.captured:
+        out.append(f"source {src.name!r} ({src.profile}): says what its captured text is (captured)")
+    return out
 
 
 def rows_for(check_id: str) -> list[Row]:
@@ -71,9 +150,19 @@ def level_of(check_id: str) -> str:
 
 def problems() -> list[str]:
     """What makes the catalog and the registry disagree; empty when they agree."""
-    out = []
+    out = list(_load()[2])
     rows = load()
+    for src in sources().values():
+        out.extend(_source_problems(src))
     for row in rows.values():
+        src, _ = cite(row)
+        if src is None:
+            out.append(f"{row.id}: source {row.source!r} names no source declared in {row.profile}.yaml")
+        elif row.notes.get("basis") != src.basis:
+            out.append(f"{row.id}: basis {row.notes.get('basis')!r}, but its source {src.name!r} is {src.basis!r}")
+        if row.quote_sha256 != quote_digest(row.quote):
+            out.append(f"{row.id}: quote_sha256 does not match the quote (an edited quote must be checked "
+                       f"against its source again before its hash is updated)")
         if row.level not in LEVELS:
             out.append(f"{row.id}: unknown level {row.level!r}")
         if row.role not in ROLES:

@@ -284,9 +284,10 @@ def cmd_list(args) -> int:
     for check in sorted(REGISTRY.values(), key=lambda c: c.id):
         if args.role and check.role != args.role or args.profile and check.profile != args.profile:
             continue
+        cited = catalog.rows_for(check.id)
         rows.append({"id": check.id, "level": catalog.level_of(check.id),
-                     "rows": [r.id for r in catalog.rows_for(check.id)], "requirement": check.must,
-                     "fixtures": list(check.needs)})
+                     "rows": [r.id for r in cited], "requirement": check.must,
+                     "sources": sorted({r.source for r in cited}), "fixtures": list(check.needs)})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

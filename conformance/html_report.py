@@ -1,8 +1,8 @@
 """index.html: one self-contained page a person opens to see what passed, what failed and why.
 
-Per check: the requirement, the verdict and its reason, expected against
-actual, and the exchanges the check judged (request and response as sent),
-folded away until opened. No scripts, no external assets: the page works
+Per check: the requirement, the sources its catalog rows cite (linked), the
+verdict and its reason, expected against actual, and the exchanges the check
+judged (request and response as sent), folded away until opened. No scripts, no external assets: the page works
 from a CI artifact or an email attachment. Built with the standard library's
 html.escape rather than a template engine: one page, a few loops.
 """
@@ -92,10 +92,27 @@ def render(doc: dict) -> str:
     return "".join(parts)
 
 
+def _sources(row_ids) -> str:
+    """Where the rows come from: each cited source by name and section, linked to its public URL."""
+    from . import catalog
+
+    cited = {}
+    for rid in row_ids:
+        row = catalog.load().get(rid)
+        if row is None:  # a report written by another version of the catalog
+            continue
+        src, _ = catalog.cite(row)
+        href = src.url if src and src.url else None
+        cited.setdefault(row.source, href)
+    return " · ".join(f"<a href='{escape(href)}'>{escape(text)}</a>" if href else escape(text)
+                      for text, href in cited.items()) or "—"
+
+
 def _check(check: dict) -> str:
     open_attr = " open" if check["outcome"] in ("fail", "stale") else ""
     rows = [("requirement", escape(check["requirement"])), ("the suite", escape(check["description"])),
             ("level", f"{escape(check['level'])} · rows {escape(', '.join(check['rows']) or '—')}"),
+            ("sources", _sources(check["rows"])),
             ("verdict", f"{pill(check['outcome'])} {escape(check.get('reason') or '')}")]
     if "expected" in check:
         rows.append(("expected", f"<pre>{_json(check['expected'])}</pre>"))

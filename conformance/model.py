@@ -1,6 +1,6 @@
 """The check model: ids, levels, outcomes, and how a judgement becomes a verdict.
 
-Rules (DESIGN.md "Check model"):
+Rules (docs/check-model.md):
 - A check id is `profile/role/slug`, stable forever.
 - Each check carries two sentences: what the suite does (`does`) and what the
   implementation must do (`must`). Failures print both, then expected vs actual.

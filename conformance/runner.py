@@ -56,7 +56,7 @@ def evaluate(check: Check, rec) -> Result:
         return finish("skip", str(exc))
     except NotObserved as exc:
         # What could not be observed is a failure at the check's level; an information-level check that
-        # cannot report anything fails too, rather than passing silently (DESIGN.md, "not observed").
+        # cannot report anything fails too, rather than passing silently (docs/check-model.md, "not observed").
         outcome = outcome_for_level(level) if level in ("MUST", "SHOULD") else "fail"
         return finish(outcome, exc.reason, expected=exc.expected, actual=exc.actual)
     except Violation as exc:

@@ -29,6 +29,8 @@ def test_list_prints_every_check_with_rows_and_level():
 def test_list_as_json():
     rows = json.loads(cli("list", "--json").stdout)
     assert all(r["rows"] for r in rows)
+    unmet = next(r for r in rows if r["id"] == "execution-requirements/server/unmet-requirement-fails-call")
+    assert any(s.startswith("SEP-2487 §") for s in unmet["sources"]), unmet["sources"]  # cited by name, not file
 
 
 def test_passing_server_exits_0_and_writes_reports(tmp_path):

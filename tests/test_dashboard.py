@@ -202,6 +202,16 @@ def test_run_report_has_an_anchor_per_check_for_the_dashboard_links():
     assert f"id='{FLAG}'" in page and f"id='{UNMET}'" in page
 
 
+def test_run_report_cites_each_rows_source_by_name_and_link():
+    from conformance.html_report import render
+
+    real = {**check(UNMET, "fail", "ran anyway"), "rows": ["er.server.fail-unmet", "PT-1"]}  # PT-1: not a row here
+    page = render(results("server", [real]))
+    assert "<dt>sources</dt><dd><a href='https://github.com/modelcontextprotocol/modelcontextprotocol/pull/2487'>" \
+           "SEP-2487 §" in page
+    assert "<dt>sources</dt><dd>—</dd>" in render(results("server", [check(FLAG, "pass")]))
+
+
 def test_runs_whose_targets_shorten_alike_are_named_by_their_whole_command(tmp_path):
     one = write_run(tmp_path / "one", results("server", [check(FLAG, "pass")], command="node srv.cjs naive"))
     two = write_run(tmp_path / "two", results("server", [check(FLAG, "fail")], command="node srv.cjs lowlevel"))

@@ -1,4 +1,4 @@
-"""The suite's own upstream fixture server: every fixture of DESIGN.md §Server fixture contract, correct.
+"""The suite's own upstream fixture server: every fixture of docs/fixture-contract.md, correct.
 
     python -m conformance.gateway.upstream [--http PORT] [--log FILE]
 

@@ -1,4 +1,4 @@
-"""Host role, profile `augmentation` (source 001, PR #142): the application applies augmentation hints.
+"""Host role, profile `augmentation` (PR #142): the application applies augmentation hints.
 
 Scenario `augmentation/hints`: a server advertising only `augmentation`, with
 three augmentations chained by priority: `scenario_replace` (hint `replace`,

@@ -1,4 +1,4 @@
-"""Host role, profile `context-middleware` (source 004): the application runs middleware around the model.
+"""Host role, profile `context-middleware` (the Context Middleware SEP): the application runs middleware around the model.
 
 Scenarios:
 - `context-middleware/redact-restore`: request-phase `scenario_redact` replaces

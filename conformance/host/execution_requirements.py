@@ -1,4 +1,4 @@
-"""Host role, profile `execution-requirements` (source 002, SEP-2487): the client rules.
+"""Host role, profile `execution-requirements` (SEP-2487): the client rules.
 
 Scenario `execution-requirements/known-and-unknown`: the application knows
 `scenario:known-true` (satisfied) and `scenario:known-false`, `scenario:café`

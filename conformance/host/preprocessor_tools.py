@@ -1,4 +1,4 @@
-"""Host role, profile `preprocessor-tools` (source 000): what a host does with `"preprocessor": true`.
+"""Host role, profile `preprocessor-tools` (the Preprocessor Tools RFC): what a host does with `"preprocessor": true`.
 
 Scenario `preprocessor-tools/two-servers` (scenarios.yaml): a stdio server with the
 preprocessor `scenario_memories` and the ordinary `scenario_echo`, an HTTP server

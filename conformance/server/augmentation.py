@@ -1,6 +1,6 @@
-"""Server role, profile `augmentation` (source 001, PR #142, the predecessor of context middleware).
+"""Server role, profile `augmentation` (PR #142, the predecessor of context middleware).
 
-Shapes follow the PR's schema diff (specs/UPSTREAM-NOTES.md): `augmentation/list`
+Shapes follow the PR's schema diff (the catalog's `PR #142 schema diff` rows): `augmentation/list`
 -> `{augmentations: [{name, description?, inputSchema}]}`, `augmentation/augment
 {name, context: Content[], arguments?}` -> `{content: AugmentedContent[], hint?,
 metadata?}` with `AugmentedContent = {content, properties?}`. The PR's prose

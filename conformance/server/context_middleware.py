@@ -1,4 +1,4 @@
-"""Server role, profile `context-middleware` (source 004, the Context Middleware SEP).
+"""Server role, profile `context-middleware` (the Context Middleware SEP).
 
 The server advertises `contextMiddleware`, lists middleware with
 `middleware/list` and runs one with `middleware/invoke {name, arguments,

@@ -1,4 +1,4 @@
-"""Server role, profile `execution-requirements` (source 002, SEP-2487).
+"""Server role, profile `execution-requirements` (SEP-2487).
 
 Servers enforce every declared requirement at call time and fail the call when
 any is unmet; strings are opaque and match exactly. Whether a gated body ran
@@ -6,7 +6,7 @@ is observed through the fixture counter `conformance_side_effects`, read before
 and after: the counter must move for the satisfied call (otherwise the suite
 cannot see anything, and says so) and must not move for any unmet call.
 
-Fixtures (DESIGN.md): `conformance:satisfied` is the one satisfied string;
+Fixtures (docs/fixture-contract.md): `conformance:satisfied` is the one satisfied string;
 gated tools _ok, _unmet, _mixed, _case; `conformance_side_effects`.
 """
 

@@ -1,4 +1,4 @@
-"""Server role, profile `interceptors` (source 005, SEP-2624 "Interceptors").
+"""Server role, profile `interceptors` (SEP-2624 "Interceptors").
 
 The server advertises `capabilities.extensions["io.modelcontextprotocol/interceptors"]
 = {supportedEvents}`, lists interceptors with `interceptors/list {event?}` and

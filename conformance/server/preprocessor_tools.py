@@ -1,11 +1,11 @@
-"""Server role, profile `preprocessor-tools` (source 000, the Preprocessor Tools RFC).
+"""Server role, profile `preprocessor-tools` (the Preprocessor Tools RFC).
 
 What a server can show of this profile is small: the `preprocessor` flag on a
 Tool (a JSON boolean), and that a flagged tool is an ordinary, callable tool
 otherwise; how hosts treat it is the host role's business. The server claims
 the profile when any tool carries the field.
 
-Fixtures (DESIGN.md): `conformance_memories` (flagged, `{query}` -> text that
+Fixtures (docs/fixture-contract.md): `conformance_memories` (flagged, `{query}` -> text that
 contains the query) and `conformance_echo` (unflagged, `{text}` -> that text).
 """
 

@@ -1,6 +1,6 @@
 """The reference gateway's response pipeline: Gatekit ADR-009 "Sequential Plugin Processing", as running code.
 
-Rules (ADR-009, and Gatekit 0.3.0 where the ADR is silent; see shared/specs/UPSTREAM-NOTES.md):
+Rules (ADR-009, and Gatekit 0.3.0's code where the ADR is silent; sources in conformance/requirements/sequential-pipeline.yaml):
 
 1. Plugins have a `kind` (middleware | security | auditing), a `priority` (an int 0-100, default 50;
    anything else is rejected when the plugin is built, as Gatekit does) and a definition order.

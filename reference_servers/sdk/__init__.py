@@ -1,7 +1,7 @@
 """SDK adapters: put an App on the wire with the installed `mcp` release.
 
 One small module per major version, because the two majors need different
-seams (measured in specs/UPSTREAM-NOTES.md):
+seams (measured, reports/ecosystem/sdk-survival.md):
 - 1.x (`_v1`): Tool and ServerCapabilities keep extra fields, but the session
   validates incoming requests against a closed union, so unknown methods never
   reach a handler: the adapter sits on the message streams under the session.

@@ -4,7 +4,7 @@
 
 Gatekit takes its upstreams only from a config file, so this writes one (upstream `fixture`, stdio,
 no plugins unless given) into a temporary directory and execs the gateway on it: the suite can then
-start Gatekit like any gateway, with the environment contract of DESIGN.md §Gateway contract.
+start Gatekit like any gateway, with the upstream contract of docs/fixture-contract.md.
 """
 
 from __future__ import annotations

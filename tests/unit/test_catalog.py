@@ -27,3 +27,63 @@ def _only_shared_by_siblings(musts):
     dupes = {m for m in musts if musts.count(m) > 1}
     slugs = {c.slug for c in REGISTRY.values() if c.must in dupes}
     return slugs <= {"unadvertised-method-rejected"}
+
+
+def _with(monkeypatch, rows, sources):
+    monkeypatch.setattr(catalog, "_load", lambda: ({r.id: r for r in rows}, {(s.profile, s.name): s for s in sources},
+                                                   ()))
+
+
+def _row(**kw):
+    quote = kw.pop("quote", "Servers MUST enforce it.")
+    base = dict(id="er.server.x", profile="execution-requirements", level="BEHAVIOR", role="server",
+                source="SEP-2487 §Server Behavior", quote=quote, quote_sha256=catalog.quote_digest(quote))
+    return catalog.Row(**{**base, **kw})
+
+
+SEP = catalog.Source("SEP-2487", "execution-requirements", url="https://example.invalid/2487", revision="draft",
+                     sha256="0" * 64, captured="the SEP's text")
+LATER = catalog.Source("SEP-2487 revision 2", "execution-requirements", url="https://example.invalid/2487",
+                       revision="later", basis="upstream-fact")
+
+
+def _source_problems(monkeypatch, rows, sources=(SEP, LATER)):
+    _with(monkeypatch, rows, list(sources))
+    return [p for p in catalog.problems() if "names no catalog row" not in p]
+
+
+def test_a_row_cites_a_declared_source_by_name(monkeypatch):
+    assert _source_problems(monkeypatch, [_row()]) == []
+    assert catalog.cite(_row())[1] == "Server Behavior"
+    [problem] = _source_problems(monkeypatch, [_row(source="002 §Server Behavior")])
+    assert "names no source declared" in problem
+
+
+def test_the_longest_declared_name_wins(monkeypatch):
+    _with(monkeypatch, [], [SEP, LATER])
+    src, section = catalog.cite(_row(source="SEP-2487 revision 2 §Client Behavior", notes={"basis": "upstream-fact"}))
+    assert (src.name, section) == ("SEP-2487 revision 2", "Client Behavior")
+
+
+def test_a_row_carries_its_sources_basis(monkeypatch):
+    [problem] = _source_problems(monkeypatch, [_row(source="SEP-2487 revision 2")])
+    assert "basis None" in problem and "upstream-fact" in problem
+
+
+def test_an_edited_quote_is_caught_without_the_document(monkeypatch):
+    row = _row()
+    edited = catalog.Row(**{**row.__dict__, "quote": "Servers SHOULD enforce it."})
+    [problem] = _source_problems(monkeypatch, [edited])
+    assert "quote_sha256 does not match" in problem
+    # whitespace and emphasis are not edits
+    assert catalog.quote_digest("Servers **MUST**\n  enforce it.") == row.quote_sha256
+
+
+def test_a_source_is_a_public_document_or_a_repository_page(monkeypatch):
+    bad = [catalog.Source("A", "execution-requirements"),
+           catalog.Source("B", "execution-requirements", url="https://example.invalid", revision="r", sha256="xyz",
+                          captured="c"),
+           catalog.Source("C", "execution-requirements", url="https://example.invalid", revision="r", sha256="0" * 64),
+           catalog.Source("D", "execution-requirements", url="https://example.invalid", doc="docs/check-model.md")]
+    problems = _source_problems(monkeypatch, [], bad)
+    assert len(problems) == 4, problems

@@ -1,7 +1,7 @@
 """The JSON Schemas in schemas/: well-formed, cross-referenced, and faithful to the source documents.
 
-Valid cases are the source documents' own examples (specs/000, 001, 002, 004), with
-the adjustments noted beside each; invalid cases are what the sources rule out.
+Valid cases are the source documents' own examples (Preprocessor Tools RFC, PR #142, SEP-2487,
+Context Middleware SEP), with the adjustments noted beside each; invalid cases are what the sources rule out.
 Everything goes through conformance.schemas_loader, the loader the checks use.
 """
 
@@ -38,7 +38,7 @@ def text(value: str) -> dict:
     return {"type": "text", "text": value}
 
 
-# --- specs/004 Context Middleware: the examples as written (params and results) ----------------------------
+# --- Context Middleware SEP: the examples as written (params and results) -------------------------------------
 
 MIDDLEWARE_LIST_EXAMPLE = {
     "middleware": [
@@ -116,10 +116,10 @@ INVOKE_EXAMPLES = {
     ),
 }
 
-# --- specs/001 PR #142: the discussion's examples, adjusted to the PR's schema -----------------------------
+# --- PR #142: the discussion's examples, adjusted to the PR's schema --------------------------------------
 # The captured examples send `context` as a single block, call the result array `contents`, leave trailing
 # commas in the tool-relevance example and put one result under `response`. The PR's schema
-# (specs/UPSTREAM-NOTES.md) has `context: Block[]` and `content: AugmentedContent[]`; these are the same
+# diff has `context: Block[]` and `content: AugmentedContent[]`; these are the same
 # examples in that shape. The literal forms appear among the invalid cases below.
 
 AUGMENT_EXAMPLES = {
@@ -241,65 +241,65 @@ def profiles_with(**claim) -> dict:
 
 
 VALID = [
-    # specs/004
-    ("middleware-list-result", MIDDLEWARE_LIST_EXAMPLE, "004 middleware/list response"),
-    ("middleware-list-result", {"middleware": [], "nextCursor": "abc", "_meta": {}}, "004 empty list with cursor"),
-    ("middleware-definition", {"name": "timestamp_injector"}, "004 definition without inputSchema"),
-    ("middleware-definition", {"name": "m", "inputSchema": OBJ}, "004 inputSchema without properties"),
-    *[("middleware-invoke-params", params, f"004 invoke params {case}")
+    # Context Middleware SEP
+    ("middleware-list-result", MIDDLEWARE_LIST_EXAMPLE, "CM SEP middleware/list response"),
+    ("middleware-list-result", {"middleware": [], "nextCursor": "abc", "_meta": {}}, "CM SEP empty list with cursor"),
+    ("middleware-definition", {"name": "timestamp_injector"}, "CM SEP definition without inputSchema"),
+    ("middleware-definition", {"name": "m", "inputSchema": OBJ}, "CM SEP inputSchema without properties"),
+    *[("middleware-invoke-params", params, f"CM SEP invoke params {case}")
       for case, (params, _) in INVOKE_EXAMPLES.items()],
-    *[("middleware-invoke-result", result, f"004 invoke result {case}")
+    *[("middleware-invoke-result", result, f"CM SEP invoke result {case}")
       for case, (_, result) in INVOKE_EXAMPLES.items()],
-    ("middleware-invoke-params", {"name": "m", "context": EVERY_BLOCK}, "004 context of every content type"),
-    ("middleware-invoke-params", {"name": "m", "context": []}, "004 empty context, no arguments"),
+    ("middleware-invoke-params", {"name": "m", "context": EVERY_BLOCK}, "CM SEP context of every content type"),
+    ("middleware-invoke-params", {"name": "m", "context": []}, "CM SEP empty context, no arguments"),
     ("middleware-invoke-result", {"content": EVERY_BLOCK, "metadata": {}, "_meta": {"x": 1}},
-     "004 result of every content type"),
-    ("capabilities", {"contextMiddleware": {}}, "004 capability declaration"),
-    # specs/000. The RFC's guide-level RetrieveMemories example names the schema "parameters"; its
+     "CM SEP result of every content type"),
+    ("capabilities", {"contextMiddleware": {}}, "CM SEP capability declaration"),
+    # Preprocessor Tools RFC. The RFC's guide-level RetrieveMemories example names the schema "parameters"; its
     # reference-level section (and MCP) name it "inputSchema". The reference-level shape is tested here;
     # the literal example is among the invalid cases.
     ("tool-preprocessor", {"name": "RetrieveMemories", "description": "Retrieves relevant user memories",
                            "inputSchema": {"type": "object", "properties": {"query": {
                                "type": "string", "description": "The user input to match against memories"}}},
-                           "preprocessor": True}, "000 RetrieveMemories, reference-level shape"),
+                           "preprocessor": True}, "RFC RetrieveMemories, reference-level shape"),
     ("tool-preprocessor", {"name": "string", "description": "string",
                            "inputSchema": {"type": "object", "properties": {}}, "preprocessor": True},
-     "000 reference-level template"),
+     "RFC reference-level template"),
     ("tool-preprocessor", {"name": "conformance_echo", "inputSchema": OBJ, "preprocessor": False},
-     "000 preprocessor false"),
-    ("tool-preprocessor", {"name": "conformance_echo", "inputSchema": OBJ}, "000 no preprocessor field"),
+     "RFC preprocessor false"),
+    ("tool-preprocessor", {"name": "conformance_echo", "inputSchema": OBJ}, "RFC no preprocessor field"),
     ("tool-preprocessor", {"name": "t", "inputSchema": OBJ, "preprocessor": True, "annotations": {},
-                           "x-vendor": 1}, "000 tool with other fields (open object)"),
-    # specs/002. The SEP's launch_rocket example shows only the name and the new field; a Tool on the wire
+                           "x-vendor": 1}, "RFC tool with other fields (open object)"),
+    # SEP-2487. The SEP's launch_rocket example shows only the name and the new field; a Tool on the wire
     # also has inputSchema, added here.
     ("tool-execution", {"name": "launch_rocket", "inputSchema": OBJ, "execution": {"requirements": [
         "auth:oauth2", "auth:claim:role:mission_control", "capability:rocket.launch", "env:production",
-        "state:weather.clear", "feature:launch_window.open"]}}, "002 launch_rocket"),
+        "state:weather.clear", "feature:launch_window.open"]}}, "SEP-2487 launch_rocket"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"requirements": []}},
-     "002 empty requirements"),
+     "SEP-2487 empty requirements"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"requirements": [
         "Conformance:Satisfied", "no-namespace", "", "dup", "dup"]}},
-     "002 opaque strings: no namespacing or uniqueness required"),
+     "SEP-2487 opaque strings: no namespacing or uniqueness required"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"taskSupport": "optional",
                                                                        "requirements": ["conformance:satisfied"]}},
-     "002 requirements beside taskSupport"),
-    ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {}}, "002 empty execution"),
-    ("tool-execution", {"name": "t", "inputSchema": OBJ}, "002 no execution"),
-    # specs/001 (PR #142)
-    *[("augment-params", params, f"001 augment params {case}") for case, (params, _) in AUGMENT_EXAMPLES.items()],
-    *[("augment-result", result, f"001 augment result {case}") for case, (_, result) in AUGMENT_EXAMPLES.items()],
+     "SEP-2487 requirements beside taskSupport"),
+    ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {}}, "SEP-2487 empty execution"),
+    ("tool-execution", {"name": "t", "inputSchema": OBJ}, "SEP-2487 no execution"),
+    # PR #142
+    *[("augment-params", params, f"PR #142 augment params {case}") for case, (params, _) in AUGMENT_EXAMPLES.items()],
+    *[("augment-result", result, f"PR #142 augment result {case}") for case, (_, result) in AUGMENT_EXAMPLES.items()],
     ("augment-params", {"name": "a", "context": [b for b in EVERY_BLOCK if b["type"] != "resource_link"]},
-     "001 context of the four allowed types"),
+     "PR #142 context of the four allowed types"),
     ("augment-result", {"content": [{"content": block} for block in EVERY_BLOCK], "hint": "replace",
-                        "metadata": {"n": 1}}, "001 result wrapping every content type"),
-    ("augment-result", {"content": []}, "001 empty result"),
+                        "metadata": {"n": 1}}, "PR #142 result wrapping every content type"),
+    ("augment-result", {"content": []}, "PR #142 empty result"),
     ("augmentation-definition", {"name": "retrieve", "description": "RAG", "inputSchema": {
-        "type": "object", "properties": {"maxResults": {"type": "integer"}}}}, "001 augmentation definition"),
+        "type": "object", "properties": {"maxResults": {"type": "integer"}}}}, "PR #142 augmentation definition"),
     ("augmentation-list-result", {"augmentations": [{"name": "conformance_identity", "inputSchema": OBJ},
                                                     {"name": "conformance_prepend_note", "inputSchema": OBJ}],
-                                  "nextCursor": "2"}, "001 augmentation list with cursor"),
-    ("capabilities", {"augmentation": {"listChanged": True}}, "001 capability with listChanged"),
-    ("capabilities", {"augmentation": {}}, "001 capability without listChanged"),
+                                  "nextCursor": "2"}, "PR #142 augmentation list with cursor"),
+    ("capabilities", {"augmentation": {"listChanged": True}}, "PR #142 capability with listChanged"),
+    ("capabilities", {"augmentation": {}}, "PR #142 capability without listChanged"),
     ("capabilities", {"tools": {"listChanged": True}, "contextMiddleware": {}, "augmentation": {"listChanged": False},
                       "experimental": {}}, "capabilities beside the base ones"),
     ("capabilities", {}, "no extension capability"),
@@ -323,89 +323,89 @@ VALID = [
 ]
 
 INVALID = [
-    # specs/000
+    # Preprocessor Tools RFC
     ("tool-preprocessor", {"name": "t", "inputSchema": OBJ, "preprocessor": "true"}, "/preprocessor",
-     "000 preprocessor as the string 'true'"),
+     "RFC preprocessor as the string 'true'"),
     ("tool-preprocessor", {"name": "t", "inputSchema": OBJ, "preprocessor": 1}, "/preprocessor",
-     "000 preprocessor as 1"),
+     "RFC preprocessor as 1"),
     ("tool-preprocessor", {"name": "t", "inputSchema": OBJ, "preprocessor": None}, "/preprocessor",
-     "000 preprocessor as null"),
+     "RFC preprocessor as null"),
     # The RFC's guide-level example as captured: "parameters" instead of "inputSchema" is not an MCP Tool.
     ("tool-preprocessor", {"name": "RetrieveMemories", "description": "Retrieves relevant user memories",
                            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
-                           "preprocessor": True}, "(root)", "000 RetrieveMemories literally, parameters not inputSchema"),
+                           "preprocessor": True}, "(root)", "RFC RetrieveMemories literally, parameters not inputSchema"),
     ("tool-preprocessor", {"name": "t", "inputSchema": {"type": "string"}}, "/inputSchema/type",
-     "000 tool inputSchema of type string"),
-    ("tool-preprocessor", {"inputSchema": OBJ, "preprocessor": True}, "(root)", "000 tool without name"),
-    # specs/002
+     "RFC tool inputSchema of type string"),
+    ("tool-preprocessor", {"inputSchema": OBJ, "preprocessor": True}, "(root)", "RFC tool without name"),
+    # SEP-2487
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"requirements": "auth:oauth2"}},
-     "/execution/requirements", "002 requirements as one string"),
+     "/execution/requirements", "SEP-2487 requirements as one string"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"requirements": ["auth:oauth2", 1]}},
-     "/execution/requirements/1", "002 requirement that is a number"),
+     "/execution/requirements/1", "SEP-2487 requirement that is a number"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"requirements": [None]}},
-     "/execution/requirements/0", "002 requirement that is null"),
+     "/execution/requirements/0", "SEP-2487 requirement that is null"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"requirements": {"auth": "oauth2"}}},
-     "/execution/requirements", "002 requirements as an object"),
+     "/execution/requirements", "SEP-2487 requirements as an object"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": ["auth:oauth2"]}, "/execution",
-     "002 execution as an array"),
+     "SEP-2487 execution as an array"),
     ("tool-execution", {"name": "t", "inputSchema": OBJ, "execution": {"taskSupport": "maybe"}},
-     "/execution/taskSupport", "002 unknown taskSupport"),
+     "/execution/taskSupport", "SEP-2487 unknown taskSupport"),
     ("tool-execution", {"name": "launch_rocket", "execution": {"requirements": ["auth:oauth2"]}}, "(root)",
-     "002 launch_rocket literally, without inputSchema"),
-    # specs/004
+     "SEP-2487 launch_rocket literally, without inputSchema"),
+    # Context Middleware SEP
     ("middleware-list-result", {"middleware": [{"name": "m", "inputSchema": {"type": "string"}}]},
-     "/middleware/0/inputSchema/type", "004 middleware inputSchema of type string"),
+     "/middleware/0/inputSchema/type", "CM SEP middleware inputSchema of type string"),
     ("middleware-list-result", {"middleware": [{"name": "m", "inputSchema": {"properties": {}}}]},
-     "/middleware/0/inputSchema", "004 middleware inputSchema without type"),
+     "/middleware/0/inputSchema", "CM SEP middleware inputSchema without type"),
     ("middleware-list-result", {"middleware": [{"name": "m", "inputSchema": {"type": "object", "properties": []}}]},
-     "/middleware/0/inputSchema/properties", "004 inputSchema properties not an object"),
+     "/middleware/0/inputSchema/properties", "CM SEP inputSchema properties not an object"),
     ("middleware-list-result", {"middleware": [{"description": "no name"}]}, "/middleware/0",
-     "004 middleware without name"),
-    ("middleware-list-result", {"middleware": [{"name": ""}]}, "/middleware/0/name", "004 empty middleware name"),
-    ("middleware-list-result", {"middleware": {"name": "m"}}, "/middleware", "004 middleware not an array"),
-    ("middleware-list-result", {"tools": []}, "(root)", "004 list result without middleware"),
-    ("middleware-invoke-params", {"name": "m", "arguments": {}}, "(root)", "004 invoke params without context"),
+     "CM SEP middleware without name"),
+    ("middleware-list-result", {"middleware": [{"name": ""}]}, "/middleware/0/name", "CM SEP empty middleware name"),
+    ("middleware-list-result", {"middleware": {"name": "m"}}, "/middleware", "CM SEP middleware not an array"),
+    ("middleware-list-result", {"tools": []}, "(root)", "CM SEP list result without middleware"),
+    ("middleware-invoke-params", {"name": "m", "arguments": {}}, "(root)", "CM SEP invoke params without context"),
     ("middleware-invoke-params", {"name": "m", "context": text("x")}, "/context",
-     "004 invoke context as a single block"),
+     "CM SEP invoke context as a single block"),
     ("middleware-invoke-params", {"name": "m", "context": ["plain string"]}, "/context/0",
-     "004 invoke context of bare strings"),
+     "CM SEP invoke context of bare strings"),
     ("middleware-invoke-params", {"name": "m", "arguments": ["strict"], "context": []}, "/arguments",
-     "004 invoke arguments as an array"),
-    ("middleware-invoke-params", {"context": []}, "(root)", "004 invoke params without name"),
-    ("middleware-invoke-result", {"metadata": {}}, "(root)", "004 invoke result without content"),
-    ("middleware-invoke-result", {"content": text("x")}, "/content", "004 invoke result content not an array"),
+     "CM SEP invoke arguments as an array"),
+    ("middleware-invoke-params", {"context": []}, "(root)", "CM SEP invoke params without name"),
+    ("middleware-invoke-result", {"metadata": {}}, "(root)", "CM SEP invoke result without content"),
+    ("middleware-invoke-result", {"content": text("x")}, "/content", "CM SEP invoke result content not an array"),
     ("middleware-invoke-result", {"content": [], "metadata": "none"}, "/metadata",
-     "004 invoke result metadata not an object"),
-    ("capabilities", {"contextMiddleware": True}, "/contextMiddleware", "004 capability as true"),
-    # specs/001 (PR #142)
+     "CM SEP invoke result metadata not an object"),
+    ("capabilities", {"contextMiddleware": True}, "/contextMiddleware", "CM SEP capability as true"),
+    # PR #142
     ("augmentation-definition", {"name": "retrieve", "description": "RAG"}, "(root)",
-     "001 augmentation without inputSchema"),
+     "PR #142 augmentation without inputSchema"),
     ("augmentation-list-result", {"augmentations": [{"name": "a"}]}, "/augmentations/0",
-     "001 listed augmentation without inputSchema"),
+     "PR #142 listed augmentation without inputSchema"),
     ("augmentation-list-result", {"augmentations": [{"name": "a", "inputSchema": {"type": "array"}}]},
-     "/augmentations/0/inputSchema/type", "001 augmentation inputSchema of type array"),
-    ("augmentation-list-result", {"augmentation": []}, "(root)", "001 list result without augmentations"),
+     "/augmentations/0/inputSchema/type", "PR #142 augmentation inputSchema of type array"),
+    ("augmentation-list-result", {"augmentation": []}, "(root)", "PR #142 list result without augmentations"),
     ("augment-params", {"name": "retrieve", "context": text("What are the key features?")}, "/context",
-     "001 prose: single context object"),
+     "PR #142 prose: single context object"),
     ("augment-params", {"name": "a", "context": [{"type": "resource_link", "uri": "u", "name": "n"}]},
-     "/context/0/type", "001 resource_link in augment context"),
-    ("augment-params", {"name": "a"}, "(root)", "001 augment params without context"),
+     "/context/0/type", "PR #142 resource_link in augment context"),
+    ("augment-params", {"name": "a"}, "(root)", "PR #142 augment params without context"),
     ("augment-params", {"name": "a", "context": [{"type": "image", "data": "AA=="}]}, "/context/0",
-     "001 augment context image without mimeType"),
-    ("augment-result", {"content": [text("x")]}, "/content/0", "001 bare content blocks instead of AugmentedContent"),
+     "PR #142 augment context image without mimeType"),
+    ("augment-result", {"content": [text("x")]}, "/content/0", "PR #142 bare content blocks instead of AugmentedContent"),
     ("augment-result", {"contents": [{"content": text("x"), "properties": {"relevance": 0.9}}], "hint": "prepend"},
-     "(root)", "001 prose: contents instead of content"),
+     "(root)", "PR #142 prose: contents instead of content"),
     ("augment-result", {"content": [{"content": text("x"), "properties": {"relevance": "high"}}]},
-     "/content/0/properties/relevance", "001 relevance not a number"),
+     "/content/0/properties/relevance", "PR #142 relevance not a number"),
     ("augment-result", {"content": [{"content": text("x"), "properties": []}]}, "/content/0/properties",
-     "001 properties not an object"),
+     "PR #142 properties not an object"),
     ("augment-result", {"content": [{"content": {"type": "text"}}]}, "/content/0/content",
-     "001 augmented content block missing text"),
-    ("augment-result", {"content": [], "hint": ["prepend"]}, "/hint", "001 hint not a string"),
-    ("augment-result", {"content": [], "metadata": 3}, "/metadata", "001 metadata not an object"),
+     "PR #142 augmented content block missing text"),
+    ("augment-result", {"content": [], "hint": ["prepend"]}, "/hint", "PR #142 hint not a string"),
+    ("augment-result", {"content": [], "metadata": 3}, "/metadata", "PR #142 metadata not an object"),
     ("capabilities", {"augmentation": {"listChanged": "yes"}}, "/augmentation/listChanged",
-     "001 listChanged not a boolean"),
-    ("capabilities", {"augmentation": True}, "/augmentation", "001 capability as true"),
+     "PR #142 listChanged not a boolean"),
+    ("capabilities", {"augmentation": True}, "/augmentation", "PR #142 capability as true"),
     # MCP content blocks
     ("content", {"type": "video", "data": "AA==", "mimeType": "video/mp4"}, "/type", "content of unknown type"),
     ("content", {"text": "no type"}, "(root)", "content without type"),
@@ -521,8 +521,9 @@ def test_schema_is_valid_2020_12_and_self_describing(name):
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"] == f"{BASE}{name}.json"
     assert schema["title"].strip()
-    # the description cites its source: a specs/ document or the design
-    assert re.search(r"specs/(000|001|002|004|005|UPSTREAM-NOTES\.md)|DESIGN\.md|MCP protocol revision",
+    # the description cites its source by name (as the catalogs' `sources` do) or a page of this repository
+    assert re.search(r"Preprocessor Tools RFC|PR #142|SEP-2487|Context Middleware SEP|SEP-2624|Gatekit ADR-009"
+                     r"|docs/check-model\.md|MCP protocol revision",
                      schema["description"]), schema["description"]
 
 
