@@ -9,10 +9,10 @@ import subprocess
 import pytest
 
 from conformance.model import REGISTRY
-from conformance.plugin import register_checks
+from conformance.roles import load_all
 from tests.helpers import ROOT
 
-register_checks()
+load_all()
 
 FIXTURE_CONTRACT = (ROOT / "docs" / "fixture-contract.md").read_text(encoding="utf-8")
 CHECK_MODEL = (ROOT / "docs" / "check-model.md").read_text(encoding="utf-8")
