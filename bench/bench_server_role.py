@@ -32,10 +32,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance import server  # noqa: E402
 from conformance.cli import free_port, wait_for_port  # noqa: E402
 from conformance.model import REGISTRY  # noqa: E402
 from conformance.runner import evaluate  # noqa: E402
+from conformance.server import record as server_record  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 
 REFERENCE = [sys.executable, "-m", "reference_servers.everything"]
@@ -43,7 +43,7 @@ FIXTURE = [sys.executable, "-m", "conformance.gateway.upstream"]
 
 
 def suite_run(spec: TargetSpec):
-    recordings = server.record_sync(spec, server.PROFILES, claimed=set(), run_timeout=120)
+    recordings = server_record.record_sync(spec, server_record.PROFILES, claimed=set(), run_timeout=120)
     results = [evaluate(c, recordings[c.profile]) for c in REGISTRY.values() if c.role == "server"]
     return recordings, results
 

@@ -153,14 +153,14 @@ def _target_description(config) -> dict:
 # -- recording, one function per role: each returns {profile: Recording} (conformance/recording.py) -------------
 
 def _record_server(config, profiles: list[str], claimed: set[str], say) -> dict:
-    from . import server
+    from .server import record
 
     spec = _server_target(config)
     with _published(config, spec) as spec:
         if say:
             say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
                 f"each on its own connection")
-        return server.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"),
+        return record.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"),
                                   progress=_progress(say))
 
 

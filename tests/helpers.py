@@ -11,13 +11,13 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from conformance import server
 from conformance.gateway import record as gateway_record
 from conformance.gateway.launch import gateway_factory
 from conformance.host import record as host_record
 from conformance.peerkit import free_port, wait_for_port
 from conformance.roles import GATEWAY, HOST, SERVER
 from conformance.runner import evaluate_all
+from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +67,7 @@ def reference_http_server(*args: str, python: str = sys.executable, env: dict | 
 
 def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0) -> dict:
     """Every server-role check's Result, by id, from one recording per profile."""
-    return evaluate_all("server", server.record_sync(spec, server.PROFILES, claimed=set(claimed),
+    return evaluate_all("server", server_record.record_sync(spec, server_record.PROFILES, claimed=set(claimed),
                                                      run_timeout=run_timeout))
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance import server
 from conformance.gateway.launch import background, free_port, upstream_command
 from conformance.model import REGISTRY
 from conformance.runner import evaluate
+from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from tests.gateway.broken_proxy import MUTANTS
 from tests.helpers import (
@@ -49,7 +49,7 @@ def test_upstream_fixture_server_passes_every_server_check(transport):
         async def run():
             url = f"http://127.0.0.1:{port}/mcp"
             async with background([sys.executable, "-m", "conformance.gateway.upstream", "--http", str(port)], None, url):
-                return await server.record_profiles(TargetSpec("http", url=url), server.PROFILES, claimed=set(),
+                return await server_record.record_profiles(TargetSpec("http", url=url), server_record.PROFILES, claimed=set(),
                                                     run_timeout=30)
 
         recordings = anyio.run(run)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import server
 from conformance.model import REGISTRY
 from conformance.runner import evaluate
+from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from tests.helpers import not_ok, reference_command
 from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS
@@ -28,7 +28,7 @@ def command(*flags: str) -> str:
 
 
 def verdicts(cmd: str, claimed: bool = False) -> dict:
-    recordings = server.record_sync(TargetSpec("stdio", command=cmd), ["interceptors"],
+    recordings = server_record.record_sync(TargetSpec("stdio", command=cmd), ["interceptors"],
                                     claimed={"interceptors"} if claimed else set(), run_timeout=60.0)
     return {cid: evaluate(REGISTRY[cid], recordings["interceptors"]) for cid in CHECKS}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import server
+from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from conformance.targets.base import STALL_GRACE
 from tests.helpers import server_verdicts
@@ -67,7 +67,7 @@ def test_zoo_member_ends_with_a_reason(mode):
     else:
         assert any(EXPECTED[mode] in reason for reason in reasons), (mode, reasons[:5])
     # What a connection keeps is bounded (MAX_KEPT_MESSAGES): the bound grows with the connections, one a profile.
-    assert grown_mib < 40 * len(server.PROFILES), f"{mode} grew the suite by {grown_mib:.0f} MiB"
+    assert grown_mib < 40 * len(server_record.PROFILES), f"{mode} grew the suite by {grown_mib:.0f} MiB"
     time.sleep(0.3)
     assert processes_with(marker) == []
 
@@ -78,7 +78,7 @@ def test_a_hang_costs_one_timeout_per_stage_not_one_per_request(mode):
     the rest are sent at once (an ordered counter read says nothing after an unanswered call)."""
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(ZOO))} {mode} zoo-{uuid.uuid4().hex}"
     spec = TargetSpec("stdio", command=command, request_timeout=TIMEOUT)
-    recordings = server.record_sync(spec, server.PROFILES, claimed=set(server.PROFILES), run_timeout=60)
+    recordings = server_record.record_sync(spec, server_record.PROFILES, claimed=set(server_record.PROFILES), run_timeout=60)
     judged = 0
     for profile, rec in recordings.items():
         after_list = [ex for label, ex in rec.exchanges.items() if label not in ("initialize", "tools/list")

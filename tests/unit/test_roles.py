@@ -3,7 +3,6 @@ offers what `runner.evaluate` reads (conformance/recording.py)."""
 
 import pytest
 
-from conformance import server
 from conformance.gateway import record as gateway_record
 from conformance.gateway.replay import PipelineRecording
 from conformance.host import record as host_record
@@ -11,11 +10,12 @@ from conformance.host.recording import HostRecording
 from conformance.model import REGISTRY, NotObserved
 from conformance.recording import Recording
 from conformance.roles import GATEWAY, HOST, ROLES, SERVER
+from conformance.server import record as server_record
 from conformance.server.recording import Recording as ServerRecording
 
 
 def test_declared_profiles_are_the_check_modules_profiles():
-    assert SERVER.profiles == server.PROFILES
+    assert SERVER.profiles == server_record.PROFILES
     assert HOST.profiles == host_record.PROFILES
     assert GATEWAY.profiles == (*gateway_record.PROFILES, "sequential-pipeline")
 
