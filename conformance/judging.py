@@ -5,6 +5,7 @@
 - `match_name` / `find_named`: a name as offered, or a prefixed form of it. Gateways and hosts may prefix
   what they aggregate (`fixture__conformance_echo`, `server.tool`); the match is the exact name, else a
   name ending in it right after a non-alphanumeric separator.
+- `meta_carriage`: a profile's tool field found under a tool's `_meta` instead of where the proposal puts it.
 """
 
 from __future__ import annotations
@@ -59,3 +60,30 @@ def find_named(items, name: str) -> dict | None:
     items = [i for i in items or () if isinstance(i, dict) and isinstance(i.get("name"), str)]
     found = match_name([i["name"] for i in items], name)
     return next((i for i in items if i["name"] == found), None) if found else None
+
+
+# Where each profile's tool field belongs, and the last segments of a `_meta` key that would carry it instead.
+_TOOL_FIELDS = {
+    "preprocessor-tools": (lambda tool: "preprocessor" in tool, ("preprocessor",)),
+    "execution-requirements": (lambda tool: isinstance(tool.get("execution"), dict)
+                               and "requirements" in tool["execution"], ("requirements", "execution")),
+}
+
+
+def meta_carriage(tools: Any, profile: str) -> list[str]:
+    """`tool: _meta key` for each tool that carries the profile's field only under `_meta`.
+
+    The proposals put `preprocessor` and `execution.requirements` on the Tool itself, and none of them
+    defines a `_meta` key, so carriage under `_meta` is not conformance (docs/check-model.md, "Fields
+    under _meta"); the suite names it so an implementer on an SDK that drops unknown fields sees why.
+    """
+    if profile not in _TOOL_FIELDS:
+        return []
+    in_place, segments = _TOOL_FIELDS[profile]
+    found = []
+    for tool in tools or ():
+        if not isinstance(tool, dict) or not isinstance(tool.get("_meta"), dict) or in_place(tool):
+            continue
+        found += [f"{tool.get('name')}: _meta[{key!r}]" for key in tool["_meta"]
+                  if str(key).replace("/", ".").rsplit(".", 1)[-1] in segments]
+    return found

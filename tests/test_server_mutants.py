@@ -50,3 +50,16 @@ def test_plain_server_claims_nothing():
                    "augmentation/server/unadvertised-method-rejected",
                    "interceptors/server/unadvertised-method-rejected"}
     assert all("not claimed" in r.reason for cid, r in verdicts.items() if cid not in ran)
+
+
+def test_fields_under_meta_leave_the_profile_unclaimed_and_are_named():
+    # Not a mutant: carriage under _meta is outside the proposals, so it is named, never counted as conformance.
+    from conformance.server.record import record_sync
+
+    recordings = record_sync(TargetSpec("stdio", command=fake_command("--meta-carriage")),
+                             ["preprocessor-tools", "execution-requirements"], claimed=set(), run_timeout=30)
+    for profile, key in (("preprocessor-tools", "com.example/preprocessor"),
+                         ("execution-requirements", "com.example/requirements")):
+        rec = recordings[profile]
+        assert not rec.claimed
+        assert "only under _meta" in rec.claim_reason and key in rec.claim_reason, rec.claim_reason

@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
+from ..judging import meta_carriage
 from ..recording import Citing
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 
@@ -193,6 +194,10 @@ async def _drive(session: Session, rec: Recording, claimer: Claimer, driver: Dri
         rec.claimed, rec.claimed_by, rec.claim_reason = True, "advertisement", shown
     else:
         rec.claim_reason = "the server shows nothing of this profile"
+        carried = meta_carriage(rec.tools, rec.profile)
+        if carried:  # named, never counted: the proposals define no _meta carriage
+            rec.claim_reason += (f"; the field is only under _meta, which the proposal does not define "
+                                 f"({', '.join(carried[:3])})")
     if rec.claimed:
         await driver(session, rec)
     elif unclaimed_driver is not None:

@@ -80,9 +80,10 @@ HIDDEN = {"contextMiddleware": ("context-middleware/capability-advertised", "con
 class Mutant(FixtureServer):
     name = "fake-conformance-server"
 
-    def __init__(self, mutant: str | None, plain: bool):
+    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False):
         super().__init__(plain=plain)
         self.m = mutant or ""
+        self.meta_carriage = meta_carriage
 
     def broken(self, name: str) -> bool:
         return self.m == name
@@ -90,7 +91,14 @@ class Mutant(FixtureServer):
     # -- definitions -------------------------------------------------------------------
     def tools(self) -> list[dict]:
         tools = super().tools()
-        if self.plain:
+        if self.meta_carriage:  # what an SDK that drops unknown Tool fields invites: the fields under _meta
+            for tool in tools:
+                meta = tool.setdefault("_meta", {})
+                if "preprocessor" in tool:
+                    meta["com.example/preprocessor"] = tool.pop("preprocessor")
+                if "requirements" in tool.get("execution", {}):
+                    meta["com.example/requirements"] = tool["execution"].pop("requirements")
+        if self.plain or self.meta_carriage:
             return tools
         for tool in tools:
             if tool["name"] == "conformance_memories" and self.broken("preprocessor-tools/fixture-flagged"):
@@ -226,8 +234,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS))
     parser.add_argument("--plain", action="store_true")
+    parser.add_argument("--meta-carriage", action="store_true", help="the tool fields under _meta instead")
     args = parser.parse_args()
-    serve_stdio(Mutant(args.mutant, args.plain), Log(None))
+    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage), Log(None))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ LEVELS = {"MUST", "SHOULD", "MAY", "BEHAVIOR"}
 ROLES = {"server", "host", "gateway"}
 REQUIRED = ("id", "level", "role", "source", "quote", "quote_sha256")
 SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis"}
-BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract", "harness-contract"}
+BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract", "harness-contract",
+         "suite-decision"}
 
 SERVER_CHECKS = {
     "preprocessor-tools": [

@@ -53,3 +53,15 @@ def test_transcript_reports_wire_problems_in_order():
     assert len(problems) == 2
     assert problems[0].startswith("t=0.200s: not JSON")
     assert "tools/list result" in problems[1]
+
+
+def test_meta_carriage_names_fields_found_only_under_meta():
+    from conformance.judging import meta_carriage
+
+    tools = [{"name": "a", "_meta": {"com.example/preprocessor": True}},
+             {"name": "b", "preprocessor": True, "_meta": {"com.example/preprocessor": True}},  # in place too
+             {"name": "c", "_meta": {"io.example/requirements": ["x:y"]}},
+             {"name": "d", "_meta": {"conformance/probe": "memories"}}]
+    assert meta_carriage(tools, "preprocessor-tools") == ["a: _meta['com.example/preprocessor']"]
+    assert meta_carriage(tools, "execution-requirements") == ["c: _meta['io.example/requirements']"]
+    assert meta_carriage(tools, "augmentation") == []
