@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "published on a free loopback port")
     server.add_argument("--docker-command", metavar="CMD", help="with --docker-port: run CMD instead of the "
                         "image's default command")
+    server.add_argument("--fixture-contract", type=int, choices=(1, 2), default=1, metavar="N",
+                        help="the fixture contract version your server meets (docs/fixture-contract.md); fixtures of "
+                             "a later version are reported when missing, never a failure (default 1)")
     server.add_argument("--connection-mode", choices=("handshake", "2026-07-28"), default="handshake",
                         help="handshake: initialize first (default); 2026-07-28: the stateless mode, server/discover "
                              "first and _meta on every request")
@@ -237,7 +240,7 @@ def cmd_server(args) -> int:
         role_args += ["--mcp-docker-no-network"] if args.no_network else []
         role_args += ["--mcp-docker-port", str(args.docker_port)] if args.docker_port else []
         role_args += ["--mcp-docker-command", args.docker_command] if args.docker_command else []
-    role_args += ["--mcp-connection-mode", args.connection_mode]
+    role_args += ["--mcp-connection-mode", args.connection_mode, "--mcp-fixture-contract", str(args.fixture_contract)]
     _clear(args.report_dir)
     return run_pytest(pytest_args(args, role_args), args.report_dir)
 
@@ -287,7 +290,7 @@ def cmd_list(args) -> int:
         cited = catalog.rows_for(check.id)
         rows.append({"id": check.id, "level": catalog.level_of(check.id),
                      "rows": [r.id for r in cited], "requirement": check.must,
-                     "sources": sorted({r.source for r in cited}), "fixtures": list(check.needs)})
+                     "sources": sorted({r.source for r in cited}), "fixtures": list(check.needs)})  # kind:name, @N: added in contract N
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -80,6 +80,13 @@ class Check:
 
 
 REGISTRY: dict[str, Check] = {}
+FIXTURE_CONTRACT = 2  # the newest fixture contract version (docs/fixture-contract.md)
+
+
+def fixture_need(need: str) -> tuple[str, int]:
+    """`kind:name@N` -> (`kind:name`, N): a fixture and the contract version that added it (1 when unmarked)."""
+    fixture, _, version = need.partition("@")
+    return fixture, int(version) if version else 1
 
 
 def check(check_id: str, *, does: str, must: str, needs: tuple[str, ...] = (), when: str = "claimed"):

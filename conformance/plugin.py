@@ -54,6 +54,9 @@ def pytest_addoption(parser):
                          "(conformance/gateway/ADAPTER.md)")
     group.addoption("--mcp-profile", dest="mcpx_profiles", action="append", default=[],
                     help="claim this profile: every check of it runs and missing fixtures fail (repeatable)")
+    group.addoption("--mcp-fixture-contract", dest="mcpx_fixture_contract", type=int, default=1,
+                    help="the fixture contract version a server must meet: a fixture added in a later version "
+                         "is reported when missing, never a failure (default 1)")
     group.addoption("--mcp-strict", dest="mcpx_strict", action="store_true", default=False,
                     help="SHOULD-level violations (warn) fail")
     group.addoption("--mcp-connection-mode", dest="mcpx_mode", choices=("handshake", "2026-07-28"),
@@ -160,8 +163,11 @@ def _record_server(config, profiles: list[str], claimed: set[str], say) -> dict:
         if say:
             say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
                 f"each on its own connection")
-        return record.record_sync(spec, profiles, claimed=claimed, run_timeout=config.getoption("mcpx_run_timeout"),
-                                  progress=_progress(say))
+        recordings = record.record_sync(spec, profiles, claimed=claimed,
+                                        run_timeout=config.getoption("mcpx_run_timeout"), progress=_progress(say))
+    for rec in recordings.values():
+        rec.fixture_contract = config.getoption("mcpx_fixture_contract")
+    return recordings
 
 
 def _record_host(config, profiles: list[str], claimed: set[str], say) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from . import catalog
-from .model import Check, NotApplicable, NotObserved, Result, Violation, outcome_for_level
+from .model import Check, NotApplicable, NotObserved, Result, Violation, fixture_need, outcome_for_level
 from .targets.base import describe
 
 
@@ -42,10 +42,17 @@ def evaluate(check: Check, rec) -> Result:
         return finish("skip", f"profile not claimed: {rec.claim_reason} (claim it with --profile {check.profile})")
     if check.when == "unclaimed" and rec.claimed:
         return finish("skip", "the profile is claimed; capability-advertised judges its advertisement")
-    missing = [need for need in check.needs if not rec.has_fixture(need)]
+    missing = [fixture_need(need) for need in check.needs if not rec.has_fixture(fixture_need(need)[0])]
     if missing:
         why = f" ({rec.fatal})" if rec.fatal else ""
-        names = ", ".join(n.replace(":", " ") for n in missing)
+        names = ", ".join(name.replace(":", " ") for name, _ in missing)
+        # A fixture newer than the contract version the run requires is reported, never a failure: a server
+        # written to an older contract keeps its verdicts until the run asks for the newer one.
+        contract = getattr(rec, "fixture_contract", 1)
+        newer = min(version for _, version in missing)
+        if newer > contract:
+            return finish("skip", f"fixture of contract version {newer} not exposed: {names}{why} "
+                                  f"(--fixture-contract {newer} requires it)")
         if rec.by_option:
             return finish(outcome_for_level(level), f"fixture missing: {names}{why}; the profile is claimed "
                                                     f"with --profile, so its fixtures are required")

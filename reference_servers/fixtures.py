@@ -11,11 +11,17 @@ from __future__ import annotations
 from .core import App, AugmentationDef, MiddlewareDef, Session, ToolDef
 
 SATISFIED = "conformance:satisfied"
+SATISFIED_V2 = "conformance:caf\u00e9"  # NFC; contract version 2's non-ASCII satisfied string
 GATED = {
     "conformance_gated_ok": ["conformance:satisfied"],
     "conformance_gated_unmet": ["conformance:unsatisfied"],
     "conformance_gated_mixed": ["conformance:satisfied", "conformance:unsatisfied"],
     "conformance_gated_case": ["Conformance:Satisfied"],
+    # Fixture contract version 2: near misses of satisfied strings (docs/fixture-contract.md).
+    "conformance_gated_unicode_ok": ["conformance:caf\u00e9"],
+    "conformance_gated_nfd": ["conformance:cafe\u0301"],
+    "conformance_gated_confusable": ["conformance:s\u0430tisfied"],
+    "conformance_gated_space": ["conformance:satisfied "],
 }
 EMPTY_OBJECT = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -76,7 +82,7 @@ def register(app: App, profiles: set[str]) -> None:
         app.add_tool(ToolDef("conformance_echo", "Conformance fixture: returns its text unchanged.",
                              {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}, echo))
     if "execution-requirements" in profiles:
-        app.satisfied.add(SATISFIED)
+        app.satisfied.update((SATISFIED, SATISFIED_V2))
         for name, requirements in GATED.items():
             app.add_tool(ToolDef(name, f"Conformance fixture: gated by {', '.join(requirements)}; counts its runs.",
                                  EMPTY_OBJECT, gated_body, {"execution": {"requirements": list(requirements)}}))

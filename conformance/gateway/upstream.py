@@ -33,12 +33,17 @@ import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-SATISFIED = frozenset({"conformance:satisfied"})
+SATISFIED = frozenset({"conformance:satisfied", "conformance:caf\u00e9"})
 GATED = {
     "conformance_gated_ok": ["conformance:satisfied"],
     "conformance_gated_unmet": ["conformance:unsatisfied"],
     "conformance_gated_mixed": ["conformance:satisfied", "conformance:unsatisfied"],
     "conformance_gated_case": ["Conformance:Satisfied"],
+    # Fixture contract version 2: near misses of satisfied strings (docs/fixture-contract.md).
+    "conformance_gated_unicode_ok": ["conformance:caf\u00e9"],
+    "conformance_gated_nfd": ["conformance:cafe\u0301"],
+    "conformance_gated_confusable": ["conformance:s\u0430tisfied"],
+    "conformance_gated_space": ["conformance:satisfied "],
 }
 OBJ = {"type": "object"}
 LOG_ENV = "MCPX_UPSTREAM_LOG"

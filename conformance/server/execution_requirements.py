@@ -7,7 +7,8 @@ and after: the counter must move for the satisfied call (otherwise the suite
 cannot see anything, and says so) and must not move for any unmet call.
 
 Fixtures (docs/fixture-contract.md): `conformance:satisfied` is the one satisfied string;
-gated tools _ok, _unmet, _mixed, _case; `conformance_side_effects`.
+gated tools _ok, _unmet, _mixed, _case; `conformance_side_effects`. Contract version 2 adds
+`conformance:café` (NFC) as satisfied and its near misses: _unicode_ok, _nfd, _confusable, _space.
 """
 
 from __future__ import annotations
@@ -27,6 +28,16 @@ GATED = {
     "conformance_gated_case": ["Conformance:Satisfied"],
 }
 UNMET = ("conformance_gated_unmet", "conformance_gated_mixed", "conformance_gated_case")
+# Fixture contract version 2: a satisfied non-ASCII string (the control) and near misses of satisfied strings.
+UNICODE_OK = "conformance_gated_unicode_ok"
+NEAR_MISSES = {
+    "conformance_gated_nfd": "the NFD form of conformance:café",
+    "conformance_gated_confusable": "conformance:satisfied with a Cyrillic а (U+0430)",
+    "conformance_gated_space": "conformance:satisfied with a trailing space",
+}
+GATED_V2 = {UNICODE_OK: ["conformance:caf\u00e9"], "conformance_gated_nfd": ["conformance:cafe\u0301"],
+            "conformance_gated_confusable": ["conformance:s\u0430tisfied"],
+            "conformance_gated_space": ["conformance:satisfied "]}
 COUNTER = "conformance_side_effects"
 # A namespace is a non-empty prefix before a separator, as in "capability:rocket.launch".
 NAMESPACED = re.compile(r"^[^\s:/]+[:/]\S")
@@ -43,7 +54,7 @@ def claimer(rec: Recording) -> str | None:
 
 
 async def driver(session: Session, rec: Recording) -> None:
-    present = {name for name in (*GATED, COUNTER) if rec.tool(name)}
+    present = {name for name in (*GATED, *GATED_V2, COUNTER) if rec.tool(name)}
 
     def call(label: str, name: str):
         return [lambda: session.call_tool(label, name, {})] if name in present else []
@@ -53,7 +64,9 @@ async def driver(session: Session, rec: Recording) -> None:
                             call("call conformance_gated_ok", "conformance_gated_ok"),
                             call("counter after satisfied", COUNTER),
                             [make for name in UNMET for make in call(f"call {name}", name)],
-                            call("counter after unmet", COUNTER))
+                            call("counter after unmet", COUNTER),
+                            # After the counter reads, which the satisfied control would move.
+                            [make for name in GATED_V2 for make in call(f"call {name}", name)])
 
 
 def counter(rec: Recording, label: str) -> int:
@@ -114,13 +127,15 @@ def requirements_namespaced(rec: Recording):
        must="requirement strings are opaque: declared exactly as written, never rewritten or normalised",
        needs=tuple(f"tool:{name}" for name in GATED))
 def fixture_requirements_declared_exactly(rec: Recording):
-    # A set of strings (SEP-2487 "declares a set"): order is free, each string exact.
-    wrong = {name: requirements_of(rec.tool(name)) for name, want in GATED.items()
+    # A set of strings (SEP-2487 "declares a set"): order is free, each string exact. Version 2's fixtures
+    # are compared where the server exposes them: their strings are the ones a normalising server rewrites.
+    contract = {**GATED, **{name: want for name, want in GATED_V2.items() if rec.tool(name)}}
+    wrong = {name: requirements_of(rec.tool(name)) for name, want in contract.items()
              if not isinstance(requirements_of(rec.tool(name)), list)
              or sorted(map(str, requirements_of(rec.tool(name)))) != sorted(want)}
     if wrong:
         raise Violation("fixture requirement lists differ from the contract",
-                        expected={n: GATED[n] for n in wrong}, actual=wrong)
+                        expected={n: contract[n] for n in wrong}, actual=wrong)
 
 
 @check("execution-requirements/server/satisfied-requirement-allows-call",
@@ -173,6 +188,27 @@ def all_requirements_enforced(rec: Recording):
        needs=("tool:conformance_gated_case",))
 def requirement_matching_exact(rec: Recording):
     return judge_unmet_fails(rec, "conformance_gated_case")
+
+
+@check("execution-requirements/server/near-miss-requirements-unmet",
+       does="calls conformance_gated_unicode_ok (requires conformance:café, satisfied) and the near misses "
+            "conformance_gated_nfd, _confusable and _space (its NFD form, a Cyrillic а, a trailing space)",
+       must="requirement strings match exactly: no normalisation, folding of look-alike characters or trimming, "
+            "so each near miss of a satisfied string is unsatisfied",
+       needs=(f"tool:{UNICODE_OK}@2", *(f"tool:{name}@2" for name in NEAR_MISSES)))
+def near_miss_requirements_unmet(rec: Recording):
+    control = rec.cite(f"call {UNICODE_OK}")
+    if control.failure or failed(control):
+        raise NotObserved(f"{UNICODE_OK}, whose requirement the server satisfies, failed too "
+                          f"({control.failure or error_text(control)}), so a refused near miss shows nothing")
+    for name, what in NEAR_MISSES.items():
+        ex = rec.cite(f"call {name}")
+        if ex.failure:
+            raise Violation(f"{name} ({what}): {ex.failure}", expected="a failed call", actual=ex.failure)
+        if not failed(ex):
+            raise Violation(f"{name} ran: {what} was treated as satisfied", expected="a failed call (unmet)",
+                            actual=short(ex.response))
+    return "the non-ASCII control ran; NFD, confusable and whitespace near misses all failed"
 
 
 @check("execution-requirements/server/unmet-error-names-requirement",

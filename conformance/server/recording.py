@@ -46,6 +46,7 @@ class Recording(Citing):
     init_failed: bool = False  # not even initialize worked: nothing of the profile could be observed
     unavailable: str | None = None  # the target could not be started or reached
     listing: dict[str, list[dict] | None] = field(default_factory=dict)  # extension lists, by kind
+    fixture_contract: int = 1  # the fixture contract version the run requires (--fixture-contract)
 
     # -- what judges use -----------------------------------------------------------------
     def never_observed(self, label: str) -> str:

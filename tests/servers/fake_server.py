@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
@@ -44,6 +45,9 @@ MUTANTS = {
     "execution-requirements/unmet-requirement-fails-call": ({"execution-requirements/server/unmet-requirement-fails-call"}, "gated_unmet pretends to succeed"),
     "execution-requirements/unmet-requirement-body-not-run": ({"execution-requirements/server/unmet-requirement-body-not-run"}, "checks requirements after running the body"),
     "execution-requirements/all-requirements-enforced": ({"execution-requirements/server/all-requirements-enforced"}, "any one satisfied requirement is enough"),
+    "execution-requirements/near-miss-nfc": ({"execution-requirements/server/near-miss-requirements-unmet"}, "normalises requirement strings to NFC before matching"),
+    "execution-requirements/near-miss-confusable": ({"execution-requirements/server/near-miss-requirements-unmet"}, "folds a Cyrillic а to a Latin a before matching"),
+    "execution-requirements/near-miss-whitespace": ({"execution-requirements/server/near-miss-requirements-unmet"}, "trims requirement strings before matching"),
     "execution-requirements/requirement-matching-exact": ({"execution-requirements/server/requirement-matching-exact"}, "matches requirement strings case-insensitively"),
     "execution-requirements/unmet-error-names-requirement": ({"execution-requirements/server/unmet-error-names-requirement"}, "the error says only \"precondition failed\""),
     "execution-requirements/wire-messages-valid": ({"execution-requirements/server/wire-messages-valid"}, "answers side_effects with jsonrpc \"1.0\""),
@@ -163,6 +167,11 @@ class Mutant(FixtureServer):
         return super().call(name, args, out)
 
     def unmet(self, name):
+        loose = {"execution-requirements/near-miss-nfc": lambda r: unicodedata.normalize("NFC", r),
+                 "execution-requirements/near-miss-confusable": lambda r: r.replace("\u0430", "a"),
+                 "execution-requirements/near-miss-whitespace": str.strip}.get(self.m)
+        if loose:
+            return [r for r in GATED[name] if loose(r) not in SATISFIED]
         if self.broken("execution-requirements/requirement-matching-exact"):
             folded = {s.lower() for s in SATISFIED}
             return [r for r in GATED[name] if r.lower() not in folded]
@@ -183,7 +192,7 @@ class Mutant(FixtureServer):
         if result.get("isError"):
             if self.broken("execution-requirements/unmet-error-names-requirement"):
                 return error_result("precondition failed")
-        elif self.broken("execution-requirements/satisfied-requirement-allows-call"):
+        elif self.broken("execution-requirements/satisfied-requirement-allows-call") and name == "conformance_gated_ok":
             return error_result("something went wrong after running")
         return result
 

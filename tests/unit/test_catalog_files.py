@@ -47,7 +47,7 @@ SERVER_CHECKS = {
     "execution-requirements": [
         "requirements-are-strings", "requirements-namespaced", "fixture-requirements-declared-exactly",
         "satisfied-requirement-allows-call", "unmet-requirement-fails-call", "unmet-requirement-body-not-run",
-        "all-requirements-enforced", "requirement-matching-exact", "unmet-error-names-requirement",
+        "all-requirements-enforced", "requirement-matching-exact", "near-miss-requirements-unmet", "unmet-error-names-requirement",
         "wire-messages-valid",
     ],
     "context-middleware": [
