@@ -169,7 +169,8 @@ def test_wg_check_ids_are_slugs_apart_from_the_registered_checks():
     assert replay.check_id("behavior/relaybleed-aws_access_key") == "interceptors/server/wg-behavior-relaybleed-aws-access-key"
     assert not [cid for cid in REGISTRY if cid.startswith("interceptors/server/wg-")]
     twins = {"fixtures": [{"id": i, "requirement": "SEP-2624/x", "passed": True, "steps": 1, "reason": None,
-                           "failures": [], "description": "", "duration": 0.0} for i in ("protocol/a_b", "protocol/a-b")]}
+                           "failures": [], "description": "", "duration": 0.0, "lacks_behaviour": False}
+                          for i in ("protocol/a_b", "protocol/a-b")]}
     assert len({r.id for r in replay.to_results(twins, "m:f")}) == 2
 
 
