@@ -174,8 +174,8 @@ BEHAVIOURS = {"allow-all": _allow_all, "deny-all": _deny_all, "require-note": _r
               "require-uppercase-note": _require_uppercase_note, "uppercase-note": _uppercase_note, "crash": _crash}
 
 
-class UnsupportedBehaviour(Exception):
-    """A fixture needs a behaviour this implementation does not offer."""
+class UnsupportedBehaviour(NotImplementedError):
+    """A fixture needs a behaviour this implementation does not offer (the replay reports it as such)."""
 
 
 class WgSession:
@@ -185,7 +185,7 @@ class WgSession:
         for spec in interceptors:
             fn = BEHAVIOURS.get(spec["behavior"])
             if fn is None:
-                raise UnsupportedBehaviour(f"behaviour {spec['behavior']!r} is not implemented by the reference")
+                raise UnsupportedBehaviour(f"{spec['behavior']!r} (not implemented by the reference)")
             phases = ["request", "response"] if spec["phases"] == "both" else [spec["phases"]]
             mode = spec.get("mode")
             item = InterceptorDef(spec["name"], spec["type"], [{"events": list(spec["events"]), "phase": p} for p in phases],

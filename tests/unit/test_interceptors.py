@@ -120,3 +120,99 @@ def test_command_line_exit_codes_and_reports(tmp_path, capsys):
     assert replay.main(["--fixtures", str(FIXTURES), "--adapter", f"{__name__}:FailOpenByDefault"]) == 1
     assert replay.main(["--fixtures", str(tmp_path / "none")]) == 2
     assert replay.main(["--fixtures", str(FIXTURES), "--adapter", "no_such_module:factory"]) == 2
+
+
+# -- the replay in the suite's own report formats ----------------------------------------------------------------
+def test_report_dir_holds_the_suites_reports_one_check_a_fixture(tmp_path):
+    import json
+    import xml.etree.ElementTree as ET
+
+    import jsonschema
+
+    from conformance import dashboard
+
+    (tmp_path / "fx").mkdir()
+    for name in ("suite-fail-closed.json", "suite-list-filter.json"):
+        (tmp_path / "fx" / name).write_text((FIXTURES / name).read_text())
+    (tmp_path / "fx" / "lacking.json").write_text(
+        (FIXTURES / "suite-fail-open.json").read_text().replace('"crash"', '"secretless-redactor"')
+        .replace("protocol/suite-fail-open", "behavior/lacking_one"))
+    out = tmp_path / "out"
+    assert replay.main(["--fixtures", str(tmp_path / "fx"), "--adapter", f"{__name__}:FailOpenByDefault",
+                        "--report-dir", str(out)]) == 1
+    doc = json.loads((out / "results.json").read_text())
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "results.json").read_text())
+    jsonschema.validate(doc, schema)
+    assert doc["role"] == "server" and doc["exitCode"] == 1
+    assert doc["target"] == {"kind": "adapter", "adapter": f"{__name__}:FailOpenByDefault"}
+    assert doc["profiles"]["interceptors"]["claimed"] is True
+    verdicts = {c["id"]: c["outcome"] for c in doc["checks"]}
+    assert verdicts == {"interceptors/server/wg-protocol-suite-fail-closed": "fail",
+                        "interceptors/server/wg-protocol-suite-list-filter": "pass",
+                        "interceptors/server/wg-behavior-lacking-one": "skip"}
+    lacking = next(c for c in doc["checks"] if c["outcome"] == "skip")
+    assert lacking["reason"].startswith("adapter lacks behaviour 'secretless-redactor'")
+    failed = next(c for c in doc["checks"] if c["outcome"] == "fail")
+    assert failed["requirement"].startswith("SEP-2624/chain.fail-closed: ") and failed["actual"][0]["step"] == 0
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
+    for name in ("summary.md", "index.html", "badges/server-interceptors.svg", "interceptors-replay.md"):
+        assert (out / name).exists(), name
+    assert "wg-protocol-suite-fail-closed" in (out / "summary.md").read_text()
+    assert dashboard.load(str(out)).doc["checks"] == doc["checks"]
+
+
+def test_wg_check_ids_are_slugs_apart_from_the_registered_checks():
+    import conformance.server.interceptors  # noqa: F401  (registers the profile's checks)
+    from conformance.model import REGISTRY
+
+    assert replay.check_id("behavior/relaybleed-aws_access_key") == "interceptors/server/wg-behavior-relaybleed-aws-access-key"
+    assert not [cid for cid in REGISTRY if cid.startswith("interceptors/server/wg-")]
+    twins = {"fixtures": [{"id": i, "requirement": "SEP-2624/x", "passed": True, "steps": 1, "reason": None,
+                           "failures": [], "description": "", "duration": 0.0, "lacks_behaviour": False}
+                          for i in ("protocol/a_b", "protocol/a-b")]}
+    assert len({r.id for r in replay.to_results(twins, "m:f")}) == 2
+
+
+def _legacy(name: str) -> str:
+    """A suite fixture as the WG's older format wrote it: `chain` steps; here also without the canonical strings."""
+    import json
+
+    doc = json.loads((FIXTURES / name).read_text())
+    for step in doc["steps"]:
+        step["op"] = "chain" if step["op"] == "apply" else step["op"]
+        step["expect"].pop("canonical", None)
+        step["expect"].pop("finalPayloadCanonical", None)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("name", ["suite-trust-boundary-order.json", "suite-list-filter.json", "suite-invoke-mutation.json"])
+def test_older_step_name_and_missing_canonical_strings_are_read(tmp_path, name):
+    (tmp_path / name).write_text(_legacy(name))
+    [good] = replay.replay(tmp_path, wg_adapter)["fixtures"]
+    assert good["passed"], good
+
+
+def test_older_step_name_still_judges(tmp_path):
+    (tmp_path / "f.json").write_text(_legacy("suite-trust-boundary-order.json"))
+    [bad] = replay.replay(tmp_path, SameOrderBothWays)["fixtures"]
+    assert not bad["passed"]
+
+
+class StampsFinalPayload(WgSession):
+    key = "durationMs"
+
+    def chain(self, event, phase, payload, session_id):
+        out = super().chain(event, phase, payload, session_id)
+        return {**out, "finalPayload": {**out["finalPayload"], self.key: 1.5}}
+
+
+class StampsUnknownKey(StampsFinalPayload):
+    key = "stamp"
+
+
+@pytest.mark.parametrize("adapter, passes", [(StampsFinalPayload, True), (StampsUnknownKey, False)])
+def test_final_payload_is_scrubbed_of_volatile_keys_only(tmp_path, adapter, passes):
+    (tmp_path / "f.json").write_text((FIXTURES / "suite-fail-open.json").read_text())
+    [result] = replay.replay(tmp_path, adapter)["fixtures"]
+    assert result["passed"] is passes, result
