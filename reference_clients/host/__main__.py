@@ -229,6 +229,7 @@ async def run(out: TextIO) -> int:
         stream = os.environ.get("MCPX_STREAM", "1").strip().lower() not in ("0", "false", "no", "off")
         chat = ChatModel(os.environ.get("MCPX_MODEL") or "gpt-4o-mini", stream, _env_float("MCPX_LLM_TIMEOUT", 60))
         host = Host(servers, config, chat.complete, os.environ.get("MCPX_SYSTEM_PROMPT") or None)
+        await host.discover_interceptors()
         log.info("ready in %.2fs: %d/%d server(s), %d tool(s) offered, streaming %s",
                  time.monotonic() - STARTED, len(live), len(servers), len(host.tools), "on" if stream else "off")
         turn_timeout = _env_float("MCPX_TURN_TIMEOUT", 120)
