@@ -18,7 +18,7 @@ token decides which interceptor acts:
 | 6 | BOOM-OPEN-<nonce> | validator `v-open` (failOpen true) fails |
 | 7 | TAINTED-<nonce> | response-phase validator `r-check` rejects the result |
 
-The audit-mode mutator `m-shadow` replaces the text with SHADOW-<nonce> on
+The audit-mode mutator `m-shadow` prefixes the text with SHADOW-<nonce> on
 every turn: what it computes must never be applied. Whether the tool ran is
 read from server `work`'s record; what the model saw, from its requests.
 """
@@ -216,7 +216,7 @@ def priority_order(rec: HostRecording):
 
 
 @check("interceptors/host/audit-mutation-not-applied",
-       does="lists m-shadow, an audit-mode mutator that replaces the text with SHADOW-<nonce>, and looks for that "
+       does="lists m-shadow, an audit-mode mutator that prefixes the text with SHADOW-<nonce>, and looks for that "
             "token in every tool call and model request",
        must="an audit-mode mutator's output is never applied (shadow mutation): it reaches neither the tool nor "
             "the model")

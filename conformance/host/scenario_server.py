@@ -210,7 +210,7 @@ class ScenarioServer:
         if kind == "tag":
             out = self._map_nonce(payload, lambda s: f"{s} [tag:{item['name']}]")
         elif kind == "shadow":
-            out = self._map_nonce(payload, lambda s: f"SHADOW-{self.nonce}")
+            out = self._map_nonce(payload, lambda s: f"SHADOW-{self.nonce} {s}")
         else:
             out = payload
         return {**base, "modified": out != payload, "payload": out}
