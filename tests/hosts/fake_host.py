@@ -39,7 +39,7 @@ MUTANTS = {
     "filters-satisfied": ({ER + "satisfiable-offered"}, "takes every known requirement string as unsatisfiable"),
     "case-folds-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings case-insensitively"),
     "normalizes-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings after NFKC normalization and trimming"),
-    "rewrites-tool-errors": ({ER + "requirement-strings-not-rewritten"}, "NFKD-normalizes and lowercases tool results before the model sees them"),
+    "rewrites-tool-errors": ({ER + "requirement-strings-not-rewritten"}, "NFKD-normalizes and lowercases tool error results before the model sees them"),
     "request-middleware-first-turn-only": ({CM + "model-sees-middleware-output", CM + "request-middleware-runs-every-turn"}, "runs request-phase middleware on the first turn only"),
     "sends-raw-message": ({CM + "model-sees-middleware-output"}, "invokes request-phase middleware but sends the model the original message"),
     "skips-response-middleware": ({CM + "response-middleware-applied"}, "never runs response-phase middleware"),
@@ -406,7 +406,7 @@ class Host:
                     except Stopped as exc:
                         return f"tool result withheld: {exc}"
                 text = _text(result.get("result") or {}) or json.dumps(result.get("error"))
-                if self.m == "rewrites-tool-errors":
+                if self.m == "rewrites-tool-errors" and (result.get("result") or {}).get("isError"):
                     text = unicodedata.normalize("NFKD", text).lower()
                 return text
         return f"tool {name} is not available"
