@@ -44,6 +44,17 @@ def test_claiming_one_profile_runs_only_its_scenarios(tmp_path):
     assert ran == {"augmentation"}
 
 
+def test_claiming_interceptors_runs_its_checks(tmp_path):
+    proc = cli("host", "--command", fake_host(), "--profile", "interceptors", "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    ran = {c["id"] for c in doc["checks"] if c["outcome"] != "skip"}
+    assert ran == {c for c in HOST_CHECKS if c.startswith("interceptors/")} and len(ran) == 16
+    listed = cli("list", "--role", "host", "--profile", "interceptors")
+    assert listed.returncode == 0 and all(c in listed.stdout for c in ran)
+
+
 def test_unstartable_host_exits_2_without_traceback(tmp_path):
     proc = cli("host", "--command", "/nonexistent/host", "--report-dir", str(tmp_path))
     assert_clean(proc)

@@ -125,7 +125,8 @@ def framework_python(framework: str) -> str:
 
 def verdicts_of(framework: str, program: str) -> dict:
     command = f"{shlex.quote(framework_python(framework))} {shlex.quote(str(HOSTS / framework / f'{program}.py'))}"
-    profiles = recorder.PROFILES if program == "recipe" else DEFAULT_PROFILES
+    # The recipes predate the interceptors profile (a draft no framework implements): their pins cover the rest.
+    profiles = tuple(p for p in recorder.PROFILES if p != "interceptors") if program == "recipe" else DEFAULT_PROFILES
     return host_verdicts(command, profiles=profiles, claimed=profiles, turn_timeout=30)
 
 

@@ -17,7 +17,8 @@ from ..wire import _first_error, envelope_problems
 from .harness import HostRun
 from .recording import HostRecording
 
-EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentation/augment": "augment-params"}
+EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentation/augment": "augment-params",
+                    "interceptor/invoke": "interceptor-invoke-params"}
 
 
 @lru_cache(maxsize=None)
@@ -40,7 +41,7 @@ def message_problems(msg) -> list[str]:
     method = msg["method"]
     if method in EXTENSION_PARAMS:
         return [f"{method} params: {e}" for e in schemas_loader.errors(EXTENSION_PARAMS[method], msg.get("params"))]
-    if method.startswith(("middleware/", "augmentation/")):
+    if method.startswith(("middleware/", "augmentation/", "interceptors/")):
         return []  # list methods: nothing beyond the envelope
     kind = "ClientRequest" if "id" in msg else "ClientNotification"
     try:

@@ -237,6 +237,8 @@ async def run_scenario(command: str, scenario: dict, *, turn_timeout: float = 20
                 stack.callback(lambda: [setattr(u, "should_exit", True) for u in uvicorns])
                 run.config = {"mcpServers": servers, "contextMiddleware": sc.get("contextMiddleware", []),
                               "knownRequirements": sc.get("knownRequirements", {})}
+                if sc.get("interceptors"):
+                    run.config["interceptors"] = sc["interceptors"]
                 config_file = tmpdir / "config.json"
                 config_file.write_text(json.dumps(run.config, indent=2, ensure_ascii=False))
                 host_env = {**(env or {}), "MCPX_SCENARIO": sc["id"], "MCPX_CONFIG": str(config_file),

@@ -1,7 +1,7 @@
 """Host role, recording: run the scenarios a host needs and group the runs by profile (into `recording.HostRecording`).
 
 One module per profile (preprocessor_tools, execution_requirements,
-context_middleware, augmentation), each naming its scenarios (scenarios.yaml)
+context_middleware, augmentation, interceptors), each naming its scenarios (scenarios.yaml)
 and its checks. `record_hosts` runs each needed scenario once (two at a time),
 then groups the runs into one `HostRecording` per profile; the checks are pure
 functions of those recordings.
@@ -14,11 +14,12 @@ from importlib import resources
 
 import anyio
 
-from . import augmentation, context_middleware, execution_requirements, preprocessor_tools
+from . import augmentation, context_middleware, execution_requirements, interceptors, preprocessor_tools
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 
-MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation)}
+MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation,
+                                   interceptors)}
 PROFILES = tuple(MODULES)
 DEFAULT_CLAIMS = ("preprocessor-tools", "execution-requirements", "context-middleware")
 CONCURRENCY = 2

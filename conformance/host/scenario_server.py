@@ -6,7 +6,7 @@ Theory of operation
 -------------------
 A scenario names its servers and what each exposes, from a small vocabulary
 (tools `memo`, `echo`, `gated`; middleware `redact`, `restore`, `tag`, `fail`;
-augmentations with a hint). `ScenarioServer.handle` answers one JSON-RPC
+augmentations with a hint; interceptors `tag`, `shadow`, `reject-if`, `fail-if`). `ScenarioServer.handle` answers one JSON-RPC
 message and records it; it is SDK-free so that extension fields reach the host
 exactly as the scenario states them, and so it starts in milliseconds.
 
@@ -32,6 +32,10 @@ PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 OBJ = {"type": "object"}
 
 # PII the `redact` middleware replaces: enough to judge that none of it reaches the model.
+INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
+# What interceptors/list shows of a scenario interceptor (the rest, kind/pattern/severity, is the scenario's).
+INTERCEPTOR_FIELDS = ("name", "description", "type", "hooks", "mode", "failOpen", "priorityHint")
+
 PII_PATTERNS = (
     ("EMAIL", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")),
     ("SSN", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
@@ -62,6 +66,9 @@ class ScenarioServer:
             caps["contextMiddleware"] = {}
         if self.spec.get("augmentations"):
             caps["augmentation"] = {}
+        if self.spec.get("interceptors"):
+            events = sorted({e for i in self.spec["interceptors"] for h in i["hooks"] for e in h["events"]})
+            caps["extensions"] = {INTERCEPTORS_EXTENSION: {"supportedEvents": events}}
         return caps
 
     def tool_list(self) -> list[dict]:
@@ -118,6 +125,11 @@ class ScenarioServer:
             return {"augmentations": self._listing("augmentations")}
         if method == "augmentation/augment" and self.spec.get("augmentations"):
             return self._augment(params)
+        if method == "interceptors/list" and self.spec.get("interceptors"):
+            return {"interceptors": [{k: v for k, v in i.items() if k in INTERCEPTOR_FIELDS}
+                                     for i in self.spec["interceptors"]]}
+        if method == "interceptor/invoke" and self.spec.get("interceptors"):
+            return self._intercept(params)
         if method in ("resources/list", "prompts/list", "resources/templates/list"):
             return {method.split("/")[0] if "templates" not in method else "resourceTemplates": []}
         raise RpcError(-32601, f"method not found: {method}")
@@ -172,6 +184,45 @@ class ScenarioServer:
         text = item["text"].replace("{nonce}", self.nonce)
         return {"content": [{"content": _text(text)}], "hint": item["hint"],
                 "metadata": {"secret": f"META-{self.nonce}"}}
+
+    def _intercept(self, params: dict) -> dict:
+        """One interceptor invocation. Each kind touches only strings holding the nonce (the user's and the
+        model's), so the judges can follow them whatever shape the host gives the payload; conditions are
+        substrings of the payload's JSON, so each turn's token triggers exactly one behaviour."""
+        item = self._find("interceptors", params.get("name"))
+        event, phase = params.get("event"), params.get("phase")
+        if not any(h["phase"] == phase and (event in h["events"] or "*" in h["events"]) for h in item["hooks"]):
+            raise RpcError(-32602, f"{item['name']} does not hook {event!r} in phase {phase!r}")
+        if "payload" not in params:
+            raise RpcError(-32602, "payload is required")
+        payload = params["payload"]
+        seen = json.dumps(payload, ensure_ascii=False)
+        kind = item["kind"]
+        base = {"interceptor": item["name"], "type": item["type"], "phase": phase}
+        if kind == "fail-if" and item["pattern"] in seen:
+            raise RpcError(-32603, "Interceptor execution failed")
+        if item["type"] == "validation":
+            if kind == "reject-if" and item["pattern"] in seen:
+                severity = item.get("severity", "error")
+                return {**base, "valid": False, "severity": severity,
+                        "messages": [{"message": f"{item['pattern']} is not allowed", "severity": severity}]}
+            return {**base, "valid": True}
+        if kind == "tag":
+            out = self._map_nonce(payload, lambda s: f"{s} [tag:{item['name']}]")
+        elif kind == "shadow":
+            out = self._map_nonce(payload, lambda s: f"SHADOW-{self.nonce} {s}")
+        else:
+            out = payload
+        return {**base, "modified": out != payload, "payload": out}
+
+    def _map_nonce(self, value: Any, change: Callable[[str], str]) -> Any:
+        if isinstance(value, str):
+            return change(value) if self.nonce in value else value
+        if isinstance(value, list):
+            return [self._map_nonce(v, change) for v in value]
+        if isinstance(value, dict):
+            return {k: self._map_nonce(v, change) for k, v in value.items()}
+        return value
 
     @staticmethod
     def _map_text(block: Any, change: Callable[[str], str]) -> Any:

@@ -32,7 +32,8 @@ Configuration (MCPX_CONFIG, JSON):
         {"server": "everything", "name": "pii_restoration", "phase": "response",
          "arguments": {"redactions": {"$metadata": "pii_redaction.redactions"}}}
       ],
-      "knownRequirements": {"auth:role:memory_admin": false}
+      "knownRequirements": {"auth:role:memory_admin": false},
+      "interceptors": [{"server": "everything", "name": "pii-redactor"}]
     }
 
 A stdio server is started with the mcp SDK's minimal environment (HOME,
@@ -72,6 +73,14 @@ Environment, besides the above:
   MCPX_LLM_RETRIES         retries of a failed model request (default 0)
   MCPX_SYSTEM_PROMPT       a system message put first in every model request
   MCPX_LOG_LEVEL           stderr log level (default INFO)
+
+Interceptors (SEP-2624): `interceptors` names the servers whose interceptors
+wrap every tools/call (an entry may add `"name"` to take only that one). They
+are listed once at start-up and run as reference_clients/host/interceptors.py
+describes: mutate then validate before the call, validate then mutate on its
+result, audit mode never applied or blocking, fail closed unless `failOpen`.
+A call they stop, or a result they withhold, reaches the model as an error
+`tool` message.
 
 A server that fails to start, a tool that fails and a model request that fails
 are logged and the conversation goes on. A failed request-phase middleware
@@ -229,6 +238,7 @@ async def run(out: TextIO) -> int:
         stream = os.environ.get("MCPX_STREAM", "1").strip().lower() not in ("0", "false", "no", "off")
         chat = ChatModel(os.environ.get("MCPX_MODEL") or "gpt-4o-mini", stream, _env_float("MCPX_LLM_TIMEOUT", 60))
         host = Host(servers, config, chat.complete, os.environ.get("MCPX_SYSTEM_PROMPT") or None)
+        await host.discover_interceptors()
         log.info("ready in %.2fs: %d/%d server(s), %d tool(s) offered, streaming %s",
                  time.monotonic() - STARTED, len(live), len(servers), len(host.tools), "on" if stream else "off")
         turn_timeout = _env_float("MCPX_TURN_TIMEOUT", 120)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Awaitable, Callable
 
+from .interceptors import EXTENSION, INVOKE_METHOD, LIST_METHOD, Blocked, Entry, chosen, run_chain
 from .logic import (
     MiddlewareFailure,
     ServerError,
@@ -47,6 +48,10 @@ class Host:
         self.system_prompt = system_prompt
         self.history: list[dict] = []
         self.metadata: dict[str, Any] = {}  # middleware name -> latest metadata; never sent to the model
+        wanted = config.get("interceptors")
+        self.interceptor_config = wanted if isinstance(wanted, list) else []
+        self.interceptors: list[Entry] | None = None  # None until discovered
+        self.interceptors_broken: str | None = None
         self.tools, self.routes, filtered, refused = offered_tools(
             [(name, self.server_tools[name]) for name in self.order], self.known)
         if filtered:
@@ -123,20 +128,74 @@ class Host:
             self.metadata[name] = metadata
         return content
 
+    # -- interceptors (SEP-2624) around every tools/call ---------------------------------------------
+
+    async def discover_interceptors(self) -> None:
+        """`interceptors/list` on each configured server; what cannot be listed breaks the chain (fail closed)."""
+        entries: list[Entry] = []
+        problems = []
+        for wanted in self.interceptor_config:
+            server = self.servers.get(wanted.get("server")) if isinstance(wanted, dict) else None
+            if server is None:
+                problems.append(f"{wanted!r}: no such server configured")
+                continue
+            extensions = server.capabilities.get("extensions")
+            if not isinstance(extensions, dict) or EXTENSION not in extensions:
+                problems.append(f"{server.name} does not advertise {EXTENSION}")
+                continue
+            try:
+                listed = (await server.request(LIST_METHOD, {})).get("interceptors")
+            except ServerError as exc:
+                problems.append(str(exc))
+                continue
+            picked = chosen(listed if isinstance(listed, list) else [], wanted)
+            if not picked:
+                problems.append(f"{server.name} lists no interceptor {wanted.get('name') or ''}".rstrip())
+            entries += [Entry(server.name, d) for d in picked]
+        self.interceptors = entries
+        self.interceptors_broken = "; ".join(problems) or None
+        if self.interceptor_config:
+            log.info("interceptors: %s", ", ".join(f"{e.server}/{e.name}" for e in entries) or "none")
+        if problems:
+            log.error("interceptors unavailable, every tool call is blocked: %s", self.interceptors_broken)
+
+    async def call_tool_server(self, server_name: str, params: dict) -> dict:
+        """`tools/call` through the interceptor chain: request phase, the call, response phase.
+        Blocked when the chain stops it, ServerError when the call fails."""
+        if self.interceptors is None:
+            await self.discover_interceptors()
+        server = self.servers[server_name]
+        if self.interceptors_broken:
+            raise Blocked(f"the interceptors could not be discovered ({self.interceptors_broken})")
+        if not self.interceptors:
+            return await server.request("tools/call", params)
+        payload = await run_chain(self.interceptors, "tools/call", "request",
+                                  {"method": "tools/call", "params": params}, self.invoke_interceptor)
+        sent = payload.get("params") if isinstance(payload, dict) else None
+        if not isinstance(sent, dict):
+            raise Blocked("the mutated request carries no params object")
+        result = await server.request("tools/call", sent)
+        result = await run_chain(self.interceptors, "tools/call", "response", result, self.invoke_interceptor)
+        if not isinstance(result, dict):
+            raise Blocked("the mutated result is not an object")
+        return result
+
+    async def invoke_interceptor(self, entry: Entry, params: dict) -> Any:
+        return await self.servers[entry.server].request(INVOKE_METHOD, params)
+
     # -- step 2 ----------------------------------------------------------------------------------
 
     async def run_preprocessors(self, message: str) -> list[tuple[str, str, str]]:
         """Every preprocessor tool, in server then list order, one after the other."""
         outputs = []
         for server_name in self.order:
-            server = self.servers[server_name]
             for tool in self.server_tools[server_name]:
                 if not is_preprocessor(tool) or not isinstance(tool.get("name"), str):
                     continue
                 arguments = preprocessor_arguments(tool.get("inputSchema"), message)
                 try:
-                    result = await server.request("tools/call", {"name": tool["name"], "arguments": arguments})
-                except ServerError as exc:
+                    result = await self.call_tool_server(server_name, {"name": tool["name"], "arguments": arguments})
+                except (ServerError, Blocked) as exc:
                     log.error("preprocessor %s/%s failed: %s", server_name, tool["name"], exc)
                     continue
                 text = tool_result_text(result)
@@ -191,8 +250,11 @@ class Host:
             return f"Error: the arguments for {name!r} are not a JSON object: {exc}"
         server_name, tool_name = route
         try:
-            result = await self.servers[server_name].request("tools/call", {"name": tool_name, "arguments": arguments})
+            result = await self.call_tool_server(server_name, {"name": tool_name, "arguments": arguments})
         except ServerError as exc:
             log.error("tool %s/%s failed: %s", server_name, tool_name, exc)
             return f"Error: {exc}"
+        except Blocked as exc:
+            log.warning("tool call %s/%s stopped by the interceptors: %s", server_name, tool_name, exc)
+            return f"Error: the interceptors stopped this tool call or withheld its result: {exc}"
         return tool_result_text(result)

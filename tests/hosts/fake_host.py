@@ -19,8 +19,8 @@ import unicodedata
 
 import httpx
 
-ER, CM, PP, AUG = ("execution-requirements/host/", "context-middleware/host/", "preprocessor-tools/host/",
-                   "augmentation/host/")
+ER, CM, PP, AUG, IC = ("execution-requirements/host/", "context-middleware/host/", "preprocessor-tools/host/",
+                       "augmentation/host/", "interceptors/host/")
 # {name: (fails: the full ids of the checks it must fail, does: one line)}, the contract of tests/README.md.
 # Where two rules overlap a mutant fails more than one check by necessity: a host that drops tools with
 # unknown requirements also drops the near-miss tools (their strings are unknown too) and the tool whose
@@ -39,7 +39,7 @@ MUTANTS = {
     "filters-satisfied": ({ER + "satisfiable-offered"}, "takes every known requirement string as unsatisfiable"),
     "case-folds-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings case-insensitively"),
     "normalizes-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings after NFKC normalization and trimming"),
-    "rewrites-tool-errors": ({ER + "requirement-strings-not-rewritten"}, "NFKD-normalizes and lowercases tool results before the model sees them"),
+    "rewrites-tool-errors": ({ER + "requirement-strings-not-rewritten"}, "NFKD-normalizes and lowercases tool error results before the model sees them"),
     "request-middleware-first-turn-only": ({CM + "model-sees-middleware-output", CM + "request-middleware-runs-every-turn"}, "runs request-phase middleware on the first turn only"),
     "sends-raw-message": ({CM + "model-sees-middleware-output"}, "invokes request-phase middleware but sends the model the original message"),
     "skips-response-middleware": ({CM + "response-middleware-applied"}, "never runs response-phase middleware"),
@@ -53,9 +53,25 @@ MUTANTS = {
     "ignores-replace": ({AUG + "replace-hint-applied"}, "treats the replace hint as append"),
     "prepend-as-append": ({AUG + "prepend-hint-applied"}, "treats the prepend hint as append"),
     "append-as-prepend": ({AUG + "append-hint-applied"}, "treats the append hint as prepend"),
+    "ignores-wildcard-hooks": ({IC + "hooked-interceptors-invoked"}, "never invokes interceptors hooked on \"*\""),
+    "ignores-response-mutations": ({IC + "response-mutations-applied"}, "invokes response-phase mutators but gives the model the unmutated result"),
+    "sends-original-request": ({IC + "mutated-request-sent"}, "runs the request chain, then sends the tool call as the model wrote it"),
+    "unchained-mutations": ({IC + "mutations-chained"}, "gives every mutator the original payload and sends the last one's output"),
+    "ignores-priority": ({IC + "priority-order"}, "runs mutators in the order interceptors/list gave them"),
+    "ties-in-list-order": ({IC + "priority-order"}, "orders mutators by priorityHint, ties in list order instead of by name"),
+    "applies-audit-mutations": ({IC + "audit-mutation-not-applied"}, "applies an audit-mode mutator's payload"),
+    "audit-validators-block": ({IC + "audit-validator-never-blocks"}, "lets an audit-mode validator's rejection block the call"),
+    "blocks-on-warnings": ({IC + "warn-does-not-block"}, "blocks on every valid: false, whatever its severity"),
+    "ignores-request-rejections": ({IC + "validator-rejection-blocks"}, "sends the tool call although a request validator rejected it"),
+    "validates-before-mutating": ({IC + "validate-after-mutate-sending"}, "runs request validators before the mutators, on the original payload"),
+    "mutates-before-validating-responses": ({IC + "validate-before-mutate-receiving"}, "runs response mutators before response validators"),
+    "forwards-rejected-results": ({IC + "response-rejection-withholds-result"}, "gives the model a result a response validator rejected"),
+    "sends-after-failure": ({IC + "fail-closed-by-default"}, "stops the chain when a fail-closed mutator fails, then sends the request as it stands"),
+    "continues-after-failure": ({IC + "mutation-failure-halts-chain"}, "goes on with the chain after a fail-closed mutator failed (and blocks at the end)"),
+    "fails-closed-always": ({IC + "fail-open-proceeds"}, "blocks when any interceptor fails, failOpen: true or not"),
     **{f"invalid-message-{p}": ({f"{p}/host/wire-messages-valid"},
                                  f"in {p} scenarios, also sends a notification with jsonrpc \"1.0\"")
-       for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")},
+       for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")},
 }
 
 
@@ -121,8 +137,102 @@ class Host:
                 conn.notify("notifications/initialized", version="1.0")
             self.servers[name], self.caps[name] = conn, init["result"].get("capabilities", {})
             self.tools += [(name, t) for t in conn.request("tools/list", {})["result"]["tools"]]
+        self.interceptors = []  # (server, definition), from interceptors/list on each configured server
+        for wanted in self.config.get("interceptors", []):
+            listed = self.servers[wanted["server"]].request("interceptors/list", {})["result"]["interceptors"]
+            self.interceptors += [(wanted["server"], d) for d in listed]
         self.history: list[dict] = []
         self.turn = 0
+
+    # -- interceptors (SEP-2624), around each tools/call -----------------------------------------
+    def intercept(self, phase: str, payload):
+        """The payload after the phase's chain; Stopped when the message must not go on."""
+        def hooked(d):
+            return any(h["phase"] == phase and ("tools/call" in h["events"]
+                                                or ("*" in h["events"] and self.m != "ignores-wildcard-hooks"))
+                       for h in d["hooks"])
+
+        def priority(d):
+            hint = d.get("priorityHint", 0)
+            return hint.get(phase, 0) if isinstance(hint, dict) else hint
+
+        active = [(s, d) for s, d in self.interceptors if hooked(d)]
+        mutators = [(s, d) for s, d in active if d["type"] == "mutation"]
+        if self.m == "ties-in-list-order":
+            mutators.sort(key=lambda p: priority(p[1]))
+        elif self.m != "ignores-priority":
+            mutators.sort(key=lambda p: (priority(p[1]), p[1]["name"]))
+        validators = [(s, d) for s, d in active if d["type"] == "validation"]
+
+        def invoke(server, d, body):
+            return self.servers[server].request("interceptor/invoke", {"name": d["name"], "event": "tools/call",
+                                                                       "phase": phase, "payload": body})
+
+        def tolerated(d):
+            return d.get("mode") == "audit" or (d.get("failOpen") is True and self.m != "fails-closed-always")
+
+        def mutate(current):
+            original, failed = current, False
+            for server, d in mutators:
+                answer = invoke(server, d, original if self.m == "unchained-mutations" else current)
+                if "error" in answer:
+                    if tolerated(d):
+                        continue
+                    if self.m == "continues-after-failure":
+                        failed = True
+                        continue
+                    if self.m == "sends-after-failure":
+                        raise SendAnyway(current)
+                    raise Stopped(f"{d['name']} failed")
+                if d.get("mode") != "audit" or self.m == "applies-audit-mutations":
+                    current = answer["result"]["payload"]
+            if failed:
+                raise Stopped("a mutator failed")
+            return current
+
+        def validate(current):
+            stop = []
+            for server, d in validators:
+                answer = invoke(server, d, current)
+                if "error" in answer:
+                    if not tolerated(d):
+                        stop.append(d["name"])
+                    continue
+                result = answer["result"]
+                if result.get("valid") is not False:
+                    continue
+                blocks = result.get("severity", "error") == "error" or self.m == "blocks-on-warnings"
+                if d.get("mode") == "audit" and self.m != "audit-validators-block":
+                    blocks = False
+                if phase == "request" and self.m == "ignores-request-rejections":
+                    blocks = False
+                if blocks:
+                    stop.append(d["name"])
+            if stop:
+                raise Stopped(f"stopped by {', '.join(stop)}")
+
+        if phase == "request":
+            if self.m == "validates-before-mutating":
+                validate(payload)
+                return mutate(payload)
+            try:
+                payload = mutate(payload)
+            except SendAnyway as exc:
+                return exc.args[0]
+            validate(payload)
+            return payload
+        if self.m == "mutates-before-validating-responses":
+            payload = mutate(payload)
+            validate(payload)
+            return payload
+        try:
+            validate(payload)
+        except Stopped:
+            if self.m == "forwards-rejected-results":
+                return payload
+            raise
+        mutated = mutate(payload)
+        return payload if self.m == "ignores-response-mutations" else mutated
 
     # -- requirements ----------------------------------------------------------------------
     def _key(self, s: str) -> str:
@@ -282,9 +392,21 @@ class Host:
         pool = self.tools if self.m == "runs-model-preprocessor-call" else offered
         for server, tool in pool:
             if tool["name"] == name and (tool.get("preprocessor") is not True or pool is self.tools):
-                result = self.servers[server].request("tools/call", {"name": name, "arguments": arguments})
+                params = {"name": name, "arguments": arguments}
+                if self.interceptors:
+                    try:
+                        sent = self.intercept("request", {"method": "tools/call", "params": params})["params"]
+                    except Stopped as exc:
+                        return f"tool call blocked: {exc}"
+                    params = params if self.m == "sends-original-request" else sent
+                result = self.servers[server].request("tools/call", params)
+                if self.interceptors and "result" in result:
+                    try:
+                        result = {"result": self.intercept("response", result["result"])}
+                    except Stopped as exc:
+                        return f"tool result withheld: {exc}"
                 text = _text(result.get("result") or {}) or json.dumps(result.get("error"))
-                if self.m == "rewrites-tool-errors":
+                if self.m == "rewrites-tool-errors" and (result.get("result") or {}).get("isError"):
                     text = unicodedata.normalize("NFKD", text).lower()
                 return text
         return f"tool {name} is not available"
@@ -292,6 +414,14 @@ class Host:
 
 class MiddlewareFailed(Exception):
     pass
+
+
+class Stopped(Exception):
+    """The interceptor chain stopped the message."""
+
+
+class SendAnyway(Exception):
+    """(mutant sends-after-failure) the chain stopped at a failure; send what it had."""
 
 
 def _text(result: dict) -> str:

@@ -3,12 +3,12 @@
 import anyio
 import pytest
 
-from conformance.host import augmentation, context_middleware
+from conformance.host import augmentation, context_middleware, interceptors
 from conformance.host.harness import HostRun, Turn
 from conformance.host.mock_llm import ModelRequest
 from conformance.host.record import record_hosts
 from conformance.host.recording import HostRecording
-from conformance.model import NotObserved
+from conformance.model import NotObserved, Violation
 
 
 def _recording(profile: str, run: HostRun) -> HostRecording:
@@ -43,3 +43,45 @@ def test_an_unclaimed_profile_names_its_own_reason():
     assert recs["preprocessor-tools"].claim_reason == "not named with --profile"
     recs = anyio.run(lambda: record_hosts("true", ["augmentation"], claimed=set()))
     assert recs["augmentation"].claim_reason == "hosts claim augmentation only with --profile augmentation"
+
+
+def _invoke(t: float, turn: int, name: str, phase: str, result: dict | None = None, error: bool = False) -> dict:
+    response = {"error": {"code": -32603, "message": "failed"}} if error else {"result": result or {"valid": True}}
+    return {"t": t, "turn": turn, "server": "guard", "method": "interceptor/invoke",
+            "params": {"name": name, "event": "tools/call", "phase": phase, "payload": {}}, "response": response}
+
+
+def _interceptor_run(events: list[dict], answered: int = 7, fatal: str | None = None) -> HostRecording:
+    turns = [Turn(i, f"t{i}", float(i), float(i) + 0.9, "{}", {} if i <= answered else None) for i in range(1, 8)]
+    run = HostRun(interceptors.SCENARIO, "n", "none", turns=turns, events=events, fatal=fatal)
+    return _recording("interceptors", run)
+
+
+def test_a_rejection_that_never_happened_is_not_observed_not_passed():
+    rec = _interceptor_run([_invoke(2.1, 2, "v-forbid", "request")])  # invoked, but it let the call through
+    with pytest.raises(NotObserved):
+        interceptors.rejection_blocks(rec)
+    with pytest.raises(NotObserved):  # and never invoked at all
+        interceptors.rejection_blocks(_interceptor_run([]))
+
+
+def test_a_blocked_call_is_judged_only_once_the_interceptor_acted():
+    failed = _invoke(5.1, 5, "m-boom", "request", error=True)
+    sent = {"t": 5.2, "turn": 5, "server": "work", "method": "tools/call", "params": {"name": "scenario_echo"},
+            "response": {"result": {"content": []}}}
+    assert "stopped" in interceptors.fail_closed(_interceptor_run([failed]))
+    with pytest.raises(Violation):
+        interceptors.fail_closed(_interceptor_run([failed, sent]))
+    with pytest.raises(NotObserved):  # the host died before turn 5
+        interceptors.fail_closed(_interceptor_run([], answered=3, fatal="the host exited"))
+
+
+def test_host_interceptor_messages_are_validated_against_the_schema():
+    from conformance.host.common import message_problems
+
+    good = {"jsonrpc": "2.0", "id": 1, "method": "interceptor/invoke",
+            "params": {"name": "m", "event": "tools/call", "phase": "request", "payload": {}}}
+    assert message_problems(good) == []
+    assert message_problems({**good, "params": {"name": "m", "phase": "sideways", "event": "tools/call",
+                                                "payload": {}}})
+    assert message_problems({"jsonrpc": "2.0", "id": 2, "method": "interceptors/list", "params": {}}) == []

@@ -460,3 +460,68 @@ def test_failing_middleware_withholds_preprocessor_output_and_tool_results():
     assert reply["content"] == "ok: hi" and "error" not in reply
     sent = json.dumps(model.requests)
     assert "PII-OTHER-USER" not in sent and "withheld" in sent
+
+
+# -- interceptors (reference_clients/host/interceptors.py) -------------------------------------------
+
+def _chain(definitions: list[dict], phase: str, behaviour: dict):
+    """Run the chain over in-memory interceptors; `behaviour[name]` answers (a dict) or fails (None)."""
+    from reference_clients.host.interceptors import Entry, run_chain
+
+    seen: list[tuple[str, object]] = []
+
+    async def invoke(entry, params):
+        seen.append((entry.name, params["payload"]))
+        answer = behaviour.get(entry.name, {"valid": True})
+        if answer is None:
+            raise ServerError(f"{entry.name} failed")
+        return answer(params["payload"]) if callable(answer) else answer
+
+    entries = [Entry("s", {"hooks": [{"events": ["tools/call"], "phase": phase}], **d}) for d in definitions]
+    return asyncio.run(run_chain(entries, "tools/call", phase, "x", invoke)), seen
+
+
+def _suffix(tag):
+    return lambda payload: {"modified": True, "payload": f"{payload}+{tag}"}
+
+
+def test_interceptor_mutations_run_by_priority_then_name_each_on_the_previous_output():
+    defs = [{"name": "late", "type": "mutation", "priorityHint": 5}, {"name": "b", "type": "mutation"},
+            {"name": "a", "type": "mutation", "priorityHint": {"request": 0, "response": 9}},
+            {"name": "shadow", "type": "mutation", "mode": "audit", "priorityHint": -1},
+            {"name": "check", "type": "validation"}]
+    out, seen = _chain(defs, "request", {n: _suffix(n) for n in ("late", "b", "a", "shadow")})
+    assert out == "x+a+b+late"
+    assert seen == [("shadow", "x"), ("a", "x"), ("b", "x+a"), ("late", "x+a+b"), ("check", "x+a+b+late")]
+
+
+def test_interceptor_verdicts_block_only_on_error_and_never_in_audit_or_fail_open():
+    from reference_clients.host.interceptors import Blocked
+
+    reject = {"valid": False, "severity": "error"}
+    assert _chain([{"name": "w", "type": "validation"}], "request", {"w": {"valid": False, "severity": "warn"}})[0] == "x"
+    assert _chain([{"name": "a", "type": "validation", "mode": "audit"}], "request", {"a": reject})[0] == "x"
+    assert _chain([{"name": "o", "type": "validation", "failOpen": True}], "request", {"o": None})[0] == "x"
+    for defs, behaviour in (([{"name": "v", "type": "validation"}], {"v": reject}),
+                            ([{"name": "f", "type": "validation"}], {"f": None})):
+        with pytest.raises(Blocked):
+            _chain(defs, "request", behaviour)
+    # A failed mutation halts the chain: nothing after it runs, not even the validators.
+    defs = [{"name": "m1", "type": "mutation"}, {"name": "m2", "type": "mutation"}, {"name": "v", "type": "validation"}]
+    seen: list = []
+    with pytest.raises(Blocked):
+        from reference_clients.host.interceptors import Entry, run_chain
+
+        async def invoke(entry, params):
+            seen.append(entry.name)
+            raise ServerError("down")
+
+        entries = [Entry("s", {"hooks": [{"events": ["*"], "phase": "request"}], **d}) for d in defs]
+        asyncio.run(run_chain(entries, "tools/call", "request", "x", invoke))
+    assert seen == ["m1"]
+
+
+def test_interceptor_response_phase_validates_before_mutating():
+    defs = [{"name": "m", "type": "mutation"}, {"name": "v", "type": "validation"}]
+    out, seen = _chain(defs, "response", {"m": _suffix("m")})
+    assert out == "x+m" and [n for n, _ in seen] == ["v", "m"]

@@ -1,0 +1,359 @@
+"""Host role, profile `interceptors` (SEP-2624): the host invokes interceptors around its tool calls.
+
+Scenario `interceptors/tool-call`: server `guard` advertises the interceptors
+extension and lists twelve interceptors (scenarios.yaml); the config names it in
+`interceptors`, so the host discovers them with `interceptors/list` and runs
+those hooked on `tools/call` around every tool call it sends to server `work`.
+Every invocation is recorded with its name, phase, payload, answer and time.
+In each of seven turns the model calls `scenario_echo` once; the argument's
+token decides which interceptor acts:
+
+| turn | argument | what acts |
+|---|---|---|
+| 1 | PLAIN-<nonce> | every mutator tags the text, in priority order; validators pass; the response chain tags the result |
+| 2 | FORBIDDEN-<nonce> | validator `v-forbid` rejects (severity error) |
+| 3 | WARN-<nonce> | validator `v-warn` rejects with severity warn |
+| 4 | AUDIT-REJECT-<nonce> | audit-mode validator `v-audit` (hooked on "*") rejects |
+| 5 | BOOM-CLOSED-<nonce> | mutator `m-boom` (failOpen not given: false) fails |
+| 6 | BOOM-OPEN-<nonce> | validator `v-open` (failOpen true) fails |
+| 7 | TAINTED-<nonce> | response-phase validator `r-check` rejects the result |
+
+The audit-mode mutator `m-shadow` prefixes the text with SHADOW-<nonce> on
+every turn: what it computes must never be applied. Whether the tool ran is
+read from server `work`'s record; what the model saw, from its requests.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..model import NotObserved, Violation, check
+from .common import host_wire_check
+from .harness import HostRun
+from .recording import HostRecording
+
+PROFILE = "interceptors"
+SCENARIO = "interceptors/tool-call"
+SCENARIOS = (SCENARIO,)
+PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED = range(1, 8)
+ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
+AUDIT_MUTATOR = "m-shadow"
+REQUEST_VALIDATORS = ["v-forbid", "v-warn", "v-audit", "v-open"]
+REQUEST_ALL = sorted(ORDER + [AUDIT_MUTATOR] + REQUEST_VALIDATORS)
+RESPONSE_VALIDATOR, RESPONSE_MUTATOR = "r-check", "r-tag"
+
+
+# -- readers -------------------------------------------------------------------------------------
+def _invokes(run: HostRun, turn: int, phase: str | None = None) -> list[dict]:
+    """The turn's interceptor/invoke requests (of one phase), in the order the server received them."""
+    return [e for e in run.calls(turn, "interceptor/invoke") if phase is None or e["params"].get("phase") == phase]
+
+
+def _named(events: list[dict], name: str) -> list[dict]:
+    return [e for e in events if e["params"].get("name") == name]
+
+
+def _failed(event: dict) -> bool:
+    return "error" in event["response"]
+
+
+def _result(event: dict) -> dict:
+    result = event["response"].get("result")
+    return result if isinstance(result, dict) else {}
+
+
+def _tool_calls(run: HostRun, turn: int) -> list[dict]:
+    return [e for e in run.calls(turn) if e["server"] == "work"]
+
+
+def _arguments(payload) -> object:
+    """The tool-call arguments inside a request-phase payload ({method, params: {name, arguments}}, or params)."""
+    if isinstance(payload, dict):
+        params = payload.get("params") if isinstance(payload.get("params"), dict) else payload
+        return params.get("arguments")
+    return None
+
+
+def _canon(value) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _tool_messages(run: HostRun, turn: int) -> str:
+    """Every tool message the model was given in the turn (not the model's own tool-call arguments)."""
+    from .mock_llm import message_text
+
+    return "\n".join(message_text(m.get("content")) for r in run.model_in(turn)
+                     for m in r.body.get("messages") or () if isinstance(m, dict) and m.get("role") == "tool")
+
+
+def _active_mutations(run: HostRun, turn: int) -> list[dict]:
+    return [e for e in _invokes(run, turn, "request") if e["params"].get("name") in ORDER]
+
+
+def _outcome(run: HostRun, turn: int, name: str, blocked_by: str) -> dict:
+    """The invocation of `name` in the turn that did what the turn is about; NotObserved when there is none."""
+    calls = _named(_invokes(run, turn), name)
+    acted = [e for e in calls if (_failed(e) if blocked_by == "error" else _result(e).get("valid") is False)]
+    if not acted:
+        state = "was not invoked" if not calls else "was invoked but did not act"
+        raise NotObserved(f"turn {turn}: {name} {state}{'; ' + run.fatal if run.fatal else ''}")
+    return acted[0]
+
+
+# -- checks --------------------------------------------------------------------------------------
+@check("interceptors/host/hooked-interceptors-invoked",
+       does="lists twelve interceptors on server guard (one hooked on \"*\"); in turn 1 the model calls "
+            "scenario_echo once; records interceptors/list and every interceptor/invoke",
+       must="the host discovers the interceptors with interceptors/list and invokes every one hooked on tools/call "
+            "or \"*\": request-phase ones (event tools/call, phase request) before the call is sent, response-phase "
+            "ones (phase response) after its result came back")
+def hooked_invoked(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    calls = _tool_calls(run, PLAIN)
+    if not calls:
+        raise NotObserved("turn 1: the tool call never reached server work")
+    sent = calls[0]["t"]
+    invokes = _invokes(run, PLAIN)
+    listed = [e for e in run.calls(None, "interceptors/list") if e["server"] == "guard"]
+    problems = []
+    if not listed or (invokes and listed[0]["t"] > invokes[0]["t"]):
+        problems.append("interceptors/list was not called on guard before the first invocation")
+    for name in REQUEST_ALL + [RESPONSE_VALIDATOR, RESPONSE_MUTATOR]:
+        phase = "response" if name.startswith("r-") else "request"
+        mine = _named(invokes, name)
+        if not mine:
+            problems.append(f"{name} ({phase} phase) was not invoked")
+            continue
+        first = mine[0]
+        if first["params"].get("event") != "tools/call" or first["params"].get("phase") != phase:
+            problems.append(f"{name} invoked with event {first['params'].get('event')!r}, phase "
+                            f"{first['params'].get('phase')!r}")
+        elif (phase == "request") != (first["t"] < sent):
+            problems.append(f"{name} ({phase} phase) invoked {'after' if phase == 'request' else 'before'} the call")
+    if problems:
+        raise Violation("the hooked interceptors were not all invoked around the tool call",
+                        expected="interceptors/list, then each request-phase interceptor before the call and each "
+                                 "response-phase one after it", actual=problems)
+    return f"{len(invokes)} invocations around the tool call"
+
+
+@check("interceptors/host/response-mutations-applied",
+       does="in turn 1, compares the tool message the model got with the payload response-phase mutator r-tag "
+            "returned",
+       must="the result of the response-phase chain is what the host uses: the model sees the mutated tool result")
+def response_applied(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    mutated = [e for e in _named(_invokes(run, PLAIN, "response"), RESPONSE_MUTATOR) if not _failed(e)]
+    if not mutated:
+        raise NotObserved(f"turn 1: {RESPONSE_MUTATOR} was never invoked on the result")
+    content = _result(mutated[-1]).get("payload")
+    blocks = content.get("content") if isinstance(content, dict) else None
+    texts = [b.get("text") for b in blocks or () if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    if not texts:
+        raise NotObserved(f"turn 1: {RESPONSE_MUTATOR} returned no text content to follow")
+    seen = _tool_messages(run, PLAIN)
+    if not seen:
+        raise NotObserved("turn 1: the model was given no tool message")
+    missing = [t for t in texts if t not in seen]
+    if missing:
+        raise Violation("the model did not get the response-phase mutator's output", expected=missing,
+                        actual=seen)
+
+
+@check("interceptors/host/mutated-request-sent",
+       does="in turn 1, compares the arguments server work received with the payload of the last active "
+            "request-phase mutator",
+       must="what goes out is the mutation chain's output: the tool receives the last mutator's payload")
+def mutated_sent(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    mutations = [e for e in _active_mutations(run, PLAIN) if not _failed(e)]
+    calls = _tool_calls(run, PLAIN)
+    if not mutations or not calls:
+        raise NotObserved("turn 1: " + ("no request-phase mutator answered" if not mutations
+                                        else "the tool call never reached server work"))
+    expected = _arguments(_result(mutations[-1]).get("payload"))
+    got = calls[0]["params"].get("arguments")
+    if _canon(got) != _canon(expected):
+        raise Violation("the tool did not receive the mutated request", expected=expected, actual=got)
+
+
+@check("interceptors/host/mutations-chained",
+       does="in turn 1, compares the payload each active request-phase mutator received with the payload the "
+            "one before it returned",
+       must="mutations run sequentially, each given the previous one's output")
+def mutations_chained(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    mutations = _active_mutations(run, PLAIN)
+    if len(mutations) < 2:
+        raise NotObserved("turn 1: fewer than two active mutators were invoked")
+    problems = []
+    for before, after in zip(mutations, mutations[1:]):
+        if _failed(before):
+            break
+        if _canon(after["params"].get("payload")) != _canon(_result(before).get("payload")):
+            problems.append(f"{after['params'].get('name')} got {_arguments(after['params'].get('payload'))!r}, "
+                            f"{before['params'].get('name')} returned "
+                            f"{_arguments(_result(before).get('payload'))!r}")
+    if problems:
+        raise Violation("a mutator was not given the previous mutator's output", expected="each payload = the "
+                        "previous mutator's result payload", actual=problems)
+
+
+@check("interceptors/host/priority-order",
+       does="lists mutators with priorityHint 100, 0, -5, none and 50 (m-tie-a without a hint ties with m-tie-b at "
+            "0, listed after it) and records the order of their request-phase invocations in turn 1",
+       must="mutations run by priorityHint ascending (0 when none is given), equal priorities alphabetically by "
+            "name")
+def priority_order(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    names = [e["params"].get("name") for e in _active_mutations(run, PLAIN)]
+    if len(names) < 2:
+        raise NotObserved("turn 1: fewer than two active mutators were invoked")
+    expected = [n for n in ORDER if n in names]
+    if names != expected:
+        raise Violation("the mutators did not run in priority order", expected=expected, actual=names)
+    return " < ".join(names)
+
+
+@check("interceptors/host/audit-mutation-not-applied",
+       does="lists m-shadow, an audit-mode mutator that prefixes the text with SHADOW-<nonce>, and looks for that "
+            "token in every tool call and model request",
+       must="an audit-mode mutator's output is never applied (shadow mutation): it reaches neither the tool nor "
+            "the model")
+def audit_mutation(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    token = f"SHADOW-{run.nonce}"
+    calls = [e for e in run.calls() if e["server"] == "work"]
+    if not calls:
+        raise NotObserved("no tool call reached server work")
+    leaked = [f"tool call in turn {e['turn']}" for e in calls if token in _canon(e["params"])]
+    leaked += [f"model request in turn {r.turn}" for r in run.model if r.valid and token in _canon(r.body)]
+    if leaked:
+        raise Violation("the audit-mode mutator's output was applied", expected=f"no {token} anywhere",
+                        actual=leaked)
+    shadowed = len(_named(run.calls(None, "interceptor/invoke"), AUDIT_MUTATOR))
+    return f"{shadowed} shadow invocation(s), none applied"
+
+
+def _not_blocked(rec: HostRecording, turn: int, name: str, acts: str, what: str):
+    run = rec.cite(SCENARIO, turns_needed=turn)
+    if _tool_calls(run, turn):
+        return f"turn {turn}: the tool was called"
+    _outcome(run, turn, name, acts)
+    raise Violation(f"turn {turn}: {what} blocked the tool call", expected="scenario_echo called in the turn",
+                    actual="server work received no tools/call")
+
+
+def _blocked(rec: HostRecording, turn: int, name: str, acts: str, what: str):
+    run = rec.cite(SCENARIO, turns_needed=turn)
+    _outcome(run, turn, name, acts)
+    late = _tool_calls(run, turn)
+    if late:
+        raise Violation(f"turn {turn}: the tool was called although {what}",
+                        expected="no tools/call to server work in the turn", actual=late[0]["params"])
+    return f"turn {turn}: the call was stopped; the host printed {run.turns[turn - 1].line}"
+
+
+@check("interceptors/host/validator-rejection-blocks",
+       does="in turn 2 the argument carries FORBIDDEN-<nonce>; request-phase validator v-forbid answers valid: "
+            "false, severity error",
+       must="a validation with severity error blocks the request: the tool is never called")
+def rejection_blocks(rec: HostRecording):
+    return _blocked(rec, FORBID, "v-forbid", "invalid", "v-forbid rejected the request")
+
+
+@check("interceptors/host/warn-does-not-block",
+       does="in turn 3 validator v-warn answers valid: false with severity warn",
+       must="validations with severity warn or info do not block: the tool is called")
+def warn_not_blocking(rec: HostRecording):
+    return _not_blocked(rec, WARN, "v-warn", "invalid", "a severity-warn validation")
+
+
+@check("interceptors/host/audit-validator-never-blocks",
+       does="in turn 4 the audit-mode validator v-audit answers valid: false, severity error",
+       must="interceptors in audit mode never block: the tool is called")
+def audit_not_blocking(rec: HostRecording):
+    return _not_blocked(rec, AUDIT, "v-audit", "invalid", "an audit-mode validator")
+
+
+@check("interceptors/host/validate-after-mutate-sending",
+       does="in turn 1 records when each request-phase validator was invoked and with what payload",
+       must="sending: mutate, then validate; every validator runs after the last mutator and is given the "
+            "mutated payload")
+def validate_after_mutate(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    mutations = [e for e in _active_mutations(run, PLAIN) if not _failed(e)]
+    validators = [e for e in _invokes(run, PLAIN, "request") if e["params"].get("name") in REQUEST_VALIDATORS]
+    if not mutations or not validators:
+        raise NotObserved("turn 1: " + ("no active mutator answered" if not mutations else "no validator ran"))
+    last, final = mutations[-1], _result(mutations[-1]).get("payload")
+    problems = [f"{v['params'].get('name')} ran before {last['params'].get('name')}" for v in validators
+                if v["t"] < last["t"]]
+    problems += [f"{v['params'].get('name')} got {_arguments(v['params'].get('payload'))!r}" for v in validators
+                 if v["t"] > last["t"] and _canon(v["params"].get("payload")) != _canon(final)]
+    if problems:
+        raise Violation("validation did not follow mutation on the sending side",
+                        expected=f"validators after the mutators, given {_arguments(final)!r}", actual=problems)
+
+
+@check("interceptors/host/validate-before-mutate-receiving",
+       does="in turn 1 records when response-phase validator r-check and mutator r-tag ran on the tool result",
+       must="receiving: validate, then mutate; the response validator runs before the response mutator")
+def validate_before_mutate(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=PLAIN)
+    events = _invokes(run, PLAIN, "response")
+    check_t = [e["t"] for e in _named(events, RESPONSE_VALIDATOR)]
+    tag_t = [e["t"] for e in _named(events, RESPONSE_MUTATOR)]
+    if not check_t or not tag_t:
+        raise NotObserved("turn 1: the response-phase validator and mutator did not both run")
+    if min(tag_t) < min(check_t):
+        raise Violation("the response mutator ran before the response validator",
+                        expected=[RESPONSE_VALIDATOR, RESPONSE_MUTATOR],
+                        actual=[e["params"].get("name") for e in events])
+
+
+@check("interceptors/host/response-rejection-withholds-result",
+       does="in turn 7 the tool result carries TAINTED-<nonce>; response-phase validator r-check rejects it "
+            "(severity error)",
+       must="a rejected result goes no further: no response mutator runs on it after the rejection and the model "
+            "never sees it")
+def response_rejection(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=TAINTED)
+    rejected = _outcome(run, TAINTED, RESPONSE_VALIDATOR, "invalid")
+    problems = [f"{e['params'].get('name')} ran after the rejection" for e in _invokes(run, TAINTED, "response")
+                if e["t"] > rejected["t"] and e["params"].get("name") == RESPONSE_MUTATOR]
+    token = f"TAINTED-{run.nonce}"
+    if token in _tool_messages(run, TAINTED):
+        problems.append(f"the model was given the rejected result ({token})")
+    if problems:
+        raise Violation("the rejected result went on", expected="no mutation after the rejection, no "
+                        f"{token} in any tool message", actual=problems)
+
+
+@check("interceptors/host/fail-closed-by-default",
+       does="in turn 5 mutator m-boom, which declares no failOpen, answers with a JSON-RPC error",
+       must="failOpen defaults to false: when the interceptor fails, the request is blocked (neither the original "
+            "nor a partly mutated request is sent)")
+def fail_closed(rec: HostRecording):
+    return _blocked(rec, CLOSED, "m-boom", "error", "m-boom (fail-closed) failed")
+
+
+@check("interceptors/host/mutation-failure-halts-chain",
+       does="in turn 5 mutator m-boom (priority 50) fails; records every invocation after its failure",
+       must="a mutation error halts the chain: no later mutator and no validator runs on that request")
+def failure_halts(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=CLOSED)
+    failed = _outcome(run, CLOSED, "m-boom", "error")
+    later = [e["params"].get("name") for e in _invokes(run, CLOSED, "request") if e["t"] > failed["t"]]
+    if later:
+        raise Violation("the chain went on after a mutation failed", expected="nothing after m-boom", actual=later)
+
+
+@check("interceptors/host/fail-open-proceeds",
+       does="in turn 6 validator v-open, which declares failOpen: true, answers with a JSON-RPC error",
+       must="when a failOpen: true interceptor fails, the request proceeds: the tool is called")
+def fail_open(rec: HostRecording):
+    return _not_blocked(rec, OPEN, "v-open", "error", "a failing failOpen: true interceptor")
+
+
+host_wire_check(PROFILE, SCENARIOS)

@@ -1,0 +1,147 @@
+"""Interceptors (SEP-2624) on the host's side: discover them, then run each tool call through their chain.
+
+The configuration's `interceptors` list names the servers whose interceptors the
+host uses: `[{"server": "guard"}]` takes every interceptor that server lists,
+`{"server": "guard", "name": "pii-redactor"}` one of them. At start-up the host
+calls `interceptors/list` on each (the server must advertise
+`capabilities.extensions["io.modelcontextprotocol/interceptors"]`); a server
+that cannot be listed leaves the chain broken, and a broken chain blocks every
+tool call (fail closed: what should have guarded the call is unknown).
+
+`run_chain` applies the SEP's execution model to one event and phase:
+- the request phase is the sending side: mutate, then validate; the response
+  phase the receiving side: validate, then mutate;
+- mutations run one after another by priorityHint ascending (a number, or
+  `{request, response}`; 0 when absent), ties by name, each given the previous
+  one's payload; an audit-mode mutator is invoked but its payload never applied;
+- validations run concurrently and all complete before the verdict; only
+  `valid: false` with severity error (or none) blocks, and never in audit mode;
+- an interceptor that fails (JSON-RPC error, timeout, broken result) blocks
+  unless its failOpen is true or it is in audit mode; a failed mutation halts
+  the chain at once; a blocked chain applies nothing.
+The declared defaults are the policy: this host has no overrides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Awaitable, Callable, Mapping, Sequence
+
+from .logic import ServerError
+
+log = logging.getLogger("reference_host")
+
+EXTENSION = "io.modelcontextprotocol/interceptors"
+LIST_METHOD, INVOKE_METHOD = "interceptors/list", "interceptor/invoke"
+
+
+class Blocked(Exception):
+    """The chain stopped the message: a validator rejected it or an interceptor failed closed."""
+
+
+class Entry:
+    """One interceptor as listed, with the server that hosts it."""
+
+    def __init__(self, server: str, definition: Mapping[str, Any]):
+        self.server = server
+        self.name = str(definition.get("name"))
+        self.type = definition.get("type")
+        self.hooks = definition.get("hooks") if isinstance(definition.get("hooks"), list) else []
+        self.audit = definition.get("mode") == "audit"
+        self.fail_open = definition.get("failOpen") is True
+        self.priority_hint = definition.get("priorityHint")
+
+    def hooked(self, event: str, phase: str) -> bool:
+        return any(isinstance(h, dict) and h.get("phase") == phase and isinstance(h.get("events"), list)
+                   and (event in h["events"] or "*" in h["events"]) for h in self.hooks)
+
+    def priority(self, phase: str) -> float:
+        hint = self.priority_hint
+        if isinstance(hint, dict):
+            hint = hint.get(phase)
+        return hint if isinstance(hint, (int, float)) and not isinstance(hint, bool) else 0
+
+    def tolerated(self) -> bool:
+        """Whether a failure of this interceptor lets the message go on."""
+        return self.audit or self.fail_open
+
+
+def chosen(listed: Sequence[Any], wanted: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The listed definitions one configuration entry selects (all, or the one it names)."""
+    name = wanted.get("name")
+    return [d for d in listed if isinstance(d, dict) and isinstance(d.get("name"), str)
+            and d.get("type") in ("mutation", "validation") and (name is None or d["name"] == name)]
+
+
+def _blocking(result: Mapping[str, Any]) -> bool:
+    return result.get("valid") is False and result.get("severity", "error") == "error"
+
+
+Invoke = Callable[[Entry, dict], Awaitable[Any]]
+
+
+async def run_chain(entries: Sequence[Entry], event: str, phase: str, payload: Any, invoke: Invoke) -> Any:
+    """The payload after the chain; Blocked when the message must not go on. `invoke(entry, params)` sends
+    interceptor/invoke to the entry's server and raises ServerError when it fails."""
+    active = [e for e in entries if e.hooked(event, phase)]
+    mutators = sorted((e for e in active if e.type == "mutation"), key=lambda e: (e.priority(phase), e.name))
+    validators = [e for e in active if e.type == "validation"]
+
+    async def call(entry: Entry, body: Any) -> dict:
+        result = await invoke(entry, {"name": entry.name, "event": event, "phase": phase, "payload": body})
+        if not isinstance(result, dict):
+            raise ServerError(f"{entry.name}: the result is not an object")
+        return result
+
+    async def mutate(current: Any) -> Any:
+        for entry in mutators:
+            try:
+                result = await call(entry, current)
+                if not entry.audit and "payload" not in result:
+                    raise ServerError(f"{entry.name}: the mutation result has no payload")
+            except ServerError as exc:
+                if entry.tolerated():
+                    log.warning("interceptor %s failed (%s); going on", entry.name, exc)
+                    continue
+                raise Blocked(f"mutation {entry.name} failed: {exc}") from None
+            if entry.audit:
+                log.info("audit mutation %s (not applied): modified=%s", entry.name, result.get("modified"))
+            else:
+                current = result["payload"]
+        return current
+
+    async def validate(current: Any) -> None:
+        outcomes = await asyncio.gather(*(call(e, current) for e in validators), return_exceptions=True)
+        reasons = []
+        for entry, outcome in zip(validators, outcomes):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, ServerError):
+                    raise outcome
+                if entry.tolerated():
+                    log.warning("interceptor %s failed (%s); going on", entry.name, outcome)
+                else:
+                    reasons.append(f"validation {entry.name} failed: {outcome}")
+            elif _blocking(outcome):
+                if entry.audit:
+                    log.info("audit validation %s would reject: %s", entry.name, outcome.get("messages"))
+                else:
+                    reasons.append(f"{entry.name} rejected it: {_messages(outcome)}")
+            elif outcome.get("valid") is False:
+                log.warning("validation %s: %s (%s)", entry.name, _messages(outcome), outcome.get("severity"))
+        if reasons:
+            raise Blocked("; ".join(reasons))
+
+    if phase == "request":
+        payload = await mutate(payload)
+        await validate(payload)
+    else:
+        await validate(payload)
+        payload = await mutate(payload)
+    return payload
+
+
+def _messages(result: Mapping[str, Any]) -> str:
+    messages = result.get("messages")
+    texts = [m.get("message") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    return "; ".join(str(t) for t in texts if t) or "invalid"
