@@ -214,6 +214,23 @@ def _record_gateway(config, profiles: list[str], claimed: set[str], say) -> dict
 RECORDERS = {"server": _record_server, "host": _record_host, "gateway": _record_gateway}
 
 
+def _warm_up() -> None:
+    """Import what judging needs while the recording waits on the target: the SDK's protocol types alone
+    take a quarter of a second, and a recording spends most of its time waiting."""
+    import threading
+
+    def warm() -> None:
+        try:
+            from . import schemas_loader, wire
+
+            wire.warm()
+            schemas_loader.validator("capabilities")
+        except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
+            pass
+
+    threading.Thread(target=warm, name="mcpx-warm-up", daemon=True).start()
+
+
 @pytest.fixture(scope="session")
 def mcpx_recordings(request):
     """The recordings of the run's role, made once, by profile (only the profiles a selected check needs)."""
@@ -226,6 +243,7 @@ def mcpx_recordings(request):
     wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
               if hasattr(item, "callspec") and item.callspec.params.get("check_id") in REGISTRY}
     profiles = [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
+    _warm_up()
     recordings = RECORDERS[role.name](config, profiles, claimed, _say(config))
     available = [r for r in recordings.values() if r.claimed] or list(recordings.values())
     if available and all(r.unavailable for r in available):

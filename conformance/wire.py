@@ -44,6 +44,13 @@ def _adapter(type_name: str):
     return TypeAdapter(getattr(_sdk_types(), type_name))
 
 
+def warm() -> None:
+    """Build the validators judging uses, ahead of time (called on a background thread during recording)."""
+    for type_name in ("ServerNotification", *_RESULT_TYPES.values()):
+        if _known(type_name):
+            _adapter(type_name)
+
+
 def _known(type_name: str) -> bool:
     return hasattr(_sdk_types(), type_name)
 
