@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
-import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 from conformance import server
 from conformance.model import REGISTRY
-from conformance.peerkit import free_port, wait_for_port
+from conformance.peerkit import free_port, spawn
 from conformance.runner import evaluate
 from conformance.targets import TargetSpec
 
@@ -35,17 +32,9 @@ def reference_command() -> str:
 def reference_http_server(*args: str, python: str = sys.executable, env: dict | None = None):
     """The reference server over Streamable HTTP on a free loopback port (yielded), its group ended afterwards."""
     port = free_port()
-    proc = subprocess.Popen([python, "-m", "reference_servers.everything", "--http", str(port), *args], cwd=ROOT,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert wait_for_port(port, proc), proc.stderr.read().decode() if proc.poll() is not None else "no listen"
+    with spawn([python, "-m", "reference_servers.everything", "--http", str(port), *args], cwd=ROOT, env=env) as srv:
+        assert srv.wait_listening(port), srv.stderr_tail(lines=20) if srv.returncode is not None else "no listen"
         yield port
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0) -> dict:
