@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from contextlib import contextmanager
@@ -35,6 +36,19 @@ def reference_http_server(*args: str, python: str = sys.executable, env: dict | 
     with spawn([python, "-m", "reference_servers.everything", "--http", str(port), *args], cwd=ROOT, env=env) as srv:
         assert srv.wait_listening(port), srv.stderr_tail(lines=20) if srv.returncode is not None else "no listen"
         yield port
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from conformance.peerkit import (
     stop_group,
 )
 from conformance.targets import reaper
+from tests.helpers import alive
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -37,19 +37,10 @@ FAMILY = ("import subprocess, sys, time; c = subprocess.Popen([sys.executable, '
 STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as fh:  # a zombie has ended; only its parent has not reaped it yet
-        return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def _gone(pid: int, within: float = 5.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not alive(pid):
             return True
         time.sleep(0.05)
     return False
@@ -78,7 +69,7 @@ def test_group_stop_ends_grandchildren_and_unregisters():
     with spawn([PY, "-c", FAMILY], stdout=subprocess.PIPE) as group:
         grandchild = int(group.proc.stdout.readline())
         assert group.pid in reaper._groups
-        assert group_alive(group.pid) and _alive(grandchild)
+        assert group_alive(group.pid) and alive(grandchild)
     assert group.returncode == -signal.SIGTERM
     assert _gone(grandchild)
     assert group.pid not in reaper._groups
@@ -108,11 +99,18 @@ def test_group_waits_until_listening():
         assert group.returncode is None
 
 
+async def _line(stream) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):  # a pipe may hand a line over in pieces
+        data += await stream.receive()
+    return data
+
+
 def test_async_group_stops_by_group():
     async def main():
         proc = await open_group([PY, "-c", FAMILY], stdout=subprocess.PIPE)
         assert proc.pid in reaper._groups
-        grandchild = int((await proc.stdout.receive()).split()[0])
+        grandchild = int(await _line(proc.stdout))
         code = await stop_group(proc, grace=1.0)
         await proc.aclose()
         return proc.pid, grandchild, code
@@ -126,7 +124,7 @@ def test_async_group_stops_by_group():
 def test_async_stop_kills_what_ignores_sigterm():
     async def main():
         proc = await open_group([PY, "-c", STUBBORN], stdout=subprocess.PIPE)
-        assert await proc.stdout.receive() == b"up\n"
+        assert await _line(proc.stdout) == b"up\n"
         code = await stop_group(proc, grace=0.3)
         await proc.aclose()
         return code
