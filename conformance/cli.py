@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from .peerkit import free_port, spawn, wait_for_port  # noqa: F401  (bench and ecosystem import them from here)
+from .peerkit import free_port, spawn
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORT_DIR = "reports/latest"
