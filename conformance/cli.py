@@ -317,7 +317,7 @@ def cmd_demo(args) -> int:
 
     run("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"])
     port = free_port()
-    with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)]) as server:
+    with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], grace=5.0) as server:
         if not server.wait_listening(port):
             tail = server.stderr_tail()
             print(f"demo: the reference server did not start listening{'; stderr ends: ' + tail if tail else ''}",

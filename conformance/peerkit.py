@@ -147,13 +147,14 @@ def _untrack(pid: int) -> None:
 class Group:
     """A command run with `subprocess.Popen` in its own process group, its stderr kept as a bounded tail.
 
-    Use as a context manager (or `start()` / `stop()`): leaving ends the whole group.
+    Use as a context manager (or `start()` / `close()`): leaving ends the whole group, allowing it `grace`
+    seconds after SIGTERM.
     """
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None, cwd=None,
-                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, tail_bytes: int = 8192):
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, tail_bytes: int = 8192, grace: float = 1.0):
         self.argv, self.env, self.cwd, self.stdin, self.stdout = list(argv), env, cwd, stdin, stdout
-        self.tail_bytes = tail_bytes
+        self.tail_bytes, self.grace = tail_bytes, grace
         self.proc: subprocess.Popen | None = None
         self._stderr = tempfile.TemporaryFile()  # a file, not a pipe: nobody has to drain it
 
@@ -182,9 +183,9 @@ class Group:
         self._stderr.seek(max(0, end - self.tail_bytes))
         return stderr_tail(self._stderr.read(), lines)
 
-    def stop(self, grace: float = 1.0) -> int | None:
+    def stop(self, grace: float | None = None) -> int | None:
         """End the group (SIGTERM, `grace` seconds, SIGKILL); the leader's exit code."""
-        proc = self.proc
+        proc, grace = self.proc, self.grace if grace is None else grace
         if proc is None:
             return None
         for sig in (signal.SIGTERM, signal.SIGKILL):
