@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,7 +29,7 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.cli import free_port, wait_for_port  # noqa: E402
+from conformance.peerkit import free_port, spawn  # noqa: E402
 from conformance.server.recording import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 from reference_servers.middleware import pii  # noqa: E402
@@ -124,11 +122,9 @@ async def main(repeat: int) -> None:
 async def other_session_wait(repeat: int) -> None:
     """How long one session's tools/list takes alone and while another session's 1 MB pii_redaction runs."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
-                            env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        if not wait_for_port(port, proc):
+    with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
+               env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"}) as server:
+        if not server.wait_listening(port):
             print("HTTP server did not start; skipping the two-session measurement")
             return
         url = f"http://127.0.0.1:{port}/mcp"
@@ -160,9 +156,6 @@ async def other_session_wait(repeat: int) -> None:
         print(f"other session's tools/list over HTTP: alone {statistics.median(alone) * 1000:.1f} ms, while a 1 MB "
               f"pii_redaction ({statistics.median(heavy_ms) * 1000:.0f} ms) runs "
               f"{statistics.median(loaded) * 1000:.1f} ms")
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -32,8 +31,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.cli import free_port, wait_for_port  # noqa: E402
 from conformance.model import REGISTRY  # noqa: E402
+from conformance.peerkit import free_port, spawn  # noqa: E402
 from conformance.runner import evaluate  # noqa: E402
 from conformance.server import record as server_record  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
@@ -131,10 +130,8 @@ def main() -> None:
                  timed(lambda: floor_stdio(f_script, FIXTURE), args.repeat)))
 
     port = free_port()
-    proc = subprocess.Popen([*REFERENCE, "--http", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        assert wait_for_port(port, proc), "reference server did not start"
+    with spawn([*REFERENCE, "--http", str(port)], cwd=ROOT) as reference:
+        assert reference.wait_listening(port), f"reference server did not start: {reference.stderr_tail()}"
         url = f"http://127.0.0.1:{port}/mcp"
         http = TargetSpec("http", url=url)
         h_recordings, _ = suite_run(http)
@@ -142,9 +139,6 @@ def main() -> None:
         rows.append(("http", timed(lambda: suite_run(http), args.repeat),
                      timed(lambda: cli(["--url", url]), args.repeat),
                      timed(lambda: floor_http(h_script, url), args.repeat)))
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait()
 
     print(f"server-role run against the reference server: {len(results)} checks, {n_messages} messages sent "
           f"over 4 connections; median of {args.repeat} runs; non-passing: {bad or 'none'}")

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from .peerkit import free_port, wait_for_port  # noqa: F401  (matrix.py, bench and tests import them from here)
+from .peerkit import free_port, spawn
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORT_DIR = "reports/latest"
@@ -314,20 +314,14 @@ def cmd_demo(args) -> int:
 
     run("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"])
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        if not wait_for_port(port, proc):
-            print("demo: the reference server did not start listening", file=sys.stderr)
+    with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], grace=5.0) as server:
+        if not server.wait_listening(port):
+            tail = server.stderr_tail()
+            print(f"demo: the reference server did not start listening{'; stderr ends: ' + tail if tail else ''}",
+                  file=sys.stderr)
             runs.append(("server-http", 2))
         else:
             run("server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
     from .roles import HOST
 
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from .cli import free_port, wait_for_port
+from .peerkit import free_port, spawn
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL = ["preprocessor-tools", "execution-requirements", "context-middleware", "augmentation"]
@@ -62,21 +61,13 @@ def run(out_root: Path) -> None:
     if modern:
         cli(base / "reference-stdio-2026", reference + MODERN, ALL)
     port = free_port()
-    proc = subprocess.Popen([python, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"})
-    try:
-        if wait_for_port(port, proc):
+    with spawn([python, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
+               env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"}) as server:
+        if server.wait_listening(port):
             url = ["--url", f"http://127.0.0.1:{port}/mcp"]
             cli(base / "reference-http", url, ALL)
             if modern:
                 cli(base / "reference-http-2026", url + MODERN, ALL)
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass  # it never started, or already ended
-        proc.wait(timeout=10)
     naive = ROOT / "tests" / "servers" / "naive_sdk_server.py"
     cli(base / "naive-stdio", ["--command", f"{python} {naive}"], TARGETS["naive-stdio"])
 

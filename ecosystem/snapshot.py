@@ -22,7 +22,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -68,21 +67,13 @@ def main(argv: list[str]) -> int:
         runs.append((column, *suite(out, name, argv, env)))
 
     run("reference", "reference-server", ["server", "--command", f"{PY} -m reference_servers.everything"])
-    from conformance.cli import free_port, wait_for_port
+    from conformance.peerkit import free_port, spawn
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"})
-    try:
-        if wait_for_port(port, proc):
+    with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
+               env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"}) as server:
+        if server.wait_listening(port):
             run("reference (HTTP)", "reference-server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)
     run("reference", "reference-host", ["host", "--command", f"{PY} -m reference_clients.host", *CLAIM_HOST])
     run("reference", "reference-gateway", ["gateway", "--command", f"{PY} -m reference_servers.gateway",
                                            "--adapter", "reference_servers.gateway.adapter:factory"])

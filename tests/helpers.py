@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
-import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +12,7 @@ from pathlib import Path
 from conformance.gateway import record as gateway_record
 from conformance.gateway.launch import gateway_factory
 from conformance.host import record as host_record
-from conformance.peerkit import free_port, wait_for_port
+from conformance.peerkit import free_port, spawn
 from conformance.roles import GATEWAY, HOST, SERVER
 from conformance.runner import evaluate_all
 from conformance.server import record as server_record
@@ -52,17 +50,22 @@ def reference_command() -> str:
 def reference_http_server(*args: str, python: str = sys.executable, env: dict | None = None):
     """The reference server over Streamable HTTP on a free loopback port (yielded), its group ended afterwards."""
     port = free_port()
-    proc = subprocess.Popen([python, "-m", "reference_servers.everything", "--http", str(port), *args], cwd=ROOT,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert wait_for_port(port, proc), proc.stderr.read().decode() if proc.poll() is not None else "no listen"
+    with spawn([python, "-m", "reference_servers.everything", "--http", str(port), *args], cwd=ROOT, env=env) as srv:
+        assert srv.wait_listening(port), srv.stderr_tail(lines=20) if srv.returncode is not None else "no listen"
         yield port
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0) -> dict:

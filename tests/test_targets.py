@@ -1,6 +1,5 @@
 """Targets end every exchange with a verdict and leave no process behind."""
 
-import os
 import shlex
 import sys
 import time
@@ -8,6 +7,7 @@ import time
 import anyio
 
 from conformance.targets import TargetSpec
+from tests.helpers import alive
 
 PY = shlex.quote(sys.executable)
 
@@ -22,19 +22,6 @@ def run(spec, *requests):
             out = [await conn.request(m, {}) for m in requests]
             return out, conn
     return anyio.run(main)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is gone for our purposes
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_hanging_server_times_out_and_its_grandchildren_die(tmp_path):

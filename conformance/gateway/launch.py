@@ -13,13 +13,8 @@ Rules:
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +23,8 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from ..peerkit import free_port, stderr_tail
-from ..targets import TargetSpec, TargetUnavailable, reaper
+from ..peerkit import free_port, spawn
+from ..targets import TargetSpec, TargetUnavailable
 from ..targets.environment import scrubbed
 
 UPSTREAM_SCRIPT = Path(__file__).resolve().with_name("upstream.py")
@@ -79,74 +74,28 @@ def gateway_factory(command: str, *, url: str | None = None, request_timeout: fl
     return make
 
 
-class Background:
-    """A process the suite runs beside a connection, in its own process group."""
-
-    def __init__(self, argv: list[str], env: dict[str, str]):
-        self.argv, self.env = argv, env
-        self.proc: subprocess.Popen | None = None
-        self.stderr = tempfile.TemporaryFile()
-
-    def start(self) -> None:
-        try:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=self.stderr, env=self.env, start_new_session=True)
-        except (OSError, ValueError) as exc:
-            raise TargetUnavailable(f"cannot start {shlex.join(self.argv)!r}: {exc}") from None
-        reaper.track(self.proc.pid)
-
-    def stderr_tail(self) -> str:
-        self.stderr.seek(0)
-        return stderr_tail(self.stderr.read())
-
-    async def wait_listening(self, url: str, limit: float = START_WAIT) -> None:
-        parts = urlsplit(url)
-        host, port = parts.hostname or "127.0.0.1", parts.port or 80
-        with anyio.move_on_after(limit):
-            while True:
-                if self.proc.poll() is not None:
-                    raise TargetUnavailable(f"{shlex.join(self.argv)!r} exited (exit code {self.proc.returncode}) "
-                                            f"before listening on {host}:{port}; stderr ends: {self.stderr_tail()}")
-                try:
-                    with socket.create_connection((host, port), timeout=0.2):
-                        return
-                except OSError:
-                    await anyio.sleep(0.05)
-        raise TargetUnavailable(f"nothing listened on {host}:{port} within {limit:g} s after starting "
-                                f"{shlex.join(self.argv)!r}")
-
-    async def stop(self, grace: float = 1.0) -> None:
-        proc = self.proc
-        if proc is None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                break
-            with anyio.move_on_after(grace):
-                while proc.poll() is None:
-                    await anyio.sleep(0.02)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # leave no grandchild behind
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.poll()
-        reaper.untrack(proc.pid)
-        self.stderr.close()
-
-
 @asynccontextmanager
-async def background(argv: list[str], env: dict[str, str] | None, url: str):
-    """Run argv until the block ends; enter once something listens at `url`."""
-    proc = Background(argv, scrubbed(env))
-    proc.start()
+async def background(argv: list[str], env: dict[str, str] | None, url: str, limit: float = START_WAIT):
+    """Run argv in its own process group until the block ends; enter once something listens at `url`."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
     try:
-        await proc.wait_listening(url)
-        yield proc
+        group = spawn(argv, env=scrubbed(env))
+    except (OSError, ValueError) as exc:
+        raise TargetUnavailable(f"cannot start {shlex.join(argv)!r}: {exc}") from None
+    try:
+        # A worker thread waits and stops (Popen's blocking calls), so the event loop keeps running meanwhile.
+        listening = await anyio.to_thread.run_sync(group.wait_listening, port, limit, host, abandon_on_cancel=True)
+        if not listening:
+            if group.returncode is not None:
+                raise TargetUnavailable(f"{shlex.join(argv)!r} exited (exit code {group.returncode}) before "
+                                        f"listening on {host}:{port}; stderr ends: {group.stderr_tail()}")
+            raise TargetUnavailable(f"nothing listened on {host}:{port} within {limit:g} s after starting "
+                                    f"{shlex.join(argv)!r}")
+        yield group
     finally:
         with anyio.CancelScope(shield=True):
-            await proc.stop()
+            await anyio.to_thread.run_sync(group.close)
 
 
 @asynccontextmanager

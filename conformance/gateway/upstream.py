@@ -13,7 +13,8 @@ Theory of operation
 - `FixtureServer.handle(message)` returns the messages to write for one received message; it holds
   the only state (the side-effect counter). stdio serves one JSON line at a time; `--http PORT`
   serves Streamable HTTP on 127.0.0.1:PORT/mcp (a POST per message, each answered as
-  application/json, a session id handed out at initialize), on the standard library alone.
+  application/json with a session id), on the standard library alone: both loops are the suite's peer
+  kit (conformance/peerkit.py), shared with the host scenario servers.
 - Every received message is appended as one JSON line to the file named by `--log` or env
   `MCPX_UPSTREAM_LOG`, before it is handled: the gateway checks read it to see what the gateway
   forwarded upstream (were `middleware/invoke` params left as the client sent them?).
@@ -31,7 +32,13 @@ import os
 import sys
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+if not __package__:  # run by path (launch.upstream_command): the package is beside, not necessarily installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from conformance import peerkit  # noqa: E402
+from conformance.peerkit import RpcError  # noqa: E402  (re-exported: the mutant servers raise it)
 
 SATISFIED = frozenset({"conformance:satisfied", "conformance:caf\u00e9"})
 GATED = {
@@ -47,12 +54,6 @@ GATED = {
 }
 OBJ = {"type": "object"}
 LOG_ENV = "MCPX_UPSTREAM_LOG"
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 def text_result(text: str) -> dict:
@@ -124,7 +125,7 @@ class FixtureServer:
         try:
             result = self.dispatch(method, params, out)
         except RpcError as err:
-            return out + [{"jsonrpc": "2.0", "id": rid, "error": {"code": err.code, "message": err.message}}]
+            return out + [err.response(rid)]
         return out + [self.reply(method, params, {"jsonrpc": "2.0", "id": rid, "result": result})]
 
     def reply(self, method: str, params: dict, message: dict) -> dict:
@@ -221,8 +222,6 @@ class FixtureServer:
 
 # ------------------------------------------------------------------------------------------ transports
 
-PARSE_ERROR = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
-
 
 class Log:
     """Appends each received message as a JSON line; flushes each, so a reader sees it at once."""
@@ -238,75 +237,28 @@ class Log:
                 self.handle.flush()
 
 
+def logged(server: FixtureServer, log: Log):
+    """The kit's handler and note for `server`: every message received (parsed) is logged before it is handled."""
+
+    def handle(message: dict) -> list[dict]:
+        log.write(message)
+        return server.handle(message)
+
+    def note(problem: str, raw: str, value) -> None:
+        if problem != "not JSON":
+            log.write(value)
+
+    return handle, note
+
+
 def serve_stdio(server: FixtureServer, log: Log) -> None:
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            sys.stdout.write(json.dumps(PARSE_ERROR) + "\n")
-            sys.stdout.flush()
-            continue
-        log.write(msg)
-        for out in server.handle(msg):
-            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+    peerkit.serve_stdio(*logged(server, log))
 
 
 def serve_http(server: FixtureServer, log: Log, port: int, host: str = "127.0.0.1") -> None:
     """Streamable HTTP (2025-03-26 and later), JSON responses only: enough for a gateway's client."""
-    lock = threading.Lock()  # one message at a time, as on stdio: the counter is shared state
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body leave in separate writes: no 40 ms delayed-ACK stall
-
-        def log_message(self, *args):  # keep stderr for real problems
-            pass
-
-        def _send(self, status: int, body: bytes = b"", headers: dict | None = None) -> None:
-            self.send_response(status)
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if body:
-                self.wfile.write(body)
-
-        def do_POST(self):
-            if self.path.split("?")[0] != "/mcp":
-                return self._send(404)
-            size = int(self.headers.get("Content-Length") or 0)
-            try:
-                msg = json.loads(self.rfile.read(size) or b"null")
-            except ValueError:
-                return self._send(400, json.dumps(PARSE_ERROR).encode(), {"Content-Type": "application/json"})
-            log.write(msg)
-            with lock:
-                out = server.handle(msg)
-            headers = {"Content-Type": "application/json"}
-            if isinstance(msg, dict) and msg.get("method") == "initialize":
-                headers["Mcp-Session-Id"] = uuid.uuid4().hex
-            responses = [m for m in out if "method" not in m]  # JSON mode carries the response alone
-            if not responses:
-                return self._send(202)
-            self._send(200, json.dumps(responses[-1], ensure_ascii=False).encode(), headers)
-
-        def do_GET(self):  # no server-initiated stream
-            self._send(405, headers={"Allow": "POST, DELETE"})
-
-        def do_DELETE(self):
-            self._send(200)
-
-    httpd = ThreadingHTTPServer((host, port), Handler)
-    httpd.daemon_threads = True
-    print(f"upstream fixture server on http://{host}:{httpd.server_port}/mcp", file=sys.stderr, flush=True)
-    try:
-        httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    handle, note = logged(server, log)
+    peerkit.serve_http(handle, port, host, note=note, session=uuid.uuid4().hex, name="upstream fixture server")
 
 
 def main(argv=None, server: FixtureServer | None = None) -> None:

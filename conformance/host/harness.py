@@ -33,15 +33,13 @@ import sys
 import tempfile
 import time
 import uuid
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from ..peerkit import stderr_tail
-from ..targets import reaper
+from ..peerkit import StderrTail, open_group, stop_group
 from ..targets.base import clip
 from ..targets.environment import scrubbed
 from ..targets.stdio import LineSplitter
@@ -270,14 +268,12 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
         return
     spawned = time.monotonic()
     try:
-        proc = await anyio.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=scrubbed(env),
-                                        start_new_session=True)
+        proc = await open_group(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=scrubbed(env))
     except (OSError, ValueError) as exc:
         run.unavailable = run.fatal = f"cannot start {command!r}: {exc}"
         return
-    reaper.track(proc.pid)
-    stderr: deque[bytes] = deque(maxlen=64)
+    stderr = StderrTail(STDERR_TAIL)
     send, receive = anyio.create_memory_object_stream[tuple[str, str | None]](256)
 
     async def read_stdout():
@@ -297,15 +293,8 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
         finally:
             send.close()
 
-    async def read_stderr():
-        while True:
-            try:
-                stderr.append(await proc.stderr.receive(65536))
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-
     def tail() -> str:
-        return stderr_tail(b"".join(stderr)[-STDERR_TAIL:])
+        return stderr.text()
 
     async def gone(during: str) -> str:
         code = None
@@ -318,7 +307,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(read_stdout)
-            tg.start_soon(read_stderr)
+            tg.start_soon(stderr.drain, proc.stderr)
             for index, text in enumerate(turns, 1):
                 llm.turn = index
                 turn = Turn(index, text, time.monotonic())
@@ -355,8 +344,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            _kill_group(proc.pid)
-            reaper.untrack(proc.pid)
+            await stop_group(proc, grace=0)  # the host has had its grace (or failed): end what is left of its group
             # Close its pipes and reap it now: a transport left for the garbage collector may outlive the loop.
             with anyio.move_on_after(1.0), contextlib.suppress(Exception):
                 await proc.aclose()
@@ -383,16 +371,7 @@ async def _finish(proc, run: HostRun) -> None:
         run.exit_code = await proc.wait()
         return
     run.exit_note = f"the host did not exit within {EXIT_GRACE:g} s of stdin closing; it was stopped"
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        _kill_group(proc.pid, sig)
-        with anyio.move_on_after(1.0):
-            run.exit_code = await proc.wait()
-            return
-
-
-def _kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
+    run.exit_code = await stop_group(proc, grace=1.0)
 
 
 def _merge(memory_events: list[dict], tmpdir: Path, run: HostRun) -> tuple[list[dict], list[int]]:

@@ -28,6 +28,9 @@ import sys
 import time
 from typing import Any, Callable
 
+from .. import peerkit
+from ..peerkit import RpcError
+
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 OBJ = {"type": "object"}
 
@@ -246,29 +249,24 @@ class ScenarioServer:
         return HANDLE.sub(lambda m: self.handles.get(m.group(0), m.group(0)), text)
 
 
-class RpcError(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
+def kit_handler(server: ScenarioServer):
+    """The peer kit's handler and note for `server`: junk is recorded for the wire check, as requests are."""
+
+    def handle(message: dict) -> list[dict]:
+        response = server.handle(message)
+        return [response] if response is not None else []
+
+    def note(problem: str, raw: str, value) -> None:
+        if problem == "not JSON":
+            server.record({"t": time.monotonic(), "server": server.name, "problem": problem, "raw": raw})
+        else:
+            server.handle(value)  # records it verbatim (as "incoming") and answers nothing; the kit says -32600
+
+    return handle, note
 
 
 def serve_stdio(server: ScenarioServer) -> None:
-    out = sys.stdout
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            message = json.loads(line)
-        except ValueError:
-            server.record({"t": time.monotonic(), "server": server.name, "problem": "not JSON", "raw": line[:200]})
-            continue
-        messages = message if isinstance(message, list) else [message]
-        for item in messages:
-            response = server.handle(item)
-            if response is not None:
-                out.write(json.dumps(response, ensure_ascii=False) + "\n")
-                out.flush()
+    peerkit.serve_stdio(*kit_handler(server))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -297,29 +295,16 @@ def main(argv: list[str] | None = None) -> int:
 def http_app(server: ScenarioServer):
     """A Streamable HTTP endpoint at /mcp for one scenario server: JSON responses, no SSE stream needed."""
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import Response
     from starlette.routing import Route
 
     session = f"scenario-{server.name}-{server.nonce[:8]}"
+    handle, note = kit_handler(server)
 
     async def mcp(request):
-        if request.method == "GET":  # no server-initiated stream: the transport allows 405
-            return Response(status_code=405)
-        if request.method == "DELETE":
-            return Response(status_code=200)
-        try:
-            message = json.loads(await request.body())
-        except ValueError:
-            server.record({"t": time.monotonic(), "server": server.name, "problem": "not JSON",
-                           "raw": (await request.body())[:200].decode("utf-8", "replace")})
-            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}},
-                                status_code=400)
-        batch = message if isinstance(message, list) else [message]
-        responses = [r for r in (server.handle(m) for m in batch) if r is not None]
-        if not responses:
-            return Response(status_code=202)
-        headers = {"mcp-session-id": session}
-        return JSONResponse(responses if isinstance(message, list) else responses[0], headers=headers)
+        status, headers, body = peerkit.answer_http(request.method, request.url.path, await request.body(),
+                                                    handle, note, session)
+        return Response(body, status_code=status, headers=headers)
 
     return Starlette(routes=[Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])])
 

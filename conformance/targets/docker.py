@@ -16,10 +16,10 @@ from __future__ import annotations
 import atexit
 import socket
 import struct
-from collections import deque
 
 import anyio
 
+from ..peerkit import StderrTail
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 from .stdio import LineSplitter
 
@@ -141,7 +141,7 @@ class DockerConnection(Connection):
         self.container_id: str | None = None
         self._sock: socket.socket | None = None
         self._attach = None
-        self._stderr: deque[bytes] = deque(maxlen=64)
+        self._stderr = StderrTail()
         self._tg = None
         # Requests of a profile go out concurrently: one writer at a time, so lines never interleave (and
         # only one task waits on the socket, as anyio requires).
@@ -234,7 +234,7 @@ class DockerConnection(Connection):
                     payload = bytes(pending[8:8 + size])
                     del pending[:8 + size]
                     if kind == 2:
-                        self._stderr.append(payload)
+                        self._stderr.add(payload)
                         continue
                     for line, problem in lines.feed(payload):
                         if problem:
@@ -244,5 +244,5 @@ class DockerConnection(Connection):
                 if self._dead:  # closed by the suite (a flood): stop reading, the reason is recorded
                     break
         finally:
-            tail = b"".join(self._stderr).decode("utf-8", "replace").strip().splitlines()[-3:]
-            self._die("the container closed stdout" + (f"; stderr ends: {clip(' | '.join(tail), 300)}" if tail else ""))
+            tail = self._stderr.text()
+            self._die("the container closed stdout" + (f"; stderr ends: {clip(tail, 300)}" if tail else ""))

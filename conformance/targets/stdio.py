@@ -15,17 +15,13 @@ Rules:
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
 import subprocess
-from collections import deque
 
 import anyio
 from anyio.abc import Process
 
-from ..peerkit import stderr_tail
-from . import reaper
+from ..peerkit import StderrTail, open_group, stop_group
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 from .environment import scrubbed
 
@@ -43,8 +39,7 @@ class StdioConnection(Connection):
         self.cwd = cwd
         self.grace = grace
         self.proc: Process | None = None
-        self._stderr: deque[bytes] = deque()
-        self._stderr_size = 0
+        self._stderr = StderrTail(STDERR_TAIL_BYTES)
         self._tg = None
         self._write_lock = anyio.Lock()
         self._stderr_done = anyio.Event()
@@ -52,12 +47,10 @@ class StdioConnection(Connection):
     # -- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> "StdioConnection":
         try:
-            self.proc = await anyio.open_process(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=self.env, cwd=self.cwd, start_new_session=True)
+            self.proc = await open_group(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env=self.env, cwd=self.cwd)
         except (OSError, ValueError) as exc:
             raise TargetUnavailable(f"cannot start {shlex.join(self.argv)!r}: {describe(exc)}") from None
-        reaper.track(self.proc.pid)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._read_stdout)
@@ -81,14 +74,7 @@ class StdioConnection(Connection):
                 pass
         with anyio.move_on_after(self.grace):
             await proc.wait()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if proc.returncode is not None and not _group_alive(proc.pid):
-                break
-            _signal_group(proc.pid, sig)
-            with anyio.move_on_after(self.grace):
-                await proc.wait()
-        _signal_group(proc.pid, signal.SIGKILL)  # leave no grandchild behind
-        reaper.untrack(proc.pid)
+        await stop_group(proc, self.grace)
 
     # -- transport --------------------------------------------------------------------------
     async def _transmit(self, message: dict) -> None:
@@ -141,34 +127,11 @@ class StdioConnection(Connection):
         self._die(f"server closed stdout ({detail})")
 
     async def _read_stderr(self) -> None:
-        while True:
-            try:
-                chunk = await self.proc.stderr.receive(65536)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._stderr_done.set()
-                return
-            self._stderr.append(chunk)
-            self._stderr_size += len(chunk)
-            while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr) > 1:
-                self._stderr_size -= len(self._stderr.popleft())
+        await self._stderr.drain(self.proc.stderr)
+        self._stderr_done.set()
 
     def stderr_tail(self) -> str:
-        return stderr_tail(b"".join(self._stderr)[-STDERR_TAIL_BYTES:])
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _group_alive(pid: int) -> bool:
-    try:
-        os.killpg(pid, 0)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
+        return self._stderr.text()
 
 
 class LineSplitter:
