@@ -27,8 +27,8 @@ def run_step(tmp_path, **inputs):
 def test_action_reports_counts_badge_and_summary(tmp_path):
     proc, outputs, summary = run_step(tmp_path, COMMAND=fake_command())
     assert proc.returncode == 0, proc.stderr
-    # 33 checks of the four profiles the fake serves, and interceptors' unadvertised-method check
-    assert outputs["passed"] == "34" and outputs["failed"] == "0"
+    # 34 checks of the four profiles the fake serves, and interceptors' unadvertised-method check
+    assert outputs["passed"] == "35" and outputs["failed"] == "0"
     assert outputs["badge"].endswith("badges/server.svg") and os.path.exists(outputs["badge"])
     assert "MCP extension conformance" in summary
 
