@@ -62,6 +62,9 @@ class StdioConnection(Connection):
             await self._stop()
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
+        if self.proc is not None:  # the process is gone: close its pipes inside the loop, not at garbage collection
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.grace):
+                await self.proc.aclose()
 
     async def _stop(self) -> None:
         proc = self.proc
