@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "published on a free loopback port")
     server.add_argument("--docker-command", metavar="CMD", help="with --docker-port: run CMD instead of the "
                         "image's default command")
+    server.add_argument("--isolate-profiles", action="store_true",
+                        help="record each profile on its own connection (its own process, container or session), so "
+                             "a server that dies in one profile keeps the others' verdicts; slower")
     server.add_argument("--fixture-contract", type=int, choices=(1, 2), default=1, metavar="N",
                         help="the fixture contract version your server meets (docs/fixture-contract.md); fixtures of "
                              "a later version are reported when missing, never a failure (default 1)")
@@ -241,6 +244,7 @@ def cmd_server(args) -> int:
         role_args += ["--mcp-docker-port", str(args.docker_port)] if args.docker_port else []
         role_args += ["--mcp-docker-command", args.docker_command] if args.docker_command else []
     role_args += ["--mcp-connection-mode", args.connection_mode, "--mcp-fixture-contract", str(args.fixture_contract)]
+    role_args += ["--mcp-isolate-profiles"] if args.isolate_profiles else []
     _clear(args.report_dir)
     return run_pytest(pytest_args(args, role_args), args.report_dir)
 

@@ -54,6 +54,9 @@ def pytest_addoption(parser):
                          "(conformance/gateway/ADAPTER.md)")
     group.addoption("--mcp-profile", dest="mcpx_profiles", action="append", default=[],
                     help="claim this profile: every check of it runs and missing fixtures fail (repeatable)")
+    group.addoption("--mcp-isolate-profiles", dest="mcpx_isolate", action="store_true", default=False,
+                    help="server role: record each profile on its own connection (its own process, container or "
+                         "session) instead of all on one")
     group.addoption("--mcp-fixture-contract", dest="mcpx_fixture_contract", type=int, default=1,
                     help="the fixture contract version a server must meet: a fixture added in a later version "
                          "is reported when missing, never a failure (default 1)")
@@ -160,10 +163,11 @@ def _record_server(config, profiles: list[str], claimed: set[str], say) -> dict:
 
     spec = _server_target(config)
     with _published(config, spec) as spec:
+        isolate = config.getoption("mcpx_isolate")
         if say:
             say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
-                f"each on its own connection")
-        recordings = record.record_sync(spec, profiles, claimed=claimed,
+                + ("each on its own connection" if isolate else "on one connection"))
+        recordings = record.record_sync(spec, profiles, claimed=claimed, isolate=isolate,
                                         run_timeout=config.getoption("mcpx_run_timeout"), progress=_progress(say))
     for rec in recordings.values():
         rec.fixture_contract = config.getoption("mcpx_fixture_contract")

@@ -68,10 +68,12 @@ def alive(pid: int) -> bool:
         return False
 
 
-def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0) -> dict:
-    """Every server-role check's Result, by id, from one recording per profile."""
+def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0,
+                    isolate: bool = False) -> dict:
+    """Every server-role check's Result, by id, from one recording per profile (on one connection, or each on
+    its own with `isolate`)."""
     return evaluate_all("server", server_record.record_sync(spec, server_record.PROFILES, claimed=set(claimed),
-                                                     run_timeout=run_timeout))
+                                                            run_timeout=run_timeout, isolate=isolate))
 
 
 # -- host role ----------------------------------------------------------------------------------------------

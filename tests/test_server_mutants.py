@@ -34,7 +34,9 @@ def test_mutant_fails_exactly_its_check(mutant):
     fails, _ = MUTANTS[mutant]
     # A server that hides its capability is only caught when the user claims the profile.
     claimed = {mutant.split("/")[0]} if mutant.endswith("/capability-advertised") else set()
-    verdicts = server_verdicts(TargetSpec("stdio", command=fake_command("--break", mutant)), claimed=claimed)
+    # Isolated, so a bad notification (which no request owns) is judged in its own profile only.
+    verdicts = server_verdicts(TargetSpec("stdio", command=fake_command("--break", mutant)), claimed=claimed,
+                               isolate=True)
     assert set(not_ok(verdicts)) == fails, not_ok(verdicts)
     for cid in fails:
         result = verdicts[cid]
@@ -63,3 +65,19 @@ def test_fields_under_meta_leave_the_profile_unclaimed_and_are_named():
         rec = recordings[profile]
         assert not rec.claimed
         assert "only under _meta" in rec.claim_reason and key in rec.claim_reason, rec.claim_reason
+
+
+@pytest.mark.parametrize("mutant", ["execution-requirements/unmet-requirement-fails-call",
+                                    "context-middleware/identity-preserves-every-content-type",
+                                    "preprocessor-tools/wire-messages-valid"])
+def test_one_connection_judges_like_isolated_connections(mutant):
+    # The default records every profile on one connection; verdicts must match the isolated run's, except that
+    # a bad notification, which no request owns, shows in every profile's transcript.
+    spec = TargetSpec("stdio", command=fake_command("--break", mutant))
+    shared = server_verdicts(spec)
+    isolated = server_verdicts(spec, isolate=True)
+    if mutant.endswith("wire-messages-valid"):
+        assert set(not_ok(isolated)) <= set(not_ok(shared))
+        assert all(cid.endswith("/wire-messages-valid") for cid in set(not_ok(shared)) - set(not_ok(isolated)))
+    else:
+        assert {c: r.outcome for c, r in shared.items()} == {c: r.outcome for c, r in isolated.items()}

@@ -1,5 +1,5 @@
-"""Server role, recording: each profile on its own connection, concurrently (conformance/server/recording.py
-records one). Importing this module registers the server-role checks."""
+"""Server role, recording: every profile on one connection, or each on its own (conformance/server/recording.py
+records them). Importing this module registers the server-role checks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import anyio
 
 from ..targets import TargetSpec
 from . import augmentation, context_middleware, execution_requirements, interceptors, preprocessor_tools
-from .recording import Recording, record
+from .recording import Recording, record, record_shared
 
 MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation,
                                   interceptors)}
@@ -15,13 +15,19 @@ PROFILES = tuple(MODULES)
 
 
 async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float,
-                          progress=None) -> dict[str, Recording]:
-    """Record the given profiles concurrently, each on its own connection.
+                          progress=None, isolate: bool = False) -> dict[str, Recording]:
+    """Record the given profiles concurrently: on one connection, or (`isolate`) each on its own.
 
-    `progress(recording, done, total)`, when given, is called as each profile finishes.
+    One connection is the default: a server process (or container, or HTTP session) started once instead of
+    once per profile. Isolation costs a start per profile and buys that a server dying in one profile cannot
+    take another's verdicts with it. `progress(recording, done, total)` is called as each profile finishes.
     """
-    out: dict[str, Recording] = {}
     profiles = list(profiles)
+    if not isolate and len(profiles) > 1:
+        plans = {p: (MODULES[p].claimer, MODULES[p].driver, getattr(MODULES[p], "unclaimed_driver", None))
+                 for p in profiles}
+        return await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout, progress=progress)
+    out: dict[str, Recording] = {}
 
     async def one(profile: str) -> None:
         module = MODULES[profile]
@@ -37,7 +43,7 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     return out
 
 
-def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float,
-                progress=None) -> dict[str, Recording]:
+def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float, progress=None,
+                isolate: bool = False) -> dict[str, Recording]:
     return anyio.run(lambda: record_profiles(spec, profiles, claimed=claimed, run_timeout=run_timeout,
-                                             progress=progress))
+                                             progress=progress, isolate=isolate))

@@ -180,14 +180,25 @@ async def record(spec: TargetSpec, profile: str, claimer: Claimer, driver: Drive
 
 async def _drive(session: Session, rec: Recording, claimer: Claimer, driver: Driver,
                  unclaimed_driver: Driver | None, claimed_by_option: bool) -> None:
+    if await _handshake(session, rec):
+        await _claim_and_drive(session, rec, claimer, driver, unclaimed_driver, claimed_by_option)
+    elif claimed_by_option:
+        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+
+
+async def _handshake(session: Session, rec: Recording) -> bool:
+    """initialize (or server/discover), then tools/list; False when not even initialize worked."""
     init = await session.initialize()
     if not init.has_result:
         rec.fatal = f"initialize failed: {init.outcome_text()}"
         rec.init_failed = True
-        if claimed_by_option:
-            rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
-        return
+        return False
     rec.tools = await session.list_all("tools/list", "tools", "tools/list")
+    return True
+
+
+async def _claim_and_drive(session: Session, rec: Recording, claimer: Claimer, driver: Driver,
+                           unclaimed_driver: Driver | None, claimed_by_option: bool) -> None:
     shown = claimer(rec)
     if claimed_by_option:
         rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
@@ -203,3 +214,74 @@ async def _drive(session: Session, rec: Recording, claimer: Claimer, driver: Dri
         await driver(session, rec)
     elif unclaimed_driver is not None:
         await unclaimed_driver(session, rec)
+
+
+# (claimer, driver, unclaimed driver) of a profile
+Plan = tuple[Claimer, Driver, "Driver | None"]
+
+
+async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: set[str], run_timeout: float,
+                        progress=None) -> dict[str, Recording]:
+    """Record every profile on one connection: one handshake, then the profiles' drivers at once.
+
+    Each profile keeps its own recording: the handshake's exchanges are shared, the rest are its own, and its
+    transcript holds the messages of its own requests plus everything no request owns (notifications, the
+    target's own requests, junk), so one profile's bad message fails that profile's wire check only.
+    """
+    recs = {profile: Recording(profile, spec.describe()) for profile in plans}
+    first = next(iter(recs.values()))
+    handshake: set[str] = set()
+    try:
+        async with spec.connect() as conn:
+            if hasattr(conn, "probe"):
+                await conn.probe()
+            with anyio.move_on_after(run_timeout) as scope:
+                ok = await _handshake(Session(conn, first), first)
+                handshake = set(first.exchanges)  # every profile's: in each recording and each transcript
+                for rec in recs.values():
+                    if rec is not first:
+                        rec.exchanges.update(first.exchanges)
+                        rec.capabilities, rec.tools = first.capabilities, first.tools
+                        rec.fatal, rec.init_failed = first.fatal, first.init_failed
+                    if not ok and rec.profile in claimed:
+                        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+                done: list[str] = []
+
+                async def one(profile: str) -> None:
+                    if ok:
+                        claimer, driver, unclaimed_driver = plans[profile]
+                        await _claim_and_drive(Session(conn, recs[profile]), recs[profile], claimer, driver,
+                                               unclaimed_driver, profile in claimed)
+                    done.append(profile)
+                    if progress is not None:
+                        progress(recs[profile], len(done), len(recs))
+
+                async with anyio.create_task_group() as tg:
+                    for profile in recs:
+                        tg.start_soon(one, profile)
+            for rec in recs.values():
+                if scope.cancelled_caught and not rec.fatal:
+                    rec.fatal = f"the run did not finish within {run_timeout:g} s"
+                if conn.dead and not rec.fatal:
+                    rec.fatal = conn.dead
+            owner = {ex.request.get("id"): profile for profile, rec in recs.items()
+                     for label, ex in rec.exchanges.items() if label not in handshake}
+            for rec in recs.values():
+                rec.wire = [event for event in conn.wire if _owned_by(event, rec.profile, owner)]
+    except TargetUnavailable as exc:
+        for rec in recs.values():
+            rec.unavailable = rec.fatal = str(exc)
+    return recs
+
+
+def _owned_by(event: WireEvent, profile: str, owner: dict) -> bool:
+    """Whether a message of a shared transcript belongs in `profile`'s: its own requests and their answers,
+    and whatever no request owns."""
+    message = event.message
+    if not isinstance(message, dict) or "id" not in message:
+        return True  # notifications, batches, junk
+    inbound_response = event.direction == "in" and "method" not in message
+    outbound_request = event.direction == "out" and "method" in message
+    if not (inbound_response or outbound_request):
+        return True  # the target's own requests and the suite's answers to them
+    return owner.get(message["id"], profile) == profile
