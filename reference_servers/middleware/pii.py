@@ -138,7 +138,7 @@ PRIORITY = {kind: i for i, kind in enumerate(TYPES)}
 
 # -- candidate patterns (ASCII digits only: "\d" would also match other scripts' digits) ----------
 # A candidate must not continue a longer token: these guards say what may not touch it. Every pattern starts with
-# the character it must start with (a digit, "0" or "("), and the guard on the character before it comes right
+# the character it must start with (a digit, "+" or "("), and the guard on the character before it comes right
 # after, as a lookbehind over both: a pattern that starts with a character class lets the regex engine skip ahead
 # to the next such character in C, where a leading lookaround would be tried at every position.
 _NOT_AFTER_BAD = r"[\w+\-.]"
@@ -155,41 +155,68 @@ _EMAIL_LOCAL_CHARS = frozenset("%+-.'")
 # Unambiguous on purpose (every group after the first starts with a separator or "("), so a long digit run cannot
 # make the regex engine backtrack through every way of splitting it.
 PHONE_INTL_RE = re.compile(r"\+(?<![\w+]\+)[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+){0,24}")
-# North American numbers, `(1-)415-555-2671` starting with a digit and `(415) 555-2671` starting with "(".
+# North American numbers, `(1-)415-555-2671` starting with a digit (in DIGIT_RUNS) and `(415) 555-2671`.
 _NANP_AREA = r"(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
-PHONE_NANP_RES = (
-    re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])"
-               rf"[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
-    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()[0-9]{{3}}\)[ .\-]?[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
-)
+PHONE_NANP_PAREN_RE = re.compile(
+    rf"\((?<!{_NOT_AFTER_BAD}\()[0-9]{{3}}\)[ .\-]?[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}")
 _TRUNK0_GROUPS = r"(?:[ .\-][0-9]{2,8}){1,4}"
-PHONE_TRUNK0_RES = (
-    re.compile(rf"0(?<!{_NOT_AFTER_BAD}0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
-    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()0[0-9]{{1,4}}\){_TRUNK0_GROUPS}{_NOT_BEFORE}"),
-)
-# What every NANP candidate and every bare run contain: one C-speed search tells whether their (slower,
-# lookbehind-guarded) patterns can match anywhere, so digit-dense text without them costs one scan, not two.
-_NANP_HINT_RE = re.compile(r"[0-9]{3}[ .\-][0-9]{4}")
-_BARE_HINT_RE = re.compile(r"[0-9]{10}")
-PHONE_BARE_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])[0-9]{{9,14}}{_NOT_BEFORE}")
+PHONE_TRUNK0_PAREN_RE = re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()0[0-9]{{1,4}}\){_TRUNK0_GROUPS}{_NOT_BEFORE}")
 _ANY_DIGIT_RE = re.compile(r"[0-9]")
 DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
 _SEPARATOR_RE = re.compile(r"[ .\-](?=[0-9(])|(?<=[0-9)])(?=\()")
 
-# ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssns.
-SSN_SHAPE_RE = re.compile(r"[0-9](?<![\w\-][0-9])[0-9]{2}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4}" + _NOT_BEFORE)
+# The candidates that start a run of digits, as (guard, rest): the guard is what may not come right before the
+# first digit besides a word character (which none allows), the rest is the pattern after that digit.
+DIGIT_RUNS = {
+    # Runs of digit groups with at least 13 digits (the lookahead): cards, decided in _card_in_run. A run of one
+    # group must be a whole card (13-19 digits, the first 2-6), so order numbers never reach Python; the most
+    # groups are tried first, as a `(?:[ \-][0-9]+)*` would.
+    "CARD": (r"[+\-.]", rf"(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}}){_NOT_BEFORE}"),
+    # ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssn_ok.
+    "SSN": (r"-", rf"[0-9]{{2}}(?:-[0-9]{{2}}-|[0-9]{{2}})[0-9]{{4}}{_NOT_BEFORE}"),
+    "IPV4": (r"\.", r"[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])"),
+    "NANP": (r"[+\-.]", rf"(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
+    "TRUNK0": (r"[+\-.]", rf"(?<=0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),  # national, for trunk-0 regions
+    "BARE": (r"[+\-.]", rf"[0-9]{{9,14}}{_NOT_BEFORE}"),  # strict mode's bare phone runs
+}
+
+
+# The longest candidate of the bounded DIGIT_RUNS (all but CARD) and what their guards read after it.
+_LONGEST_BOUNDED_RUN = 64
+
+
+@lru_cache(maxsize=16)
+def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
+    """One pattern for the DIGIT_RUNS `names`: each rest in a lookahead with a named group, the match failing
+    unless one of them matched, and going on over a CARD run if there is one.
+
+    Digit-dense prose (dates, amounts, versions) makes the regex engine stop at every digit; one scan does that
+    once for all of these detectors instead of once each, and only runs where some candidate matches reach
+    Python. A CARD run is unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead
+    at each of its groups would make "1 1 1 ..." quadratic) and the others look inside it apart.
+    """
+    # Every rest needs 8 more digits or, after the digits, a separator and a digit (or the "(" of `1 (415)`):
+    # checked once, that keeps the short numbers of prose (years, amounts, "room 415,") from each lookahead.
+    parts = [r"[0-9](?<!\w[0-9])(?=[0-9]{8}|[0-9]*[ .\-][0-9(])"]
+    for name in names:
+        guard, rest = DIGIT_RUNS[name]
+        parts.append(rf"(?:(?<!{guard}[0-9])(?=(?P<{name}>{rest}))|)")
+    none = "(?!)"
+    for name in reversed(names):
+        none = f"(?({name})|{none})"
+    parts.append(none)
+    if "CARD" in names:
+        parts.append("(?(CARD)(?P=CARD))")
+    return re.compile("".join(parts))
+
+
 SSN_LABEL_BEFORE_RE = re.compile(
     r"(?i:\b(?:ssn|social[ \-]security(?:[ \-](?:number|no\.?|#))?)(?![\w]))"
     r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?$")
 
-# Runs of digit groups with at least 13 digits (the lookahead), so the many short numbers of prose never reach
-# Python code.
-CARD_RUN_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?=(?:[ \-]?[0-9]){{12}})[0-9]*(?:[ \-][0-9]+)*"
-                         + _NOT_BEFORE)
 _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
 _CARD_GROUP_RE = re.compile(r"(?<![0-9])[0-9]{4}(?![0-9])|[0-9]{13}")
 
-IPV4_RE = re.compile(r"[0-9](?<![\w.][0-9])[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
 
@@ -313,75 +340,109 @@ def _emails(text: str):
             done = domain.end()
 
 
+def _trunk0(region: str) -> bool:
+    return phonenumbers.ndd_prefix_for_region(region, True) == "0"
+
+
 def _phones(text: str, strict: bool, region: str):
+    """The phone candidates that do not start a digit run: international ones and those in parentheses."""
     if "+" in text:
         for m in PHONE_INTL_RE.finditer(text):
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield Found(m.start(), m.start() + n, "PHONE")
-    for pattern in PHONE_NANP_RES if _NANP_HINT_RE.search(text) else ():
-        for m in pattern.finditer(text):
+    if "(" in text:
+        for m in PHONE_NANP_PAREN_RE.finditer(text):
             if _valid_phone(m.group(), "US"):
                 yield Found(m.start(), m.end(), "PHONE")
-    if phonenumbers.ndd_prefix_for_region(region, True) == "0":
-        for pattern in PHONE_TRUNK0_RES:
-            for m in pattern.finditer(text):
+        if _trunk0(region):
+            for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
                     yield Found(m.start(), m.start() + n, "PHONE")
-    if strict and _BARE_HINT_RE.search(text):
-        for m in PHONE_BARE_RE.finditer(text):
-            if _valid_phone(m.group(), region) or _valid_phone("+" + m.group(), None):
-                yield Found(m.start(), m.end(), "PHONE")
 
 
-def _ssns(text: str, strict: bool):
-    for m in SSN_SHAPE_RE.finditer(text):
-        value, start = m.group(), m.start()
-        labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
-        if len(value) == 11:  # ###-##-####
-            if labelled or us_ssn.is_valid(value):
-                yield Found(start, m.end(), "SSN")
-        elif labelled or (strict and (start == 0 or text[start - 1] not in "+.") and us_ssn.is_valid(value)):
-            yield Found(start, m.end(), "SSN")
+def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
+    labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
+    if len(value) == 11:  # ###-##-####
+        return labelled or us_ssn.is_valid(value)
+    return labelled or (strict and (start == 0 or text[start - 1] not in "+.") and us_ssn.is_valid(value))
 
 
-def _cards(text: str):
-    for m in CARD_RUN_RE.finditer(text):
-        run = m.group()
-        if run.isdigit():  # one group (the common case in prose: order and account numbers)
-            if 13 <= len(run) <= 19 and run[0] in "23456" and luhn.is_valid(run):
-                yield Found(m.start(), m.end(), "CARD")
+def _card_in_run(run: str, start: int) -> Found | None:
+    """The longest, then earliest, card in a run of digit groups that starts at `start`."""
+    if run.isdigit():  # one group (the common case in prose: order and account numbers)
+        if 13 <= len(run) <= 19 and run[0] in "23456" and luhn.is_valid(run):
+            return Found(start, start + len(run), "CARD")
+        return None
+    if not _CARD_GROUP_RE.search(run):  # no 4-digit group and no 13-digit run: nothing here can be a card
+        return None
+    parts = re.split(r"([ \-])", run)
+    groups, seps = parts[0::2], parts[1::2]
+    offsets, pos = [], start
+    for i, group in enumerate(groups):
+        offsets.append(pos)
+        pos += len(group) + (1 if i < len(seps) else 0)
+    best = None  # (start, end) of the longest, then earliest, valid sub-run of whole groups
+    for i in range(len(groups)):
+        if len(groups) > 1 and len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
+            continue  # every card grouping starts with a 4-digit group, or is one run of 13-19 digits
+        count = 0
+        for j in range(i, len(groups)):
+            count += len(groups[j])
+            if count > 19:
+                break
+            if count >= 13 and _card_ok(groups[i:j + 1], set(seps[i:j])):
+                first, last = offsets[i], offsets[j] + len(groups[j])
+                if best is None or (last - first, -first) > (best[1] - best[0], -best[0]):
+                    best = (first, last)
+    return Found(best[0], best[1], "CARD") if best else None
+
+
+def _judge_runs(m: re.Match, names: tuple[str, ...], done: dict[str, int], text: str, strict: bool,
+                region: str):
+    """The candidates of a _digit_run_scanner match for the bounded detectors `names`, each taken as its own
+    pattern's finditer would give them: one starting inside the previous candidate of that detector is skipped."""
+    start = m.start()
+    for name in names:
+        end = m.end(name)
+        if end < 0 or start < done[name]:
             continue
-        if not _CARD_GROUP_RE.search(run):  # no 4-digit group and no 13-digit run: nothing here can be a card
-            continue
-        parts = re.split(r"([ \-])", run)
-        groups, seps = parts[0::2], parts[1::2]
-        offsets, pos = [], m.start()
-        for i, group in enumerate(groups):
-            offsets.append(pos)
-            pos += len(group) + (1 if i < len(seps) else 0)
-        best = None  # (length, -start) of the longest, then earliest, valid sub-run of whole groups
-        for i in range(len(groups)):
-            if len(groups) > 1 and len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
-                continue  # every card grouping starts with a 4-digit group, or is one run of 13-19 digits
-            count = 0
-            for j in range(i, len(groups)):
-                count += len(groups[j])
-                if count > 19:
+        done[name] = end
+        value = text[start:end]
+        if name == "SSN":
+            if _ssn_ok(text, start, value, strict):
+                yield Found(start, end, "SSN")
+        elif name == "IPV4":
+            if _ipv4_ok(value, text, start):
+                yield Found(start, end, "IPV4")
+        elif name == "NANP":
+            if _valid_phone(value, "US"):
+                yield Found(start, end, "PHONE")
+        elif name == "TRUNK0":
+            n = _longest_valid_prefix(value, region)
+            if n:
+                yield Found(start, start + n, "PHONE")
+        elif _valid_phone(value, region) or _valid_phone("+" + value, None):  # BARE
+            yield Found(start, end, "PHONE")
+
+
+def _digit_run_candidates(text: str, strict: bool, region: str):
+    """Cards, SSNs, IPv4 addresses and the phones that start a digit run, from one scan (_digit_run_scanner)."""
+    bounded = ("SSN", "IPV4", "NANP") + (("TRUNK0",) if _trunk0(region) else ()) + (("BARE",) if strict else ())
+    done = dict.fromkeys(bounded, 0)
+    inside = _digit_run_scanner(bounded)
+    for m in _digit_run_scanner(("CARD",) + bounded).finditer(text):
+        yield from _judge_runs(m, bounded, done, text, strict, region)
+        if m.end("CARD") >= 0:
+            found = _card_in_run(text[m.start():m.end()], m.start())
+            if found:
+                yield found
+            # The scan went on after the run; the bounded detectors still look at the digit runs inside it.
+            for n in inside.finditer(text, m.start() + 1, m.end() + _LONGEST_BOUNDED_RUN):
+                if n.start() >= m.end():
                     break
-                if count >= 13 and _card_ok(groups[i:j + 1], set(seps[i:j])):
-                    start, end = offsets[i], offsets[j] + len(groups[j])
-                    if best is None or (end - start, -start) > (best[1] - best[0], -best[0]):
-                        best = (start, end)
-        if best:
-            yield Found(best[0], best[1], "CARD")
-
-
-def _ipv4s(text: str):
-    for m in IPV4_RE.finditer(text):
-        if _ipv4_ok(m.group(), text, m.start()):
-            yield Found(m.start(), m.end(), "IPV4")
+                yield from _judge_runs(n, bounded, done, text, strict, region)
 
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
@@ -390,7 +451,7 @@ def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     candidates = list(_emails(view)) if "@" in view else []
     if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
-        candidates += [*_cards(view), *_ssns(view, strict), *_phones(view, strict, region), *_ipv4s(view)]
+        candidates += [*_digit_run_candidates(view, strict, region), *_phones(view, strict, region)]
     if not candidates:
         return literals
     if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
