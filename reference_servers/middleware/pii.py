@@ -165,42 +165,60 @@ _ANY_DIGIT_RE = re.compile(r"[0-9]")
 DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
 _SEPARATOR_RE = re.compile(r"[ .\-](?=[0-9(])|(?<=[0-9)])(?=\()")
 
-# The candidates that start a run of digits, as (guard, rest): the guard is what may not come right before the
-# first digit besides a word character (which none allows), the rest is the pattern after that digit.
+# "version 1.2.3.4" written the usual ways (the word, then nothing, a space, ":" or ": "), refused in the pattern
+# so that a list of versions does not reach Python; _ipv4_ok's _VERSION_WORD_RE still decides the rest.
+_NOT_AFTER_VERSION_WORD = "".join(
+    rf"(?<!\b{re.escape(word)}{gap}[0-9])" for word in ("version", "release", "build", "ver", "ver.")
+    for gap in (("", " ") if word.endswith(".") else (" ", ":", ": ")))
+
+# The candidates that start a run of digits, as (guard, rest), both read right after the first digit: the guard
+# says what may not come before that digit besides a word character (which none allows), the rest is the pattern
+# after it.
 DIGIT_RUNS = {
     # Runs of digit groups with at least 13 digits (the lookahead): cards, decided in _card_in_run. A run of one
     # group must be a whole card (13-19 digits, the first 2-6), so order numbers never reach Python; the most
     # groups are tried first, as a `(?:[ \-][0-9]+)*` would.
-    "CARD": (r"[+\-.]", rf"(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}}){_NOT_BEFORE}"),
+    "CARD": (r"(?<![+\-.][0-9])",
+             rf"(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}}){_NOT_BEFORE}"),
     # ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssn_ok.
-    "SSN": (r"-", rf"[0-9]{{2}}(?:-[0-9]{{2}}-|[0-9]{{2}})[0-9]{{4}}{_NOT_BEFORE}"),
-    "IPV4": (r"\.", r"[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])"),
-    "NANP": (r"[+\-.]", rf"(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
-    "TRUNK0": (r"[+\-.]", rf"(?<=0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),  # national, for trunk-0 regions
-    "BARE": (r"[+\-.]", rf"[0-9]{{9,14}}{_NOT_BEFORE}"),  # strict mode's bare phone runs
+    "SSN": (r"(?<!-[0-9])", rf"[0-9]{{2}}(?:-[0-9]{{2}}-|[0-9]{{2}})[0-9]{{4}}{_NOT_BEFORE}"),
+    # The version words are looked at only where an address can start.
+    "IPV4": (rf"(?<!\.[0-9])(?=[0-9]{{0,2}}\.[0-9])(?i:{_NOT_AFTER_VERSION_WORD})",
+             r"[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])"),
+    "NANP": (r"(?<![+\-.][0-9])",
+             rf"(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
+    # National numbers, for trunk-0 regions.
+    "TRUNK0": (r"(?<![+\-.][0-9])", rf"(?<=0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
+    "BARE": (r"(?<![+\-.][0-9])", rf"[0-9]{{9,14}}{_NOT_BEFORE}"),  # strict mode's bare phone runs
 }
-
-
+# What comes after the first digit of every SSN, IPV4, NANP and BARE candidate, factored by the next character
+# so that most digits fail it in a step or two: 7 more digits (bare SSNs and phones), 0-2 more digits and ".5"
+# (IPv4), 2 more, a separator and a digit (SSNs, NANP), or a "1" followed by a separator and "(" or 3 digits.
+_BOUNDED_HEADS = r"[0-9](?:[0-9][ .\-][0-9]|[0-9]?\.[0-9]|[0-9]{6})|\.[0-9]|(?<=1)[ .\-](?:\(|[0-9]{3})"
+_HEADS = {"TRUNK0": r"(?<=0)[0-9]{1,4}[ .\-][0-9]",
+          "CARD": r"(?<![+\-.][0-9])(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12})"}
 # The longest candidate of the bounded DIGIT_RUNS (all but CARD) and what their guards read after it.
 _LONGEST_BOUNDED_RUN = 64
 
 
 @lru_cache(maxsize=16)
 def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
-    """One pattern for the DIGIT_RUNS `names`: each rest in a lookahead with a named group, the match failing
-    unless one of them matched, and going on over a CARD run if there is one.
+    """One pattern for the DIGIT_RUNS `names` (SSN, IPV4 and NANP always among them): each rest in a lookahead
+    with a named group, the match failing unless one of them matched, and going on over a CARD run if there is
+    one.
 
     Digit-dense prose (dates, amounts, versions) makes the regex engine stop at every digit; one scan does that
     once for all of these detectors instead of once each, and only runs where some candidate matches reach
-    Python. A CARD run is unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead
-    at each of its groups would make "1 1 1 ..." quadratic) and the others look inside it apart.
+    Python. What their candidates start with is checked first, as one lookahead, so the short numbers of prose
+    (years, amounts, "room 415,") and runs of short groups ("1 1 1") cost a step or two each. A CARD run is
+    unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead at each of its groups
+    would make "1 1 1 ..." quadratic) and the others look inside it apart (_digit_run_candidates).
     """
-    # Every rest needs 8 more digits or, after the digits, a separator and a digit (or the "(" of `1 (415)`):
-    # checked once, that keeps the short numbers of prose (years, amounts, "room 415,") from each lookahead.
-    parts = [r"[0-9](?<!\w[0-9])(?=[0-9]{8}|[0-9]*[ .\-][0-9(])"]
+    heads = "|".join([_BOUNDED_HEADS] + [_HEADS[name] for name in names if name in _HEADS])
+    parts = [rf"[0-9](?<!\w[0-9])(?={heads})"]
     for name in names:
         guard, rest = DIGIT_RUNS[name]
-        parts.append(rf"(?:(?<!{guard}[0-9])(?=(?P<{name}>{rest}))|)")
+        parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
     none = "(?!)"
     for name in reversed(names):
         none = f"(?({name})|{none})"
@@ -215,7 +233,9 @@ SSN_LABEL_BEFORE_RE = re.compile(
     r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?$")
 
 _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
-_CARD_GROUP_RE = re.compile(r"(?<![0-9])[0-9]{4}(?![0-9])|[0-9]{13}")
+# Digits as "d" and dashes as spaces: the groups of a digit run, for C-speed substring tests ("dddd" in ...)
+# where a regex would stop at every digit of a long run.
+_SHAPE = str.maketrans("0123456789-", "dddddddddd ")
 
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
@@ -375,7 +395,8 @@ def _card_in_run(run: str, start: int) -> Found | None:
         if 13 <= len(run) <= 19 and run[0] in "23456" and luhn.is_valid(run):
             return Found(start, start + len(run), "CARD")
         return None
-    if not _CARD_GROUP_RE.search(run):  # no 4-digit group and no 13-digit run: nothing here can be a card
+    shape = f" {run.translate(_SHAPE)} "
+    if " dddd " not in shape and "d" * 13 not in shape:  # no 4-digit group, no 13-digit run: no card here
         return None
     parts = re.split(r"([ \-])", run)
     groups, seps = parts[0::2], parts[1::2]
@@ -429,16 +450,23 @@ def _judge_runs(m: re.Match, names: tuple[str, ...], done: dict[str, int], text:
 
 def _digit_run_candidates(text: str, strict: bool, region: str):
     """Cards, SSNs, IPv4 addresses and the phones that start a digit run, from one scan (_digit_run_scanner)."""
-    bounded = ("SSN", "IPV4", "NANP") + (("TRUNK0",) if _trunk0(region) else ()) + (("BARE",) if strict else ())
+    trunk0 = _trunk0(region)
+    bounded = ("SSN", "IPV4", "NANP") + (("TRUNK0",) if trunk0 else ()) + (("BARE",) if strict else ())
     done = dict.fromkeys(bounded, 0)
     inside = _digit_run_scanner(bounded)
     for m in _digit_run_scanner(("CARD",) + bounded).finditer(text):
         yield from _judge_runs(m, bounded, done, text, strict, region)
-        if m.end("CARD") >= 0:
-            found = _card_in_run(text[m.start():m.end()], m.start())
-            if found:
-                yield found
-            # The scan went on after the run; the bounded detectors still look at the digit runs inside it.
+        if m.end("CARD") < 0:
+            continue
+        found = _card_in_run(text[m.start():m.end()], m.start())
+        if found:
+            yield found
+        # The scan went on after the run; the bounded detectors still look at the digit runs inside it, if one
+        # can start there: inside a run (groups of digits between spaces or dashes) each needs 3 digits in a row
+        # (SSN, NANP, bare runs) or the "(" of `1 (415)` after it, a trunk-0 number 2 digits.
+        after = text[m.start() + 1:m.end() + _LONGEST_BOUNDED_RUN]
+        shape = after.translate(_SHAPE)
+        if "ddd" in shape or "(" in after or (trunk0 and "dd" in shape):
             for n in inside.finditer(text, m.start() + 1, m.end() + _LONGEST_BOUNDED_RUN):
                 if n.start() >= m.end():
                     break
