@@ -191,12 +191,24 @@ DIGIT_RUNS = {
     "TRUNK0": (r"(?<![+\-.][0-9])", rf"(?<=0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
     "BARE": (r"(?<![+\-.][0-9])", rf"[0-9]{{9,14}}{_NOT_BEFORE}"),  # strict mode's bare phone runs
 }
-# What comes after the first digit of every SSN, IPV4, NANP and BARE candidate, factored by the next character
-# so that most digits fail it in a step or two: 7 more digits (bare SSNs and phones), 0-2 more digits and ".5"
-# (IPv4), 2 more, a separator and a digit (SSNs, NANP), or a "1" followed by a separator and "(" or 3 digits.
-_BOUNDED_HEADS = r"[0-9](?:[0-9][ .\-][0-9]|[0-9]?\.[0-9]|[0-9]{6})|\.[0-9]|(?<=1)[ .\-](?:\(|[0-9]{3})"
-_HEADS = {"TRUNK0": r"(?<=0)[0-9]{1,4}[ .\-][0-9]",
-          "CARD": r"(?<![+\-.][0-9])(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12})"}
+
+
+def _heads(names: tuple[str, ...]) -> str:
+    """What comes after the first digit of every candidate of the DIGIT_RUNS `names` (SSN, IPV4 and NANP
+    always among them), factored by the next character so that most digits fail it in a step or two."""
+    after_digit = [r"[0-9][ .\-][0-9]",  # SSNs and NANP numbers start with 3 digits and a separator
+                   r"[0-9]?\.[0-9]",  # IPv4 with a 2 or 3 digit first octet
+                   r"[0-9]{7}" if "BARE" in names else r"[0-9]{7}(?![0-9])"]  # bare SSNs (and phones)
+    if "TRUNK0" in names:
+        after_digit.append(r"(?<=0[0-9])[0-9]{0,3}[ .\-][0-9]")
+    heads = [rf"[0-9](?:{'|'.join(after_digit)})",
+             r"\.[0-9]",  # IPv4 with a 1 digit first octet
+             r"(?<=1)[ .\-](?:\(|[0-9]{3})"]  # NANP with a leading 1
+    if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups
+        heads.append(r"(?<![+\-.][0-9])(?=(?:[ \-]?[0-9]){12})(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))")
+    return "|".join(heads)
+
+
 # The longest candidate of the bounded DIGIT_RUNS (all but CARD) and what their guards read after it.
 _LONGEST_BOUNDED_RUN = 64
 
@@ -214,8 +226,7 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead at each of its groups
     would make "1 1 1 ..." quadratic) and the others look inside it apart (_digit_run_candidates).
     """
-    heads = "|".join([_BOUNDED_HEADS] + [_HEADS[name] for name in names if name in _HEADS])
-    parts = [rf"[0-9](?<!\w[0-9])(?={heads})"]
+    parts = [rf"[0-9](?<!\w[0-9])(?={_heads(names)})"]
     for name in names:
         guard, rest = DIGIT_RUNS[name]
         parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
@@ -225,7 +236,9 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     parts.append(none)
     if "CARD" in names:
         parts.append("(?(CARD)(?P=CARD))")
-    return re.compile("".join(parts))
+    pattern = re.compile("".join(parts))
+    assert pattern.groups == len(names)  # _judge_runs reads the groups by position
+    return pattern
 
 
 SSN_LABEL_BEFORE_RE = re.compile(
@@ -236,6 +249,8 @@ _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
 # Digits as "d" and dashes as spaces: the groups of a digit run, for C-speed substring tests ("dddd" in ...)
 # where a regex would stop at every digit of a long run.
 _SHAPE = str.maketrans("0123456789-", "dddddddddd ")
+# Where a card can start in a run of groups: a 2-6 beginning a 4-digit group or a 13-19 digit one.
+_CARD_START_RE = re.compile(r"(?<![0-9])[2-6](?:[0-9]{3}|[0-9]{12,18})(?![0-9])")
 
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
@@ -303,14 +318,22 @@ def _card_ok(groups: list[str], separators: set[str]) -> bool:
             and luhn.is_valid(digits))
 
 
-def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
-    if _VERSION_WORD_RE.search(text, max(0, start - 24), start):
-        return False
+# The validity tests below are pure functions of a short string and a text repeats its values (the same address
+# or card in every message of a conversation): cached like _valid_phone, they cost a dict lookup the second time.
+@lru_cache(maxsize=8192)
+def _valid_ipv4(candidate: str) -> bool:
     try:
         ipaddress.IPv4Address(candidate)
     except ValueError:
         return False
     return True
+
+
+_valid_ssn = lru_cache(maxsize=8192)(us_ssn.is_valid)
+
+
+def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
+    return not _VERSION_WORD_RE.search(text, max(0, start - 24), start) and _valid_ipv4(candidate)
 
 
 # -- detectors -------------------------------------------------------------------------------------
@@ -385,28 +408,38 @@ def _phones(text: str, strict: bool, region: str):
 def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
     labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
     if len(value) == 11:  # ###-##-####
-        return labelled or us_ssn.is_valid(value)
-    return labelled or (strict and (start == 0 or text[start - 1] not in "+.") and us_ssn.is_valid(value))
+        return labelled or _valid_ssn(value)
+    return labelled or (strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value))
 
 
-def _card_in_run(run: str, start: int) -> Found | None:
-    """The longest, then earliest, card in a run of digit groups that starts at `start`."""
-    if run.isdigit():  # one group (the common case in prose: order and account numbers)
-        if 13 <= len(run) <= 19 and run[0] in "23456" and luhn.is_valid(run):
-            return Found(start, start + len(run), "CARD")
-        return None
+_SHORT_RUN = 64  # runs up to this long are cached (a card with its neighbours); longer ones are rare and unique
+
+
+def _card_in_run(run: str) -> tuple[int, int] | None:
+    """Where in a run of digit groups its longest, then earliest, card is."""
+    return _card_in_short_run(run) if len(run) <= _SHORT_RUN else _find_card_in_run(run)
+
+
+@lru_cache(maxsize=8192)
+def _card_in_short_run(run: str) -> tuple[int, int] | None:
+    return _find_card_in_run(run)
+
+
+def _find_card_in_run(run: str) -> tuple[int, int] | None:
+    if run.isdigit():  # one group (the scanner lets through only 13-19 digits starting with 2-6)
+        return (0, len(run)) if luhn.is_valid(run) else None
     shape = f" {run.translate(_SHAPE)} "
-    if " dddd " not in shape and "d" * 13 not in shape:  # no 4-digit group, no 13-digit run: no card here
-        return None
+    if " dddd " not in shape and "d" * 13 not in shape or not _CARD_START_RE.search(run):
+        return None  # the first test in C, for long runs of short groups; the second exact
     parts = re.split(r"([ \-])", run)
     groups, seps = parts[0::2], parts[1::2]
-    offsets, pos = [], start
+    offsets, pos = [], 0
     for i, group in enumerate(groups):
         offsets.append(pos)
-        pos += len(group) + (1 if i < len(seps) else 0)
+        pos += len(group) + 1
     best = None  # (start, end) of the longest, then earliest, valid sub-run of whole groups
     for i in range(len(groups)):
-        if len(groups) > 1 and len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
+        if len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
             continue  # every card grouping starts with a 4-digit group, or is one run of 13-19 digits
         count = 0
         for j in range(i, len(groups)):
@@ -417,60 +450,66 @@ def _card_in_run(run: str, start: int) -> Found | None:
                 first, last = offsets[i], offsets[j] + len(groups[j])
                 if best is None or (last - first, -first) > (best[1] - best[0], -best[0]):
                     best = (first, last)
-    return Found(best[0], best[1], "CARD") if best else None
+    return best
 
 
-def _judge_runs(m: re.Match, names: tuple[str, ...], done: dict[str, int], text: str, strict: bool,
-                region: str):
-    """The candidates of a _digit_run_scanner match for the bounded detectors `names`, each taken as its own
-    pattern's finditer would give them: one starting inside the previous candidate of that detector is skipped."""
+def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str, strict: bool, region: str,
+                out: list[Found]) -> None:
+    """Adds the candidates of a _digit_run_scanner match for the bounded detectors `names` (its groups from
+    the second on) to `out`, each taken as its own pattern's finditer would give them: one starting inside the
+    previous candidate of that detector (`done`, by position in `names`) is skipped."""
     start = m.start()
-    for name in names:
-        end = m.end(name)
-        if end < 0 or start < done[name]:
+    regs = m.regs
+    offset = len(regs) - len(names)
+    for i, name in enumerate(names):
+        end = regs[offset + i][1]
+        if end < 0 or start < done[i]:
             continue
-        done[name] = end
+        done[i] = end
         value = text[start:end]
         if name == "SSN":
             if _ssn_ok(text, start, value, strict):
-                yield Found(start, end, "SSN")
+                out.append(Found(start, end, "SSN"))
         elif name == "IPV4":
             if _ipv4_ok(value, text, start):
-                yield Found(start, end, "IPV4")
+                out.append(Found(start, end, "IPV4"))
         elif name == "NANP":
             if _valid_phone(value, "US"):
-                yield Found(start, end, "PHONE")
+                out.append(Found(start, end, "PHONE"))
         elif name == "TRUNK0":
             n = _longest_valid_prefix(value, region)
             if n:
-                yield Found(start, start + n, "PHONE")
+                out.append(Found(start, start + n, "PHONE"))
         elif _valid_phone(value, region) or _valid_phone("+" + value, None):  # BARE
-            yield Found(start, end, "PHONE")
+            out.append(Found(start, end, "PHONE"))
 
 
-def _digit_run_candidates(text: str, strict: bool, region: str):
+def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
     """Cards, SSNs, IPv4 addresses and the phones that start a digit run, from one scan (_digit_run_scanner)."""
     trunk0 = _trunk0(region)
     bounded = ("SSN", "IPV4", "NANP") + (("TRUNK0",) if trunk0 else ()) + (("BARE",) if strict else ())
-    done = dict.fromkeys(bounded, 0)
+    done = [0] * len(bounded)
     inside = _digit_run_scanner(bounded)
+    out: list[Found] = []
     for m in _digit_run_scanner(("CARD",) + bounded).finditer(text):
-        yield from _judge_runs(m, bounded, done, text, strict, region)
-        if m.end("CARD") < 0:
+        _judge_runs(m, bounded, done, text, strict, region, out)
+        start, end = m.span()
+        if end - start == 1:  # no CARD run (the scanner consumes one digit, or the whole run)
             continue
-        found = _card_in_run(text[m.start():m.end()], m.start())
-        if found:
-            yield found
+        card = _card_in_run(text[start:end])
+        if card:
+            out.append(Found(start + card[0], start + card[1], "CARD"))
         # The scan went on after the run; the bounded detectors still look at the digit runs inside it, if one
         # can start there: inside a run (groups of digits between spaces or dashes) each needs 3 digits in a row
         # (SSN, NANP, bare runs) or the "(" of `1 (415)` after it, a trunk-0 number 2 digits.
-        after = text[m.start() + 1:m.end() + _LONGEST_BOUNDED_RUN]
+        after = text[start + 1:end + _LONGEST_BOUNDED_RUN]
         shape = after.translate(_SHAPE)
         if "ddd" in shape or "(" in after or (trunk0 and "dd" in shape):
-            for n in inside.finditer(text, m.start() + 1, m.end() + _LONGEST_BOUNDED_RUN):
-                if n.start() >= m.end():
+            for n in inside.finditer(text, start + 1, end + _LONGEST_BOUNDED_RUN):
+                if n.start() >= end:
                     break
-                yield from _judge_runs(n, bounded, done, text, strict, region)
+                _judge_runs(n, bounded, done, text, strict, region, out)
+    return out
 
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
@@ -479,14 +518,36 @@ def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     candidates = list(_emails(view)) if "@" in view else []
     if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
-        candidates += [*_digit_run_candidates(view, strict, region), *_phones(view, strict, region)]
+        candidates += _digit_run_candidates(view, strict, region)
+        candidates += _phones(view, strict, region)
     if not candidates:
         return literals
     if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
         candidates = [Found(original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind)
                       for f in candidates]
-    candidates.sort(key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
-    starts = [f.start for f in literals]  # handle-shaped text is claimed first; chosen spans never overlap
+    # Overlaps are resolved within each group of spans that overlap one another, and most spans overlap none.
+    spans = sorted(literals + candidates)
+    chosen, i = [], 0
+    while i < len(spans):
+        j, reach = i + 1, spans[i].end
+        while j < len(spans) and spans[j].start < reach:
+            reach = max(reach, spans[j].end)
+            j += 1
+        if j == i + 1:
+            chosen.append(spans[i])
+        else:
+            chosen += _resolve_overlaps(spans[i:j])
+        i = j
+    return chosen
+
+
+def _resolve_overlaps(spans: list[Found]) -> list[Found]:
+    """The spans kept, in text order: handle-shaped text first, then the longest, then the one that starts first,
+    then by type (PRIORITY); a span overlapping one kept is dropped."""
+    literals = [f for f in spans if f.kind == "LITERAL"]
+    candidates = sorted((f for f in spans if f.kind != "LITERAL"),
+                        key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
+    starts = [f.start for f in literals]  # chosen spans never overlap
     ends = [f.end for f in literals]
     chosen = list(literals)
     for f in candidates:
