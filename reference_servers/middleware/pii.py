@@ -197,12 +197,12 @@ def _heads(names: tuple[str, ...]) -> str:
     """What comes after the first digit of every candidate of the DIGIT_RUNS `names` (SSN, IPV4 and NANP
     always among them), factored by the next character so that most digits fail it in a step or two."""
     after_digit = [r"[0-9][ .\-][0-9]",  # SSNs and NANP numbers start with 3 digits and a separator
-                   r"[0-9]?\.[0-9]",  # IPv4 with a 2 or 3 digit first octet
+                   r"[0-9]?\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",  # IPv4 with a 2 or 3 digit first octet
                    r"[0-9]{7}" if "BARE" in names else r"[0-9]{7}(?![0-9])"]  # bare SSNs (and phones)
     if "TRUNK0" in names:
         after_digit.append(r"(?<=0[0-9])[0-9]{0,3}[ .\-][0-9]")
     heads = [rf"[0-9](?:{'|'.join(after_digit)})",
-             r"\.[0-9]",  # IPv4 with a 1 digit first octet
+             r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",  # IPv4 with a 1 digit first octet (not "3.11.7")
              r"(?<=1)[ .\-](?:\(|[0-9]{3})"]  # NANP with a leading 1
     if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups
         heads.append(r"(?<![+\-.][0-9])(?=(?:[ \-]?[0-9]){12})(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))")
@@ -499,12 +499,13 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
         card = _card_in_run(text[start:end])
         if card:
             out.append(Found(start + card[0], start + card[1], "CARD"))
-        # The scan went on after the run; the bounded detectors still look at the digit runs inside it, if one
-        # can start there: inside a run (groups of digits between spaces or dashes) each needs 3 digits in a row
-        # (SSN, NANP, bare runs) or the "(" of `1 (415)` after it, a trunk-0 number 2 digits.
-        after = text[start + 1:end + _LONGEST_BOUNDED_RUN]
-        shape = after.translate(_SHAPE)
-        if "ddd" in shape or "(" in after or (trunk0 and "dd" in shape):
+        # The scan went on after the run; the bounded detectors still look at the groups inside it that one of
+        # them can start with: 3 digits (SSN, NANP, and `1-415-...` has one), 9 or more (bare SSNs and phones), a
+        # "0" (trunk-0 numbers), or a last "1" before " (" (`1 (415) ...`). Substring tests, in C.
+        groups = text[start:end].replace("-", " ")
+        shape = f"{groups} ".translate(_SHAPE)
+        if (" ddd " in shape or " ddddddddd" in shape or (trunk0 and " 0" in groups)
+                or (groups.endswith(" 1") and text[end:end + 1] in (" ", ".", "-") and text[end + 1:end + 2] == "(")):
             for n in inside.finditer(text, start + 1, end + _LONGEST_BOUNDED_RUN):
                 if n.start() >= end:
                     break
