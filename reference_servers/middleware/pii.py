@@ -111,6 +111,17 @@ Luhn), ipaddress (IPv4). Emails are the exception: email-validator decides
 whether an address is acceptable to sign up with (it rejects special-use
 domains such as .local or .test, for instance), which is not the question
 here: an address-shaped string someone wrote is redacted either way.
+
+How the text is read. Every detector but EMAIL and the phones that start
+with "+" or "(" starts at the first digit of a run of digits, so one regex
+scan (_digit_run_scanner) serves them all: at each digit that starts a run it
+checks what their candidates start with, then each candidate pattern in a
+lookahead, and matches only where one of them does. Prose numbers (years,
+amounts, dates, versions) end there in a few steps, without Python code;
+validity tests run on real candidates only, and are cached by value. A run of
+digit groups that may hold a card is skipped over as a whole (cards are
+unbounded; looking again at each of its groups would be quadratic) and looked
+inside only when a group there can start an SSN or a phone number.
 """
 
 from __future__ import annotations
