@@ -222,6 +222,7 @@ def _heads(names: tuple[str, ...]) -> str:
 
 # The longest candidate of the bounded DIGIT_RUNS (all but CARD) and what their guards read after it.
 _LONGEST_BOUNDED_RUN = 64
+_LONG_RUN = 32  # digits in a row that the scan passes over in one match (see _digit_run_scanner)
 
 
 @lru_cache(maxsize=16)
@@ -235,9 +236,11 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     Python. What their candidates start with is checked first, as one lookahead, so the short numbers of prose
     (years, amounts, "room 415,") and runs of short groups ("1 1 1") cost a step or two each. A CARD run is
     unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead at each of its groups
-    would make "1 1 1 ..." quadratic) and the others look inside it apart (_digit_run_candidates).
+    would make "1 1 1 ..." quadratic) and the others look inside it apart (_digit_run_candidates). Otherwise the
+    match takes the rest of the digits (none of them starts a run), and a run of _LONG_RUN digits or more is
+    matched without a candidate (no group set) so the engine need not stop at each of its digits.
     """
-    parts = [rf"[0-9](?<!\w[0-9])(?={_heads(names)})"]
+    parts = [rf"(?={_heads(names)})"]
     for name in names:
         guard, rest = DIGIT_RUNS[name]
         parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
@@ -245,9 +248,8 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     for name in reversed(names):
         none = f"(?({name})|{none})"
     parts.append(none)
-    if "CARD" in names:
-        parts.append("(?(CARD)(?P=CARD))")
-    pattern = re.compile("".join(parts))
+    parts.append("(?(CARD)(?P=CARD)|[0-9]*)" if "CARD" in names else "[0-9]*")
+    pattern = re.compile(rf"[0-9](?<!\w[0-9])(?:{''.join(parts)}|[0-9]{{{_LONG_RUN - 1},}})")
     assert pattern.groups == len(names)  # _judge_runs reads the groups by position
     return pattern
 
@@ -503,9 +505,11 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
     inside = _digit_run_scanner(bounded)
     out: list[Found] = []
     for m in _digit_run_scanner(("CARD",) + bounded).finditer(text):
+        if m.lastindex is None:  # a long run of digits passed over
+            continue
         _judge_runs(m, bounded, done, text, strict, region, out)
         start, end = m.span()
-        if end - start == 1:  # no CARD run (the scanner consumes one digit, or the whole run)
+        if m.regs[1][1] < 0:  # no CARD run
             continue
         card = _card_in_run(text[start:end])
         if card:
@@ -520,7 +524,8 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
             for n in inside.finditer(text, start + 1, end + _LONGEST_BOUNDED_RUN):
                 if n.start() >= end:
                     break
-                _judge_runs(n, bounded, done, text, strict, region, out)
+                if n.lastindex is not None:
+                    _judge_runs(n, bounded, done, text, strict, region, out)
     return out
 
 
