@@ -621,12 +621,17 @@ def validate_map(mapping, name: str) -> dict[str, str]:
 def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str = "US",
                 counts: dict[str, int] | None = None) -> str:
     out, last = [], 0
-    for f in find_pii(text, strict, region):
-        out.append(text[last:f.start])
-        out.append(f"[{handles.handle_for(f.kind, text[f.start:f.end])}]")
+    tags: dict[tuple[str, str], str] = {}  # a value repeats: its "[HANDLE]" is built once
+    for start, end, kind in find_pii(text, strict, region):
+        value = text[start:end]
+        tag = tags.get((kind, value))
+        if tag is None:
+            tag = tags[kind, value] = f"[{handles.handle_for(kind, value)}]"
+        out.append(text[last:start])
+        out.append(tag)
         if counts is not None:
-            counts[f.kind] = counts.get(f.kind, 0) + 1
-        last = f.end
+            counts[kind] = counts.get(kind, 0) + 1
+        last = end
     out.append(text[last:])
     return "".join(out)
 
