@@ -214,7 +214,7 @@ def _heads(names: tuple[str, ...]) -> str:
         after_digit.append(r"(?<=0[0-9])[0-9]{0,3}[ .\-][0-9]")
     heads = [rf"[0-9](?:{'|'.join(after_digit)})",
              r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",  # IPv4 with a 1 digit first octet (not "3.11.7")
-             r"(?<=1)[ .\-](?:\(|[0-9]{3})"]  # NANP with a leading 1
+             r"(?<![+\-.]1)(?<=1)[ .\-](?:\(|[0-9]{3})"]  # NANP with a leading 1
     if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups
         heads.append(r"(?<![+\-.][0-9])(?=(?:[ \-]?[0-9]){12})(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))")
     return "|".join(heads)
@@ -240,7 +240,9 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     match takes the rest of the digits (none of them starts a run), and a run of _LONG_RUN digits or more is
     matched without a candidate (no group set) so the engine need not stop at each of its digits.
     """
-    parts = [rf"(?={_heads(names)})"]
+    # The first tests reject most non-candidates at once: what follows the first digit, and after a dash only
+    # an IPv4 address can start.
+    parts = [rf"(?=[0-9 .\-])(?=(?<!-[0-9])|[0-9]{{0,2}}\.)(?={_heads(names)})"]  # lookaheads: no backtracking
     for name in names:
         guard, rest = DIGIT_RUNS[name]
         parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
