@@ -111,6 +111,17 @@ Luhn), ipaddress (IPv4). Emails are the exception: email-validator decides
 whether an address is acceptable to sign up with (it rejects special-use
 domains such as .local or .test, for instance), which is not the question
 here: an address-shaped string someone wrote is redacted either way.
+
+How the text is read. Every detector but EMAIL and the phones that start
+with "+" or "(" starts at the first digit of a run of digits, so one regex
+scan (_digit_run_scanner) serves them all: at each digit that starts a run it
+checks what their candidates start with, then each candidate pattern in a
+lookahead, and matches only where one of them does. Prose numbers (years,
+amounts, dates, versions) end there in a few steps, without Python code;
+validity tests run on real candidates only, and are cached by value. A run of
+digit groups that may hold a card is skipped over as a whole (cards are
+unbounded; looking again at each of its groups would be quadratic) and looked
+inside only when a group there can start an SSN or a phone number.
 """
 
 from __future__ import annotations
@@ -138,7 +149,7 @@ PRIORITY = {kind: i for i, kind in enumerate(TYPES)}
 
 # -- candidate patterns (ASCII digits only: "\d" would also match other scripts' digits) ----------
 # A candidate must not continue a longer token: these guards say what may not touch it. Every pattern starts with
-# the character it must start with (a digit, "0" or "("), and the guard on the character before it comes right
+# the character it must start with (a digit, "+" or "("), and the guard on the character before it comes right
 # after, as a lookbehind over both: a pattern that starts with a character class lets the regex engine skip ahead
 # to the next such character in C, where a leading lookaround would be tried at every position.
 _NOT_AFTER_BAD = r"[\w+\-.]"
@@ -155,41 +166,107 @@ _EMAIL_LOCAL_CHARS = frozenset("%+-.'")
 # Unambiguous on purpose (every group after the first starts with a separator or "("), so a long digit run cannot
 # make the regex engine backtrack through every way of splitting it.
 PHONE_INTL_RE = re.compile(r"\+(?<![\w+]\+)[0-9]+(?:[ .\-]?\([0-9]{1,4}\)[0-9]*|[ .\-][0-9]+){0,24}")
-# North American numbers, `(1-)415-555-2671` starting with a digit and `(415) 555-2671` starting with "(".
+# North American numbers, `(1-)415-555-2671` starting with a digit (in DIGIT_RUNS) and `(415) 555-2671`.
 _NANP_AREA = r"(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])"
-PHONE_NANP_RES = (
-    re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])"
-               rf"[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
-    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()[0-9]{{3}}\)[ .\-]?[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
-)
+PHONE_NANP_PAREN_RE = re.compile(
+    rf"\((?<!{_NOT_AFTER_BAD}\()[0-9]{{3}}\)[ .\-]?[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}")
 _TRUNK0_GROUPS = r"(?:[ .\-][0-9]{2,8}){1,4}"
-PHONE_TRUNK0_RES = (
-    re.compile(rf"0(?<!{_NOT_AFTER_BAD}0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
-    re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()0[0-9]{{1,4}}\){_TRUNK0_GROUPS}{_NOT_BEFORE}"),
-)
-# What every NANP candidate and every bare run contain: one C-speed search tells whether their (slower,
-# lookbehind-guarded) patterns can match anywhere, so digit-dense text without them costs one scan, not two.
-_NANP_HINT_RE = re.compile(r"[0-9]{3}[ .\-][0-9]{4}")
-_BARE_HINT_RE = re.compile(r"[0-9]{10}")
-PHONE_BARE_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])[0-9]{{9,14}}{_NOT_BEFORE}")
+PHONE_TRUNK0_PAREN_RE = re.compile(rf"\((?<!{_NOT_AFTER_BAD}\()0[0-9]{{1,4}}\){_TRUNK0_GROUPS}{_NOT_BEFORE}")
 _ANY_DIGIT_RE = re.compile(r"[0-9]")
 DATE_SHAPE_RE = re.compile(r"^[0-9]{1,4}([./\-])[0-9]{1,2}\1[0-9]{1,4}$")
 _SEPARATOR_RE = re.compile(r"[ .\-](?=[0-9(])|(?<=[0-9)])(?=\()")
 
-# ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssns.
-SSN_SHAPE_RE = re.compile(r"[0-9](?<![\w\-][0-9])[0-9]{2}(?:-[0-9]{2}-|[0-9]{2})[0-9]{4}" + _NOT_BEFORE)
+# "version 1.2.3.4" written the usual ways (the word, then nothing, a space, ":" or ": "), refused in the pattern
+# so that a list of versions does not reach Python; _ipv4_ok's _VERSION_WORD_RE still decides the rest.
+_NOT_AFTER_VERSION_WORD = "".join(
+    rf"(?<!\b{re.escape(word)}{gap}[0-9])" for word in ("version", "release", "build", "ver", "ver.")
+    for gap in (("", " ") if word.endswith(".") else (" ", ":", ": ")))
+
+# The candidates that start a run of digits, as (guard, rest), both read right after the first digit: the guard
+# says what may not come before that digit besides a word character (which none allows), the rest is the pattern
+# after it.
+DIGIT_RUNS = {
+    # Runs of digit groups with at least 13 digits (the lookahead): cards, decided in _card_in_run. A run of one
+    # group must be a whole card (13-19 digits, the first 2-6), so order numbers never reach Python; the most
+    # groups are tried first, as a `(?:[ \-][0-9]+)*` would.
+    "CARD": (r"(?<![+\-.][0-9])",
+             rf"(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}}){_NOT_BEFORE}"),
+    # ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssn_ok.
+    "SSN": (r"(?<!-[0-9])", rf"[0-9]{{2}}(?:-[0-9]{{2}}-|[0-9]{{2}})[0-9]{{4}}{_NOT_BEFORE}"),
+    # The version words are looked at only where an address can start.
+    "IPV4": (rf"(?<!\.[0-9])(?=[0-9]{{0,2}}\.[0-9])(?i:{_NOT_AFTER_VERSION_WORD})",
+             r"[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])"),
+    "NANP": (r"(?<![+\-.][0-9])",
+             rf"(?:(?<=1)[ .\-]{_NANP_AREA}|[0-9]{{2}}[ .\-])[0-9]{{3}}[ .\-][0-9]{{4}}{_NOT_BEFORE}"),
+    # National numbers, for trunk-0 regions.
+    "TRUNK0": (r"(?<![+\-.][0-9])", rf"(?<=0)[0-9]{{1,4}}{_TRUNK0_GROUPS}{_NOT_BEFORE}"),
+    "BARE": (r"(?<![+\-.][0-9])", rf"[0-9]{{9,14}}{_NOT_BEFORE}"),  # strict mode's bare phone runs
+}
+
+
+def _heads(names: tuple[str, ...]) -> str:
+    """What comes after the first digit of every candidate of the DIGIT_RUNS `names` (SSN, IPV4 and NANP
+    always among them), factored by the next character so that most digits fail it in a step or two."""
+    after_digit = [r"[0-9][ .\-][0-9]",  # SSNs and NANP numbers start with 3 digits and a separator
+                   r"[0-9]?\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",  # IPv4 with a 2 or 3 digit first octet
+                   r"[0-9]{7}" if "BARE" in names else r"[0-9]{7}(?![0-9])"]  # bare SSNs (and phones)
+    if "TRUNK0" in names:
+        after_digit.append(r"(?<=0[0-9])[0-9]{0,3}[ .\-][0-9]")
+    heads = [rf"[0-9](?:{'|'.join(after_digit)})",
+             r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",  # IPv4 with a 1 digit first octet (not "3.11.7")
+             r"(?<![+\-.]1)(?<=1)[ .\-](?:\(|[0-9]{3})"]  # NANP with a leading 1
+    if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups
+        heads.append(r"(?<![+\-.][0-9])(?=(?:[ \-]?[0-9]){12})(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))")
+    return "|".join(heads)
+
+
+# The longest candidate of the bounded DIGIT_RUNS (all but CARD) and what their guards read after it.
+_LONGEST_BOUNDED_RUN = 64
+_LONG_RUN = 32  # digits in a row that the scan passes over in one match (see _digit_run_scanner)
+
+
+@lru_cache(maxsize=16)
+def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
+    """One pattern for the DIGIT_RUNS `names` (SSN, IPV4 and NANP always among them): each rest in a lookahead
+    with a named group, the match failing unless one of them matched, and going on over a CARD run if there is
+    one.
+
+    Digit-dense prose (dates, amounts, versions) makes the regex engine stop at every digit; one scan does that
+    once for all of these detectors instead of once each, and only runs where some candidate matches reach
+    Python. What their candidates start with is checked first, as one lookahead, so the short numbers of prose
+    (years, amounts, "room 415,") and runs of short groups ("1 1 1") cost a step or two each. A CARD run is
+    unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead at each of its groups
+    would make "1 1 1 ..." quadratic) and the others look inside it apart (_digit_run_candidates). Otherwise the
+    match takes the rest of the digits (none of them starts a run), and a run of _LONG_RUN digits or more is
+    matched without a candidate (no group set) so the engine need not stop at each of its digits.
+    """
+    # The first tests reject most non-candidates at once: what follows the first digit, and after a dash only
+    # an IPv4 address can start.
+    parts = [rf"(?=[0-9 .\-])(?=(?<!-[0-9])|[0-9]{{0,2}}\.)(?={_heads(names)})"]  # lookaheads: no backtracking
+    for name in names:
+        guard, rest = DIGIT_RUNS[name]
+        parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
+    none = "(?!)"
+    for name in reversed(names):
+        none = f"(?({name})|{none})"
+    parts.append(none)
+    parts.append("(?(CARD)(?P=CARD)|[0-9]*)" if "CARD" in names else "[0-9]*")
+    pattern = re.compile(rf"[0-9](?<!\w[0-9])(?:{''.join(parts)}|[0-9]{{{_LONG_RUN - 1},}})")
+    assert pattern.groups == len(names)  # _judge_runs reads the groups by position
+    return pattern
+
+
 SSN_LABEL_BEFORE_RE = re.compile(
     r"(?i:\b(?:ssn|social[ \-]security(?:[ \-](?:number|no\.?|#))?)(?![\w]))"
     r"[ \t]*[:#=]?[ \t]*(?:(?i:is|was)[ \t]+)?$")
 
-# Runs of digit groups with at least 13 digits (the lookahead), so the many short numbers of prose never reach
-# Python code.
-CARD_RUN_RE = re.compile(rf"[0-9](?<!{_NOT_AFTER_BAD}[0-9])(?=(?:[ \-]?[0-9]){{12}})[0-9]*(?:[ \-][0-9]+)*"
-                         + _NOT_BEFORE)
 _CARD_GROUPINGS = {(4, 6, 5), (4, 6, 4)}
-_CARD_GROUP_RE = re.compile(r"(?<![0-9])[0-9]{4}(?![0-9])|[0-9]{13}")
+# Digits as "d" and dashes as spaces: the groups of a digit run, for C-speed substring tests ("dddd" in ...)
+# where a regex would stop at every digit of a long run.
+_SHAPE = str.maketrans("0123456789-", "dddddddddd ")
+# Where a card can start in a run of groups: a 2-6 beginning a 4-digit group or a 13-19 digit one.
+_CARD_START_RE = re.compile(r"(?<![0-9])[2-6](?:[0-9]{3}|[0-9]{12,18})(?![0-9])")
 
-IPV4_RE = re.compile(r"[0-9](?<![\w.][0-9])[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9])")
 _VERSION_WORD_RE = re.compile(r"(?i)\b(?:version|release|build|ver\.?)[ \t]*:?[ \t]*$")
 
 
@@ -256,14 +333,22 @@ def _card_ok(groups: list[str], separators: set[str]) -> bool:
             and luhn.is_valid(digits))
 
 
-def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
-    if _VERSION_WORD_RE.search(text, max(0, start - 24), start):
-        return False
+# The validity tests below are pure functions of a short string and a text repeats its values (the same address
+# or card in every message of a conversation): cached like _valid_phone, they cost a dict lookup the second time.
+@lru_cache(maxsize=8192)
+def _valid_ipv4(candidate: str) -> bool:
     try:
         ipaddress.IPv4Address(candidate)
     except ValueError:
         return False
     return True
+
+
+_valid_ssn = lru_cache(maxsize=8192)(us_ssn.is_valid)
+
+
+def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
+    return not _VERSION_WORD_RE.search(text, max(0, start - 24), start) and _valid_ipv4(candidate)
 
 
 # -- detectors -------------------------------------------------------------------------------------
@@ -313,75 +398,137 @@ def _emails(text: str):
             done = domain.end()
 
 
+def _trunk0(region: str) -> bool:
+    return phonenumbers.ndd_prefix_for_region(region, True) == "0"
+
+
 def _phones(text: str, strict: bool, region: str):
+    """The phone candidates that do not start a digit run: international ones and those in parentheses."""
     if "+" in text:
         for m in PHONE_INTL_RE.finditer(text):
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield Found(m.start(), m.start() + n, "PHONE")
-    for pattern in PHONE_NANP_RES if _NANP_HINT_RE.search(text) else ():
-        for m in pattern.finditer(text):
+    if "(" in text:
+        for m in PHONE_NANP_PAREN_RE.finditer(text):
             if _valid_phone(m.group(), "US"):
                 yield Found(m.start(), m.end(), "PHONE")
-    if phonenumbers.ndd_prefix_for_region(region, True) == "0":
-        for pattern in PHONE_TRUNK0_RES:
-            for m in pattern.finditer(text):
+        if _trunk0(region):
+            for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
                     yield Found(m.start(), m.start() + n, "PHONE")
-    if strict and _BARE_HINT_RE.search(text):
-        for m in PHONE_BARE_RE.finditer(text):
-            if _valid_phone(m.group(), region) or _valid_phone("+" + m.group(), None):
-                yield Found(m.start(), m.end(), "PHONE")
 
 
-def _ssns(text: str, strict: bool):
-    for m in SSN_SHAPE_RE.finditer(text):
-        value, start = m.group(), m.start()
-        labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
-        if len(value) == 11:  # ###-##-####
-            if labelled or us_ssn.is_valid(value):
-                yield Found(start, m.end(), "SSN")
-        elif labelled or (strict and (start == 0 or text[start - 1] not in "+.") and us_ssn.is_valid(value)):
-            yield Found(start, m.end(), "SSN")
+def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
+    labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
+    if len(value) == 11:  # ###-##-####
+        return labelled or _valid_ssn(value)
+    return labelled or (strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value))
 
 
-def _cards(text: str):
-    for m in CARD_RUN_RE.finditer(text):
-        run = m.group()
-        if run.isdigit():  # one group (the common case in prose: order and account numbers)
-            if 13 <= len(run) <= 19 and run[0] in "23456" and luhn.is_valid(run):
-                yield Found(m.start(), m.end(), "CARD")
+_SHORT_RUN = 64  # runs up to this long are cached (a card with its neighbours); longer ones are rare and unique
+
+
+def _card_in_run(run: str) -> tuple[int, int] | None:
+    """Where in a run of digit groups its longest, then earliest, card is."""
+    return _card_in_short_run(run) if len(run) <= _SHORT_RUN else _find_card_in_run(run)
+
+
+@lru_cache(maxsize=8192)
+def _card_in_short_run(run: str) -> tuple[int, int] | None:
+    return _find_card_in_run(run)
+
+
+def _find_card_in_run(run: str) -> tuple[int, int] | None:
+    if run.isdigit():  # one group (the scanner lets through only 13-19 digits starting with 2-6)
+        return (0, len(run)) if luhn.is_valid(run) else None
+    shape = f" {run.translate(_SHAPE)} "
+    if " dddd " not in shape and "d" * 13 not in shape or not _CARD_START_RE.search(run):
+        return None  # the first test in C, for long runs of short groups; the second exact
+    parts = re.split(r"([ \-])", run)
+    groups, seps = parts[0::2], parts[1::2]
+    offsets, pos = [], 0
+    for i, group in enumerate(groups):
+        offsets.append(pos)
+        pos += len(group) + 1
+    best = None  # (start, end) of the longest, then earliest, valid sub-run of whole groups
+    for i in range(len(groups)):
+        if len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
+            continue  # every card grouping starts with a 4-digit group, or is one run of 13-19 digits
+        count = 0
+        for j in range(i, len(groups)):
+            count += len(groups[j])
+            if count > 19:
+                break
+            if count >= 13 and _card_ok(groups[i:j + 1], set(seps[i:j])):
+                first, last = offsets[i], offsets[j] + len(groups[j])
+                if best is None or (last - first, -first) > (best[1] - best[0], -best[0]):
+                    best = (first, last)
+    return best
+
+
+def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str, strict: bool, region: str,
+                out: list[Found]) -> None:
+    """Adds the candidates of a _digit_run_scanner match for the bounded detectors `names` (its groups from
+    the second on) to `out`, each taken as its own pattern's finditer would give them: one starting inside the
+    previous candidate of that detector (`done`, by position in `names`) is skipped."""
+    start = m.start()
+    regs = m.regs
+    offset = len(regs) - len(names)
+    for i, name in enumerate(names):
+        end = regs[offset + i][1]
+        if end < 0 or start < done[i]:
             continue
-        if not _CARD_GROUP_RE.search(run):  # no 4-digit group and no 13-digit run: nothing here can be a card
+        done[i] = end
+        value = text[start:end]
+        if name == "SSN":
+            if _ssn_ok(text, start, value, strict):
+                out.append(Found(start, end, "SSN"))
+        elif name == "IPV4":
+            if _ipv4_ok(value, text, start):
+                out.append(Found(start, end, "IPV4"))
+        elif name == "NANP":
+            if _valid_phone(value, "US"):
+                out.append(Found(start, end, "PHONE"))
+        elif name == "TRUNK0":
+            n = _longest_valid_prefix(value, region)
+            if n:
+                out.append(Found(start, start + n, "PHONE"))
+        elif _valid_phone(value, region) or _valid_phone("+" + value, None):  # BARE
+            out.append(Found(start, end, "PHONE"))
+
+
+def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
+    """Cards, SSNs, IPv4 addresses and the phones that start a digit run, from one scan (_digit_run_scanner)."""
+    trunk0 = _trunk0(region)
+    bounded = ("SSN", "IPV4", "NANP") + (("TRUNK0",) if trunk0 else ()) + (("BARE",) if strict else ())
+    done = [0] * len(bounded)
+    inside = _digit_run_scanner(bounded)
+    out: list[Found] = []
+    for m in _digit_run_scanner(("CARD",) + bounded).finditer(text):
+        if m.lastindex is None:  # a long run of digits passed over
             continue
-        parts = re.split(r"([ \-])", run)
-        groups, seps = parts[0::2], parts[1::2]
-        offsets, pos = [], m.start()
-        for i, group in enumerate(groups):
-            offsets.append(pos)
-            pos += len(group) + (1 if i < len(seps) else 0)
-        best = None  # (length, -start) of the longest, then earliest, valid sub-run of whole groups
-        for i in range(len(groups)):
-            if len(groups) > 1 and len(groups[i]) != 4 and not 13 <= len(groups[i]) <= 19:
-                continue  # every card grouping starts with a 4-digit group, or is one run of 13-19 digits
-            count = 0
-            for j in range(i, len(groups)):
-                count += len(groups[j])
-                if count > 19:
+        _judge_runs(m, bounded, done, text, strict, region, out)
+        start, end = m.span()
+        if m.regs[1][1] < 0:  # no CARD run
+            continue
+        card = _card_in_run(text[start:end])
+        if card:
+            out.append(Found(start + card[0], start + card[1], "CARD"))
+        # The scan went on after the run; the bounded detectors still look at the groups inside it that one of
+        # them can start with: 3 digits (SSN, NANP, and `1-415-...` has one), 9 or more (bare SSNs and phones), a
+        # "0" (trunk-0 numbers), or a last "1" before " (" (`1 (415) ...`). Substring tests, in C.
+        groups = text[start:end].replace("-", " ")
+        shape = f"{groups} ".translate(_SHAPE)
+        if (" ddd " in shape or " ddddddddd" in shape or (trunk0 and " 0" in groups)
+                or (groups.endswith(" 1") and text[end:end + 1] in (" ", ".", "-") and text[end + 1:end + 2] == "(")):
+            for n in inside.finditer(text, start + 1, end + _LONGEST_BOUNDED_RUN):
+                if n.start() >= end:
                     break
-                if count >= 13 and _card_ok(groups[i:j + 1], set(seps[i:j])):
-                    start, end = offsets[i], offsets[j] + len(groups[j])
-                    if best is None or (end - start, -start) > (best[1] - best[0], -best[0]):
-                        best = (start, end)
-        if best:
-            yield Found(best[0], best[1], "CARD")
-
-
-def _ipv4s(text: str):
-    for m in IPV4_RE.finditer(text):
-        if _ipv4_ok(m.group(), text, m.start()):
-            yield Found(m.start(), m.end(), "IPV4")
+                if n.lastindex is not None:
+                    _judge_runs(n, bounded, done, text, strict, region, out)
+    return out
 
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
@@ -390,14 +537,36 @@ def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     candidates = list(_emails(view)) if "@" in view else []
     if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
-        candidates += [*_cards(view), *_ssns(view, strict), *_phones(view, strict, region), *_ipv4s(view)]
+        candidates += _digit_run_candidates(view, strict, region)
+        candidates += _phones(view, strict, region)
     if not candidates:
         return literals
     if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
         candidates = [Found(original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind)
                       for f in candidates]
-    candidates.sort(key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
-    starts = [f.start for f in literals]  # handle-shaped text is claimed first; chosen spans never overlap
+    # Overlaps are resolved within each group of spans that overlap one another, and most spans overlap none.
+    spans = sorted(literals + candidates)
+    chosen, i = [], 0
+    while i < len(spans):
+        j, reach = i + 1, spans[i].end
+        while j < len(spans) and spans[j].start < reach:
+            reach = max(reach, spans[j].end)
+            j += 1
+        if j == i + 1:
+            chosen.append(spans[i])
+        else:
+            chosen += _resolve_overlaps(spans[i:j])
+        i = j
+    return chosen
+
+
+def _resolve_overlaps(spans: list[Found]) -> list[Found]:
+    """The spans kept, in text order: handle-shaped text first, then the longest, then the one that starts first,
+    then by type (PRIORITY); a span overlapping one kept is dropped."""
+    literals = [f for f in spans if f.kind == "LITERAL"]
+    candidates = sorted((f for f in spans if f.kind != "LITERAL"),
+                        key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
+    starts = [f.start for f in literals]  # chosen spans never overlap
     ends = [f.end for f in literals]
     chosen = list(literals)
     for f in candidates:
@@ -454,12 +623,17 @@ def validate_map(mapping, name: str) -> dict[str, str]:
 def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str = "US",
                 counts: dict[str, int] | None = None) -> str:
     out, last = [], 0
-    for f in find_pii(text, strict, region):
-        out.append(text[last:f.start])
-        out.append(f"[{handles.handle_for(f.kind, text[f.start:f.end])}]")
+    tags: dict[tuple[str, str], str] = {}  # a value repeats: its "[HANDLE]" is built once
+    for start, end, kind in find_pii(text, strict, region):
+        value = text[start:end]
+        tag = tags.get((kind, value))
+        if tag is None:
+            tag = tags[kind, value] = f"[{handles.handle_for(kind, value)}]"
+        out.append(text[last:start])
+        out.append(tag)
         if counts is not None:
-            counts[f.kind] = counts.get(f.kind, 0) + 1
-        last = f.end
+            counts[kind] = counts.get(kind, 0) + 1
+        last = end
     out.append(text[last:])
     return "".join(out)
 

@@ -99,9 +99,20 @@ def test_a_card_inside_a_longer_digit_run_of_groups():
 
 
 @pytest.mark.parametrize("value, want", [
+    ("ref 1234 5678 9012 415 555.2671", ("PHONE", "415 555.2671")),
+    ("ref 4111 1111 1111 1 (415) 555-2671", ("PHONE", "1 (415) 555-2671")),
+    ("call 2222 1-415-555-2671 now", ("PHONE", "1-415-555-2671")),
+    ("ids 1234 5678 123-45-6789 5", ("SSN", "123-45-6789"))])
+def test_a_phone_or_ssn_starting_inside_a_run_of_digit_groups(value, want):
+    """The scan skips over a run of groups that could hold a card; what starts inside it is still found."""
+    assert found(value) == [want]
+
+
+@pytest.mark.parametrize("value, want", [
     ("10.20.30.40", True), ("255.255.255.255", True), ("0.0.0.0", True), ("999.1.1.1", False),
     ("256.1.1.1", False), ("01.2.3.4", False), ("1.2.3", False), ("1.2.3.4.5", False), ("v1.2.3.4", False),
-    ("version 1.2.3.4", False), ("release: 1.2.3.4", False)])
+    ("version 1.2.3.4", False), ("release: 1.2.3.4", False), ("Build:1.2.3.4", False), ("ver. 1.2.3.4", False),
+    ("version  1.2.3.4", False), ("server 1.2.3.4", True)])
 def test_ipv4(value, want):
     assert bool(found(f"host {value}.")) is want
 
