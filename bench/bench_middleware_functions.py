@@ -71,6 +71,8 @@ def adversarial_texts(size: int) -> dict[str, str]:
         "+1-1-1 ... (phone dashes)": "+1" + "-1" * size,
         "+1(1)(1) ... (parentheses)": "+1" + "(1)" * size,
         "1 1 1 ... (card groups)": "1 " * size,
+        "2222 2222 ... (4-digit groups)": "2222 " * (size // 5 + 1),
+        "1234 5678 ... (4-digit groups)": "1234 5678 " * (size // 10 + 1),
         "01 11 11 ... (trunk 0)": "01 " + "11 " * size,
         "'a'a...@bbb (email local)": ("'a" * 127 + "@" + "b" * 255 + " ") * (size // 512 + 1),
         "a@a@a@ ... (at signs)": "a@" * size,

@@ -295,3 +295,14 @@ def test_redaction_then_restoration_is_exact(blocks, strict, seed):
 def test_generated_emails_and_cards_are_always_redacted(value, before, after):
     redacted, meta = redact(f"x{before}{value}{after}y")
     assert value not in redacted and value in meta["redactions"].values()
+
+
+def test_the_luhn_check_agrees_with_stdnum():
+    import random
+
+    from stdnum import luhn
+
+    rng = random.Random(5)
+    numbers = ["4111111111111111", "4111111111111112", "378282246310005", "0", "18"]
+    numbers += ["".join(rng.choice("0123456789") for _ in range(rng.randint(1, 19))) for _ in range(5000)]
+    assert [pii._luhn_ok(n) for n in numbers] == [luhn.is_valid(n) for n in numbers]

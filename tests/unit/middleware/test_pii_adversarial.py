@@ -17,6 +17,7 @@ ADVERSARIAL = {
     "international dashes": "+1" + "-1" * SIZE,
     "international parentheses": "+1" + "(1)" * SIZE,
     "digit groups": "1 " * SIZE,
+    "four-digit groups": "2222 " * SIZE,  # one card window per group
     "trunk-0 groups": "01 " + "11 " * SIZE,
     "apostrophe local parts": ("'a" * 127 + "@" + "b" * 255 + " ") * (SIZE // 512),
     "long local parts": ("a" * 255 + "@" + "b" * 255 + " ") * (SIZE // 512),
