@@ -1,14 +1,19 @@
-"""Gateways nobody here wrote, in front of the suite's upstream: Gatekit 0.3.0 and mcp-proxy 0.13.0.
+"""Gateways nobody here wrote, in front of the suite's upstream: Gatekit 0.3.0, mcp-proxy 0.13.0
+(Python), supergateway 4.0.0 and mcp-proxy 6.7.19 (npm), and Lasso's mcp-gateway 1.2.1.
 
-Pinned findings (conformance/gateway/FINDINGS.md): both let `preprocessor` and
-`execution.requirements` through unchanged and carry gated calls and their errors; neither forwards
-`contextMiddleware` or `augmentation`, and neither refuses their methods with -32601 (Gatekit answers
--32004 "Non-namespaced request reached routing layer", mcp-proxy, on the mcp 1.x SDK, -32602). An
-upstream fix flips a visible assertion here.
+Pinned findings (conformance/gateway/FINDINGS.md), one expectation per run: which checks fail, with a
+phrase of each reason, and which skip; every other check passes. An upstream fix flips a visible
+assertion here. In short: Gatekit and mcp-proxy (Python) carry the Tool-level fields and refuse the
+context-middleware and augmentation methods with the wrong code; supergateway bridging a stdio
+upstream to Streamable HTTP passes all 15, but bridging an HTTP upstream to stdio drops the two
+capabilities while still forwarding their methods; mcp-proxy (npm) refuses cleanly but strips
+`preprocessor` and `execution.requirements` from tools; Lasso does both wrongs.
 
-They conflict with the project's SDK, so they live in their own virtualenvs: `nox -s gateway_third_party`
-builds them; elsewhere point MCPX_GATEKIT at `gatekit-gateway` and MCPX_MCP_PROXY at `mcp-proxy`
-(or found on PATH; `nox -s gateway_third_party` installs both in their own virtualenvs and sets them).
+They conflict with the project's SDK (or are Node packages), so they live in their own prefixes:
+`nox -s gateway_third_party` builds them and sets the variables; elsewhere point MCPX_GATEKIT at
+`gatekit-gateway`, MCPX_MCP_PROXY at the Python `mcp-proxy`, MCPX_SUPERGATEWAY at `supergateway`,
+MCPX_MCP_PROXY_NPM at the npm `mcp-proxy` (never looked up on PATH: the two mcp-proxy share a name)
+and MCPX_LASSO at Lasso's `mcp-gateway`. A tool that is not there skips its runs.
 """
 
 import os
@@ -20,48 +25,93 @@ import pytest
 from tests.helpers import PY, ROOT, gateway_verdicts, not_ok
 
 
-def tool(env: str, name: str) -> str | None:
+def tool(env: str, name: str | None) -> str | None:
     candidate = os.environ.get(env)
     if candidate and Path(candidate).is_file():
         return candidate
-    return shutil.which(name)
+    return shutil.which(name) if name else None
 
 
 GATEKIT = tool("MCPX_GATEKIT", "gatekit-gateway")
 MCP_PROXY = tool("MCPX_MCP_PROXY", "mcp-proxy")
-LAUNCHER = ROOT / "tests" / "gateway" / "gatekit_launcher.py"
+SUPERGATEWAY = tool("MCPX_SUPERGATEWAY", "supergateway")
+MCP_PROXY_NPM = tool("MCPX_MCP_PROXY_NPM", None)
+LASSO = tool("MCPX_LASSO", None)  # its `mcp-gateway` is a name other packages use too
+GATEKIT_LAUNCHER = ROOT / "tests" / "gateway" / "gatekit_launcher.py"
+LASSO_LAUNCHER = ROOT / "tests" / "gateway" / "lasso_launcher.py"
+HTTP = {"url": "http://127.0.0.1:{port}/mcp"}  # the gateway serves Streamable HTTP on {port}
 
-# How each is put in front of the upstream: (gateway command, options of gateway_verdicts).
+# How each is put in front of the upstream: (the tool, its gateway command, options of gateway_verdicts).
 RUNS = {
-    "gatekit-stdio": (lambda: f"{PY} {LAUNCHER} {GATEKIT}", {}),
+    "gatekit-stdio": (lambda: GATEKIT, lambda: f"{PY} {GATEKIT_LAUNCHER} {GATEKIT}", {}),
     # mcp-proxy as a client: a stdio endpoint in front of the upstream served over Streamable HTTP.
-    "mcp-proxy-stdio-to-http": (lambda: f"{MCP_PROXY} --transport streamablehttp {{upstream}}", {"upstream": "http"}),
+    "mcp-proxy-stdio-to-http": (lambda: MCP_PROXY, lambda: f"{MCP_PROXY} --transport streamablehttp {{upstream}}",
+                                {"upstream": "http"}),
     # mcp-proxy as a server: Streamable HTTP in front of the upstream on stdio.
-    "mcp-proxy-http-to-stdio": (lambda: f"{MCP_PROXY} --port {{port}} -- sh -c {{upstream}}",
-                                {"url": "http://127.0.0.1:{port}/mcp"}),
+    "mcp-proxy-http-to-stdio": (lambda: MCP_PROXY, lambda: f"{MCP_PROXY} --port {{port}} -- sh -c {{upstream}}", HTTP),
+    # supergateway serving Streamable HTTP (stateless, its default, and stateful) for a stdio upstream.
+    "supergateway-http-to-stdio": (
+        lambda: SUPERGATEWAY,
+        lambda: f"{SUPERGATEWAY} --stdio {{upstream}} --outputTransport streamableHttp --port {{port}} --logLevel none",
+        HTTP),
+    "supergateway-stateful-http-to-stdio": (
+        lambda: SUPERGATEWAY,
+        lambda: (f"{SUPERGATEWAY} --stdio {{upstream}} --outputTransport streamableHttp --stateful --port {{port}} "
+                 "--logLevel none"),
+        HTTP),
+    # supergateway as a client: a stdio endpoint in front of the upstream served over Streamable HTTP.
+    "supergateway-stdio-to-http": (lambda: SUPERGATEWAY,
+                                   lambda: f"{SUPERGATEWAY} --streamableHttp {{upstream}} --logLevel none",
+                                   {"upstream": "http"}),
+    # mcp-proxy (npm) only serves HTTP for a stdio server; the suite speaks Streamable HTTP to it.
+    "mcp-proxy-npm-http-to-stdio": (lambda: MCP_PROXY_NPM,
+                                    lambda: f"{MCP_PROXY_NPM} --port {{port}} --server stream -- sh -c {{upstream}}",
+                                    HTTP),
+    # Lasso's gateway, stdio, without plugins and with its `basic` guardrail (same findings).
+    "lasso-stdio": (lambda: LASSO, lambda: f"{PY} {LASSO_LAUNCHER} {LASSO}", {}),
+    "lasso-basic-stdio": (lambda: LASSO, lambda: f"{PY} {LASSO_LAUNCHER} {LASSO} -p basic", {}),
 }
-INSTALLED = {"gatekit-stdio": GATEKIT, "mcp-proxy-stdio-to-http": MCP_PROXY, "mcp-proxy-http-to-stdio": MCP_PROXY}
 
-# What each does with a method it does not forward, as found.
-REFUSAL = {"gatekit-stdio": "code -32004 instead of -32601",
-           "mcp-proxy-stdio-to-http": "code -32602 instead of -32601",
-           "mcp-proxy-http-to-stdio": "code -32602 instead of -32601"}
-FAILING = {"context-middleware/gateway/capability-forwarded-or-refused",
-           "augmentation/gateway/capability-forwarded-or-refused"}
-SKIPPED = {"context-middleware/gateway/invoke-every-content-type-unchanged",
+CAPABILITIES = ("context-middleware/gateway/capability-forwarded-or-refused",
+                "augmentation/gateway/capability-forwarded-or-refused")
+TOOL_FIELDS = {"preprocessor-tools/gateway/flag-passes-through": 'without "preprocessor": true',
+               "execution-requirements/gateway/requirements-pass-through": "arrive with different requirements"}
+REFUSED = {"context-middleware/gateway/invoke-every-content-type-unchanged",
            "context-middleware/gateway/invoke-params-arrive-unchanged",
            "augmentation/gateway/augment-every-content-type-unchanged",
            "augmentation/gateway/augment-params-arrive-unchanged"}
 
 
+def refuses_with(code: str) -> dict:
+    return {cid: f"code {code} instead of -32601" for cid in CAPABILITIES}
+
+
+# What each run fails (check -> a phrase of its reason) and skips, as found; the rest pass.
+EXPECTED = {
+    "gatekit-stdio": (refuses_with("-32004"), REFUSED),
+    "mcp-proxy-stdio-to-http": (refuses_with("-32602"), REFUSED),
+    "mcp-proxy-http-to-stdio": (refuses_with("-32602"), REFUSED),
+    "supergateway-http-to-stdio": ({}, set()),
+    "supergateway-stateful-http-to-stdio": ({}, set()),
+    # Its SDK client parses the upstream's initialize result, dropping capabilities it does not know,
+    # while every other request is relayed untyped: the methods still work.
+    "supergateway-stdio-to-http": ({cid: "the upstream's capability was dropped" for cid in CAPABILITIES}, set()),
+    # Refuses cleanly (-32601), but its SDK's Tool schema strips the fields it does not know.
+    "mcp-proxy-npm-http-to-stdio": (TOOL_FIELDS, REFUSED),
+    "lasso-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED),
+    "lasso-basic-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED),
+}
+
+
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_third_party_gateway_findings(run):
-    if not INSTALLED[run]:
+    installed, command, options = RUNS[run]
+    if not installed():
         pytest.skip(f"{run}: the tool is not installed (see the module docstring)")
-    command, options = RUNS[run]
     verdicts = gateway_verdicts(command(), request_timeout=10.0, **options)
-    failing = not_ok(verdicts)
-    assert set(failing) == FAILING, failing
-    assert all(REFUSAL[run] in reason for reason in failing.values()), failing
-    assert {cid for cid, r in verdicts.items() if r.outcome == "skip"} == SKIPPED
-    assert {r.outcome for cid, r in verdicts.items() if cid not in FAILING | SKIPPED} == {"pass"}
+    failing, skipped = EXPECTED[run]
+    found = not_ok(verdicts)
+    assert set(found) == set(failing), found
+    assert all(failing[cid] in reason for cid, reason in found.items()), found
+    assert {cid for cid, r in verdicts.items() if r.outcome == "skip"} == skipped
+    assert {r.outcome for cid, r in verdicts.items() if cid not in set(failing) | skipped} == {"pass"}
