@@ -142,6 +142,8 @@ PY_GATEWAYS = {
     "gatekit": ("MCPX_GATEKIT", ["gatekit==0.3.0"], "gatekit-gateway"),
     "mcp-proxy": ("MCPX_MCP_PROXY", ["mcp-proxy==0.13.0"], "mcp-proxy"),
     "lasso": ("MCPX_LASSO", ["mcp-gateway==1.2.1", "mcp==1.30.0"], "mcp-gateway"),
+    # its plugin pipeline is replayed by an interpreter that has it (conformance/gateway/adapters/contextforge.py)
+    "contextforge": ("MCPX_CONTEXTFORGE_PYTHON", ["mcp-contextforge-gateway==1.0.7.post20260921"], "python"),
 }
 NPM_GATEWAYS = {
     "supergateway": ("MCPX_SUPERGATEWAY", "supergateway@4.0.0", "supergateway"),
@@ -153,7 +155,8 @@ NPM_GATEWAYS = {
 def gateway_third_party(session):
     """Gatekit 0.3.0, mcp-proxy 0.13.0, Lasso mcp-gateway 1.2.1 (PyPI), supergateway 4.0.0 and
     mcp-proxy 6.7.19 (npm) in front of the suite's upstream, each in its own virtualenv or npm prefix;
-    pins their transparency findings. Without npm the npm ones are skipped, with a warning."""
+    pins their transparency findings, and ContextForge 1.0.7's pipeline findings. Without npm the npm
+    ones are skipped, with a warning."""
     session.install("-e", ".[reference,test]")
     env = {}
     for name, (variable, packages, binary) in PY_GATEWAYS.items():

@@ -7,17 +7,21 @@ assertion here. In short: Gatekit and mcp-proxy (Python) carry the Tool-level fi
 context-middleware and augmentation methods with the wrong code; supergateway bridging a stdio
 upstream to Streamable HTTP passes all 15, but bridging an HTTP upstream to stdio drops the two
 capabilities while still forwarding their methods; mcp-proxy (npm) refuses cleanly but strips
-`preprocessor` and `execution.requirements` from tools; Lasso does both wrongs.
+`preprocessor` and `execution.requirements` from tools; Lasso does both wrongs. ContextForge's plugin
+pipeline (CPEX), replayed through conformance/gateway/adapters/contextforge.py, fails a pinned set.
 
 They conflict with the project's SDK (or are Node packages), so they live in their own prefixes:
 `nox -s gateway_third_party` builds them and sets the variables; elsewhere point MCPX_GATEKIT at
 `gatekit-gateway`, MCPX_MCP_PROXY at the Python `mcp-proxy`, MCPX_SUPERGATEWAY at `supergateway`,
 MCPX_MCP_PROXY_NPM at the npm `mcp-proxy` (never looked up on PATH: the two mcp-proxy share a name)
-and MCPX_LASSO at Lasso's `mcp-gateway`. A tool that is not there skips its runs.
+MCPX_LASSO at Lasso's `mcp-gateway`, and MCPX_CONTEXTFORGE_PYTHON at an interpreter with
+mcp-contextforge-gateway. A tool that is not there skips its runs.
 """
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -115,3 +119,53 @@ def test_third_party_gateway_findings(run):
     assert all(failing[cid] in reason for cid, reason in found.items()), found
     assert {cid for cid, r in verdicts.items() if r.outcome == "skip"} == skipped
     assert {r.outcome for cid, r in verdicts.items() if cid not in set(failing) | skipped} == {"pass"}
+
+
+# ------------------------------------------------------------------------------------------ ContextForge's pipeline
+
+# What ContextForge 1.0.7 (CPEX 0.1.3) does differently, through conformance/gateway/adapters/contextforge.py,
+# per mapping of the fixture kinds to CPEX modes (slug -> a phrase of its reason):
+# - ascending-priority: modes run in a fixed order (SEQUENTIAL, TRANSFORM, AUDIT), priority orders only
+#   within one, so a middleware (TRANSFORM) at 10 runs after a security plugin (SEQUENTIAL) at 20;
+# - default-priority: the default is 100, not 50;
+# - priority-range-enforced: any integer is accepted (101, -1);
+# - middleware-before-security-on-ties (BEHAVIOR): SEQUENTIAL first, or, all SEQUENTIAL, definition order;
+# - auditors-after-pipeline: a block raises out of the SEQUENTIAL phase, so AUDIT plugins never see it;
+# - auditors-cannot-modify: payload isolation copies one level deep, so an auditor's in-place edit of a
+#   content block reaches the response the gateway delivers.
+CPEX_COMMON = {"default-priority": "stages ran ['q-fifty', 'p-default']",
+               "priority-range-enforced": "the pipeline was built and ran",
+               "auditors-after-pipeline": "audit records came from []",
+               "auditors-cannot-modify": "the final response differs",
+               "middleware-before-security-on-ties": "stages ran"}
+CONTEXTFORGE_VIOLATED = {
+    "factory": {**CPEX_COMMON, "ascending-priority": "stages ran ['basic-pii-filter', 'tool-manager']"},
+    "factory_all_sequential": CPEX_COMMON,
+}
+
+
+def _contextforge_python() -> str | None:
+    candidate = os.environ.get("MCPX_CONTEXTFORGE_PYTHON")
+    if candidate and Path(candidate).is_file():
+        return candidate
+    return None
+
+
+@pytest.mark.parametrize("factory", sorted(CONTEXTFORGE_VIOLATED))
+def test_contextforge_pipeline_findings(factory):
+    python = _contextforge_python()
+    if python is None:
+        pytest.skip("MCPX_CONTEXTFORGE_PYTHON names no interpreter with mcp-contextforge-gateway==1.0.7.post20260921 "
+                    "(it pins mcp<2: nox -s gateway_third_party installs it in its own virtualenv)")
+    proc = subprocess.run(
+        [python, "-m", "conformance.gateway.replay", f"conformance.gateway.adapters.contextforge:{factory}"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = {r["slug"]: r for r in json.loads(proc.stdout)}
+    found = {slug: r["reason"] for slug, r in results.items()
+             if r["outcome"] in ("fail", "warn") or (r["outcome"] == "info" and "expected" in r)}
+    expected = CONTEXTFORGE_VIOLATED[factory]
+    assert set(found) == set(expected), found
+    assert all(expected[slug] in reason for slug, reason in found.items()), found
+    assert "[audited]" in json.dumps(results["auditors-cannot-modify"]["actual"])
+    assert results["block-reason-names-plugin"]["outcome"] == "pass"
