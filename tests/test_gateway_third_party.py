@@ -41,8 +41,10 @@ MCP_PROXY = tool("MCPX_MCP_PROXY", "mcp-proxy")
 SUPERGATEWAY = tool("MCPX_SUPERGATEWAY", "supergateway")
 MCP_PROXY_NPM = tool("MCPX_MCP_PROXY_NPM", None)
 LASSO = tool("MCPX_LASSO", None)  # its `mcp-gateway` is a name other packages use too
+CONTEXTFORGE_PYTHON = tool("MCPX_CONTEXTFORGE_PYTHON", None)  # an interpreter with mcp-contextforge-gateway
 GATEKIT_LAUNCHER = ROOT / "tests" / "gateway" / "gatekit_launcher.py"
 LASSO_LAUNCHER = ROOT / "tests" / "gateway" / "lasso_launcher.py"
+CONTEXTFORGE_LAUNCHER = ROOT / "tests" / "gateway" / "contextforge_launcher.py"
 HTTP = {"url": "http://127.0.0.1:{port}/mcp"}  # the gateway serves Streamable HTTP on {port}
 
 # How each is put in front of the upstream: (the tool, its gateway command, options of gateway_verdicts).
@@ -74,6 +76,11 @@ RUNS = {
     # Lasso's gateway, stdio, without plugins and with its `basic` guardrail (same findings).
     "lasso-stdio": (lambda: LASSO, lambda: f"{PY} {LASSO_LAUNCHER} {LASSO}", {}),
     "lasso-basic-stdio": (lambda: LASSO, lambda: f"{PY} {LASSO_LAUNCHER} {LASSO} -p basic", {}),
+    # ContextForge (SQLite, no Redis) in front of the upstream over Streamable HTTP, reached through its own
+    # stdio bridge; it takes 20-30 s to start, hence the long first-request and per-profile bounds.
+    "contextforge-stdio-to-http": (lambda: CONTEXTFORGE_PYTHON,
+                                   lambda: f"{PY} {CONTEXTFORGE_LAUNCHER} {CONTEXTFORGE_PYTHON}",
+                                   {"upstream": "http", "request_timeout": 90.0, "run_timeout": 240.0}),
 }
 
 CAPABILITIES = ("context-middleware/gateway/capability-forwarded-or-refused",
@@ -104,6 +111,16 @@ EXPECTED = {
     "mcp-proxy-npm-http-to-stdio": (TOOL_FIELDS, REFUSED),
     "lasso-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED),
     "lasso-basic-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED),
+    # It re-lists tools as `<gateway>-<slug>` with every `_` turned into `-` (fixture-conformance-memories),
+    # so no upstream tool is found under any prefix; its mcp 1.x server refuses the methods with -32602.
+    "contextforge-stdio-to-http": ({**refuses_with("-32602"),
+                                    **{cid: "does not list the upstream's tool" for cid in (
+                                        "preprocessor-tools/gateway/flag-passes-through",
+                                        "preprocessor-tools/gateway/tool-calls-pass-through",
+                                        "execution-requirements/gateway/requirements-pass-through",
+                                        "execution-requirements/gateway/satisfied-call-passes",
+                                        "execution-requirements/gateway/unmet-error-passes-through")}},
+                                   REFUSED),
 }
 
 
@@ -112,7 +129,7 @@ def test_third_party_gateway_findings(run):
     installed, command, options = RUNS[run]
     if not installed():
         pytest.skip(f"{run}: the tool is not installed (see the module docstring)")
-    verdicts = gateway_verdicts(command(), request_timeout=10.0, **options)
+    verdicts = gateway_verdicts(command(), **{"request_timeout": 10.0, **options})
     failing, skipped = EXPECTED[run]
     found = not_ok(verdicts)
     assert set(found) == set(failing), found
@@ -144,16 +161,9 @@ CONTEXTFORGE_VIOLATED = {
 }
 
 
-def _contextforge_python() -> str | None:
-    candidate = os.environ.get("MCPX_CONTEXTFORGE_PYTHON")
-    if candidate and Path(candidate).is_file():
-        return candidate
-    return None
-
-
 @pytest.mark.parametrize("factory", sorted(CONTEXTFORGE_VIOLATED))
 def test_contextforge_pipeline_findings(factory):
-    python = _contextforge_python()
+    python = CONTEXTFORGE_PYTHON
     if python is None:
         pytest.skip("MCPX_CONTEXTFORGE_PYTHON names no interpreter with mcp-contextforge-gateway==1.0.7.post20260921 "
                     "(it pins mcp<2: nox -s gateway_third_party installs it in its own virtualenv)")
