@@ -1,5 +1,6 @@
 """Gateways nobody here wrote, in front of the suite's upstream: Gatekit 0.3.0, mcp-proxy 0.13.0
-(Python), supergateway 4.0.0 and mcp-proxy 6.7.19 (npm), and Lasso's mcp-gateway 1.2.1.
+(Python), supergateway 4.0.0 and mcp-proxy 6.7.19 (npm), Lasso's mcp-gateway 1.2.1 and IBM
+ContextForge 1.0.7.
 
 Pinned findings (conformance/gateway/FINDINGS.md), one expectation per run: which checks fail, with a
 phrase of each reason, and which skip; every other check passes. An upstream fix flips a visible
@@ -7,13 +8,14 @@ assertion here. In short: Gatekit and mcp-proxy (Python) carry the Tool-level fi
 context-middleware and augmentation methods with the wrong code; supergateway bridging a stdio
 upstream to Streamable HTTP passes all 15, but bridging an HTTP upstream to stdio drops the two
 capabilities while still forwarding their methods; mcp-proxy (npm) refuses cleanly but strips
-`preprocessor` and `execution.requirements` from tools; Lasso does both wrongs. ContextForge's plugin
-pipeline (CPEX), replayed through conformance/gateway/adapters/contextforge.py, fails a pinned set.
+`preprocessor` and `execution.requirements` from tools; Lasso does both wrongs; ContextForge renames
+every tool past recognition and refuses with the wrong code. ContextForge's plugin pipeline (CPEX),
+replayed through conformance/gateway/adapters/contextforge.py, fails a pinned set.
 
 They conflict with the project's SDK (or are Node packages), so they live in their own prefixes:
 `nox -s gateway_third_party` builds them and sets the variables; elsewhere point MCPX_GATEKIT at
 `gatekit-gateway`, MCPX_MCP_PROXY at the Python `mcp-proxy`, MCPX_SUPERGATEWAY at `supergateway`,
-MCPX_MCP_PROXY_NPM at the npm `mcp-proxy` (never looked up on PATH: the two mcp-proxy share a name)
+MCPX_MCP_PROXY_NPM at the npm `mcp-proxy` (never looked up on PATH: the two mcp-proxy share a name),
 MCPX_LASSO at Lasso's `mcp-gateway`, and MCPX_CONTEXTFORGE_PYTHON at an interpreter with
 mcp-contextforge-gateway. A tool that is not there skips its runs.
 """
