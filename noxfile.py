@@ -135,20 +135,44 @@ def determinism(session):
                 env={"MCPX_RERUNS": "20", "MCPX_DETERMINISM_TARGETS": "reference"})
 
 
+# Gateways nobody here wrote (tests/test_gateway_third_party.py): variable, package(s), binary. Python ones
+# get their own virtualenv (each conflicts with the project's mcp 2.x; Lasso's metadata lets the resolver
+# pick mcp 2.x, with which it does not start, so it gets mcp 1.30.0), npm ones their own prefix.
+PY_GATEWAYS = {
+    "gatekit": ("MCPX_GATEKIT", ["gatekit==0.3.0"], "gatekit-gateway"),
+    "mcp-proxy": ("MCPX_MCP_PROXY", ["mcp-proxy==0.13.0"], "mcp-proxy"),
+    "lasso": ("MCPX_LASSO", ["mcp-gateway==1.2.1", "mcp==1.30.0"], "mcp-gateway"),
+    # its plugin pipeline is replayed by an interpreter that has it (conformance/gateway/adapters/contextforge.py)
+    "contextforge": ("MCPX_CONTEXTFORGE_PYTHON", ["mcp-contextforge-gateway==1.0.7.post20260921"], "python"),
+}
+NPM_GATEWAYS = {
+    "supergateway": ("MCPX_SUPERGATEWAY", "supergateway@4.0.0", "supergateway"),
+    "mcp-proxy-npm": ("MCPX_MCP_PROXY_NPM", "mcp-proxy@6.7.19", "mcp-proxy"),
+}
+
+
 @nox.session
 def gateway_third_party(session):
-    """Gatekit 0.3.0 and mcp-proxy 0.13.0 in front of the suite's upstream, each in its own virtualenv
-    (both conflict with the project's mcp 2.x); pins their transparency findings."""
+    """Gatekit 0.3.0, mcp-proxy 0.13.0, Lasso mcp-gateway 1.2.1 (PyPI), supergateway 4.0.0 and
+    mcp-proxy 6.7.19 (npm) in front of the suite's upstream, each in its own virtualenv or npm prefix;
+    pins their transparency findings, and ContextForge 1.0.7's pipeline findings. Without npm the npm
+    ones are skipped, with a warning."""
     session.install("-e", ".[reference,test]")
-    tools = {}
-    for name, package, binary in (("gatekit", "gatekit==0.3.0", "gatekit-gateway"),
-                                  ("mcp-proxy", "mcp-proxy==0.13.0", "mcp-proxy")):
+    env = {}
+    for name, (variable, packages, binary) in PY_GATEWAYS.items():
         venv = f"{session.virtualenv.location}-{name}"
         session.run("python", "-m", "venv", venv)
-        session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", package, external=True)
-        tools[name] = f"{venv}/bin/{binary}"
-    session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs,
-                env={"MCPX_GATEKIT": tools["gatekit"], "MCPX_MCP_PROXY": tools["mcp-proxy"]})
+        session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *packages, external=True)
+        env[variable] = f"{venv}/bin/{binary}"
+    npm = shutil.which("npm")
+    for name, (variable, package, binary) in NPM_GATEWAYS.items():
+        if not npm:
+            session.warn(f"npm not found: {package} is not installed and its runs skip")
+            continue
+        prefix = f"{session.virtualenv.location}-{name}"
+        session.run(npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, package, external=True)
+        env[variable] = f"{prefix}/node_modules/.bin/{binary}"
+    session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs, env=env)
 
 
 # Agent frameworks judged as hosts (ecosystem/hosts/), each with the releases its findings were made on,
