@@ -18,9 +18,10 @@ from .common import (
     TEXT_BLOCK,
     blocks,
     canonical,
+    context_probes,
+    judge_list_result,
     judge_shapes,
     malformed_check,
-    real_items,
     require_result,
     shape_violations,
     short,
@@ -59,13 +60,9 @@ async def driver(session: Session, rec: Recording) -> None:
         calls.append(augment(session, "augment conformance_identity", IDENTITY, blocks(*AUGMENT_CONTENT_TYPES), {}))
     if rec.listed("augmentations", PREPEND):
         calls.append(augment(session, "augment conformance_prepend_note", PREPEND, blocks(TEXT_BLOCK), {}))
-    calls.append(augment(session, "augment unknown", UNKNOWN, blocks(TEXT_BLOCK), {}))
-    any_name = next((a.get("name") for a in rec.listing.get("augmentations") or () if isinstance(a, dict)), IDENTITY)
-    calls.append(session.send("augment without context", "augmentation/augment", {"name": any_name, "arguments": {}}))
-    calls.append(session.send("augment context not array", "augmentation/augment",
-                              {"name": any_name, "arguments": {}, "context": 42}))
-    for item in real_items(rec, "augmentations")[:MAX_REAL]:
-        calls.append(augment(session, f"augment real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {}))
+    calls += context_probes(session, rec, method="augmentation/augment", kind="augmentations", verb="augment",
+                            unknown=UNKNOWN, fallback=IDENTITY, not_array=42, real_context=REAL_CONTEXT,
+                            max_real=MAX_REAL)
     await session.together(*calls)
 
 
@@ -89,14 +86,8 @@ def capability_advertised(rec: Recording):
             "schemas/augmentation-list-result.json",
        must="augmentation/list returns {augmentations: [{name, description?, inputSchema}]}, names unique")
 def list_result_valid(rec: Recording):
-    result = require_result(rec, "augmentation/list")
-    judge_shapes(shape_violations("augmentation-list-result", result, "augmentation/list result"),
-                 "{augmentations: [{name, description?, inputSchema}]}")
-    names = [a.get("name") for a in rec.listing.get("augmentations") or ()]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise Violation("augmentation names are not unique", expected="unique names", actual=dupes)
-    return f"{len(names)} augmentation(s) listed"
+    return judge_list_result(rec, "augmentation/list", "augmentations", "augmentation-list-result",
+                             "{augmentations: [{name, description?, inputSchema}]}", "augmentation(s)")
 
 
 @check("augmentation/server/augment-result-valid",

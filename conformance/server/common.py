@@ -64,6 +64,33 @@ def require_errors(rec: Recording, cases: list[tuple[str, str]]) -> str:
     return f"rejected with code(s) {codes}"
 
 
+def context_probes(session, rec: Recording, *, method: str, kind: str, verb: str, unknown: str, fallback: str,
+                   not_array: Any, real_context: list[dict], max_real: int) -> list:
+    """The requests a context-transforming method (middleware/invoke, augmentation/augment) gets beyond its
+    fixtures, labelled `<verb> ...`: an unknown name, no context, a context that is not an array, and each
+    real item listed (at most `max_real`)."""
+    def call(label: str, name: str, **params):
+        return session.send(label, method, {"name": name, "arguments": {}, **params})
+
+    any_name = next((i.get("name") for i in rec.listing.get(kind) or () if isinstance(i, dict)), fallback)
+    probes = [call(f"{verb} unknown", unknown, context=blocks(TEXT_BLOCK)),
+              call(f"{verb} without context", any_name),
+              call(f"{verb} context not array", any_name, context=not_array)]
+    return probes + [call(f"{verb} real {item['name']}", item["name"], context=blocks(*real_context))
+                     for item in real_items(rec, kind)[:max_real]]
+
+
+def judge_list_result(rec: Recording, method: str, kind: str, schema: str, shape: str, noun: str) -> str:
+    """A list method's result (`rec.listing[kind]`, all pages): valid against `schema`, names unique."""
+    result = require_result(rec, method)
+    judge_shapes(shape_violations(schema, result, f"{method} result"), shape)
+    names = [item.get("name") for item in rec.listing.get(kind) or () if isinstance(item, dict)]
+    dupes = sorted({n for n in names if names.count(n) > 1}, key=str)
+    if dupes:
+        raise Violation(f"{noun} names are not unique", expected="unique names", actual=dupes)
+    return f"{len(names)} {noun} listed"
+
+
 def real_items(rec: Recording, kind: str) -> list[dict]:
     """Listed middleware or augmentations that are not fixtures and need no arguments (black-box probes)."""
     out = []

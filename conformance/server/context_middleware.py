@@ -22,9 +22,10 @@ from .common import (
     TEXT_BLOCK,
     blocks,
     canonical,
+    context_probes,
+    judge_list_result,
     judge_shapes,
     malformed_check,
-    real_items,
     require_errors,
     require_result,
     shape_violations,
@@ -69,13 +70,9 @@ async def driver(session: Session, rec: Recording) -> None:
         calls.append(invoke(session, "invoke strict valid", STRICT, blocks(TEXT_BLOCK), {"mode": "a"}))
         calls.append(invoke(session, "invoke strict invalid", STRICT, blocks(TEXT_BLOCK), {"mode": "c"}))
         calls.append(invoke(session, "invoke strict missing", STRICT, blocks(TEXT_BLOCK), {}))
-    calls.append(invoke(session, "invoke unknown", UNKNOWN, blocks(TEXT_BLOCK), {}))
-    any_name = next((m.get("name") for m in rec.listing.get("middleware") or () if isinstance(m, dict)), IDENTITY)
-    calls.append(session.send("invoke without context", "middleware/invoke", {"name": any_name, "arguments": {}}))
-    calls.append(session.send("invoke context not array", "middleware/invoke",
-                              {"name": any_name, "arguments": {}, "context": "not an array"}))
-    for item in real_items(rec, "middleware")[:MAX_REAL]:
-        calls.append(invoke(session, f"invoke real {item['name']}", item["name"], blocks(*REAL_CONTEXT), {}))
+    calls += context_probes(session, rec, method="middleware/invoke", kind="middleware", verb="invoke",
+                            unknown=UNKNOWN, fallback=IDENTITY, not_array="not an array", real_context=REAL_CONTEXT,
+                            max_real=MAX_REAL)
     await session.together(*calls)
 
 
@@ -99,14 +96,8 @@ def capability_advertised(rec: Recording):
        does="sends middleware/list and validates the result against schemas/middleware-list-result.json",
        must="middleware/list returns {middleware: MiddlewareDefinition[]} with unique names and object inputSchemas")
 def list_result_valid(rec: Recording):
-    result = require_result(rec, "middleware/list")
-    judge_shapes(shape_violations("middleware-list-result", result, "middleware/list result"),
-                 "{middleware: [{name, description?, inputSchema?}]}")
-    names = [m.get("name") for m in rec.listing.get("middleware") or ()]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise Violation("middleware names are not unique", expected="unique names", actual=dupes)
-    return f"{len(names)} middleware listed"
+    return judge_list_result(rec, "middleware/list", "middleware", "middleware-list-result",
+                             "{middleware: [{name, description?, inputSchema?}]}", "middleware")
 
 
 @check("context-middleware/server/invoke-result-valid",

@@ -23,6 +23,7 @@ from __future__ import annotations
 from ..model import NotObserved, Violation, check
 from .common import (
     canonical,
+    judge_list_result,
     judge_shapes,
     malformed_check,
     rejected_unlike,
@@ -203,14 +204,9 @@ def supported_events_cover_hooks(rec: Recording):
        must="interceptors/list returns {interceptors: Interceptor[]} with unique names, a type, hooks with a "
             "phase, mode active|audit and a boolean failOpen")
 def list_result_valid(rec: Recording):
-    result = require_result(rec, LIST)
-    judge_shapes(shape_violations("interceptor-list-result", result, "interceptors/list result"),
-                 "{interceptors: [{name, type, hooks: [{events, phase}], mode?, failOpen?, ...}]}")
-    names = [i.get("name") for i in rec.listing.get("interceptors") or ()]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise Violation("interceptor names are not unique", expected="unique names", actual=dupes)
-    return f"{len(names)} interceptor(s) listed"
+    return judge_list_result(rec, LIST, "interceptors", "interceptor-list-result",
+                             "{interceptors: [{name, type, hooks: [{events, phase}], mode?, failOpen?, ...}]}",
+                             "interceptor(s)")
 
 
 @check("interceptors/server/fixtures-declared",
