@@ -26,6 +26,26 @@ HUGE_EVENT_MB = 60
 OPTIONS = {"huge-event": {"request_timeout": 10.0, "max_message_bytes": 4 * 1024 * 1024}}
 
 
+def read_request(conn: socket.socket) -> None:
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        while len(body) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            body += chunk
+    except (OSError, ValueError):
+        pass
+
+
 class Endpoint(threading.Thread):
     def __init__(self, mode: str):
         super().__init__(daemon=True)
@@ -46,10 +66,7 @@ class Endpoint(threading.Thread):
             except (TimeoutError, OSError):
                 continue
             conn.settimeout(1.0)
-            try:
-                conn.recv(65536)
-            except OSError:
-                pass
+            read_request(conn)  # all of it: closing on unread bytes would reset the connection instead
             if self.mode == "error-500":
                 conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
                              b"Content-Length: 14\r\nConnection: close\r\n\r\nit went boom\r\n")
