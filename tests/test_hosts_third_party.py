@@ -45,6 +45,7 @@ FRAMEWORKS = {
     "langchain": "MCPX_FW_LANGCHAIN",
     "mcp-use": "MCPX_FW_MCP_USE",
     "smolagents": "MCPX_FW_SMOLAGENTS",
+    "fast-agent": "MCPX_FW_FAST_AGENT",  # Python >= 3.12: nox makes its virtualenv with python3.12
 }
 DEFAULT_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware")
 
@@ -105,10 +106,12 @@ EXPECTED = {
     ("pydantic-ai", "host"): {**STOCK, "preprocessor-tools/host/model-cannot-call-preprocessor": "pass"},
     ("langchain", "host"): STOCK,
     ("mcp-use", "host"): STOCK,
+    ("fast-agent", "host"): STOCK,
     ("openai-agents", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
     ("pydantic-ai", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
     ("langchain", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
     ("mcp-use", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
+    ("fast-agent", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
 }
 # Why a recipe's known-unsatisfiable tool verdict is `info`: each one filters it out.
 FILTERED_REASON = "er_known_false was filtered out"
