@@ -41,6 +41,7 @@ def write_settings(config: dict, directory: str) -> str:
         "logger": {"type": "console", "level": "error", "progress_display": False, "show_chat": False,
                    "show_tools": False},
         "mcp": {"servers": servers},
+        "session_history": False,  # on by default: it writes .fast-agent/sessions/ into the working directory
     }
     path = os.path.join(directory, "fastagent.config.yaml")
     with open(path, "w", encoding="utf-8") as fh:
