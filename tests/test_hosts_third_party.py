@@ -155,6 +155,16 @@ def test_smolagents_stock_offers_preprocessors_and_cannot_list_schemaless_tools(
     assert unknown.outcome == "fail" and "KeyError: 'properties'" in unknown.reason
 
 
+def test_fast_agent_tools_filter_hides_but_does_not_stop_a_call_by_name():
+    """fast-agent 0.10.46: a tool left out by the agent's `tools` filter is not offered, yet a call the model
+    makes to it by name runs (the aggregator resolves bare names on every server); the recipe's permission
+    handler is what stops it."""
+    verdicts = verdicts_of("fast-agent", "filter_only")
+    assert verdicts["preprocessor-tools/host/never-offered-to-model"].outcome == "pass"
+    cannot_call = verdicts["preprocessor-tools/host/model-cannot-call-preprocessor"]
+    assert cannot_call.outcome == "fail" and "ran the preprocessor call" in cannot_call.reason
+
+
 def test_every_adapter_is_pinned_or_named():
     """A new adapter directory gets a row here (and in the README) before it lands."""
     on_disk = {p.parent.name for p in HOSTS.glob("*/host.py")}
