@@ -15,6 +15,7 @@
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -186,7 +187,24 @@ HOST_FRAMEWORKS = {
                                         "langchain-openai==1.7.3", "mcp==1.30.0"]),
     "mcp-use": ("MCPX_FW_MCP_USE", ["mcp-use==1.7.1", "langchain-openai==1.7.3", "mcp==1.30.0"]),
     "smolagents": ("MCPX_FW_SMOLAGENTS", ["smolagents[mcp,openai]==1.26.0", "mcpadapt==0.1.19", "mcp[ws]==1.30.0"]),
+    # Pins mcp, fastmcp-slim 4.0.11 and openai 3.24.0 exactly itself; 0.10.47 and later need a newer certifi
+    # (through fastmcp-slim[server]) than the registry mirror has.
+    "fast-agent": ("MCPX_FW_FAST_AGENT", ["fast-agent-mcp==0.10.46", "mcp==2.3.0"]),
 }
+# Frameworks that need another Python than nox's own: their virtualenv is made with that interpreter.
+HOST_FRAMEWORK_PYTHON = {"fast-agent": "3.12"}
+
+
+def find_python(version: str) -> str | None:
+    """A `python<version>` that runs: on PATH (a pyenv shim may name a version that is not active), or under
+    pyenv's versions directory."""
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    candidates = [shutil.which(f"python{version}"),
+                  *sorted(map(str, root.glob(f"versions/{version}.*/bin/python{version}")), reverse=True)]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", ""], capture_output=True).returncode == 0:
+            return candidate
+    return None
 
 
 @nox.session
@@ -197,7 +215,14 @@ def hosts_third_party(session):
     env = {}
     for name, (variable, packages) in HOST_FRAMEWORKS.items():
         venv = f"{session.virtualenv.location}-{name}"
-        session.run("python", "-m", "venv", venv)
+        version = HOST_FRAMEWORK_PYTHON.get(name)
+        if version is None:
+            session.run("python", "-m", "venv", venv)
+        elif (python := find_python(version)) is None:
+            session.warn(f"{name} needs Python {version} and no python{version} runs here: its tests skip")
+            continue
+        else:
+            session.run(python, "-m", "venv", venv, external=True)
         session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *packages, external=True)
         env[variable] = f"{venv}/bin/python"
     session.run("python", "-m", "pytest", "tests/test_hosts_third_party.py", "-q", "-rs", *session.posargs, env=env)

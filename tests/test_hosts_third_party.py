@@ -45,6 +45,7 @@ FRAMEWORKS = {
     "langchain": "MCPX_FW_LANGCHAIN",
     "mcp-use": "MCPX_FW_MCP_USE",
     "smolagents": "MCPX_FW_SMOLAGENTS",
+    "fast-agent": "MCPX_FW_FAST_AGENT",  # Python >= 3.12: nox makes its virtualenv with python3.12
 }
 DEFAULT_PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware")
 
@@ -105,10 +106,12 @@ EXPECTED = {
     ("pydantic-ai", "host"): {**STOCK, "preprocessor-tools/host/model-cannot-call-preprocessor": "pass"},
     ("langchain", "host"): STOCK,
     ("mcp-use", "host"): STOCK,
+    ("fast-agent", "host"): STOCK,
     ("openai-agents", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
     ("pydantic-ai", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
     ("langchain", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
     ("mcp-use", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
+    ("fast-agent", "recipe"): {**ALL_PASS, **AUGMENTATION_PASS},
 }
 # Why a recipe's known-unsatisfiable tool verdict is `info`: each one filters it out.
 FILTERED_REASON = "er_known_false was filtered out"
@@ -150,6 +153,16 @@ def test_smolagents_stock_offers_preprocessors_and_cannot_list_schemaless_tools(
     assert verdicts["preprocessor-tools/host/model-cannot-call-preprocessor"].outcome == "fail"
     unknown = verdicts["execution-requirements/host/unknown-requirement-offered"]
     assert unknown.outcome == "fail" and "KeyError: 'properties'" in unknown.reason
+
+
+def test_fast_agent_tools_filter_hides_but_does_not_stop_a_call_by_name():
+    """fast-agent 0.10.46: a tool left out by the agent's `tools` filter is not offered, yet a call the model
+    makes to it by name runs (the aggregator resolves bare names on every server); the recipe's permission
+    handler is what stops it."""
+    verdicts = verdicts_of("fast-agent", "filter_only")
+    assert verdicts["preprocessor-tools/host/never-offered-to-model"].outcome == "pass"
+    cannot_call = verdicts["preprocessor-tools/host/model-cannot-call-preprocessor"]
+    assert cannot_call.outcome == "fail" and "ran the preprocessor call" in cannot_call.reason
 
 
 def test_every_adapter_is_pinned_or_named():
