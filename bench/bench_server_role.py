@@ -7,22 +7,23 @@ suite's SDK-free fixture server (`python -m conformance.gateway.upstream`, which
 starts in a twentieth of a second), it measures, median of N runs:
 - suite:  recording every profile and judging every check, in-process (what the
           CLI does minus pytest start-up);
-- cli:    `mcp-ext-conformance server ...` end to end, as a user runs it;
+- cli:    `mcp-ext-conformance server ...` end to end, as a user runs it (every profile on one
+          connection, the default), and with `--isolate-profiles` (a connection each);
 - floor:  the very same requests (taken from a suite recording), replayed by a
-          minimal raw JSON-RPC client with the same shape (one connection per
-          profile, the four in parallel), with no recording or judging.
-and prints suite/floor: the price of the suite's machinery over the protocol itself.
+          minimal raw JSON-RPC client on one connection: the handshake, then every
+          other request at once, then every answer read; no recording, no judging.
+and prints suite/floor and cli/floor: the price of the suite's machinery over the protocol itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -47,49 +48,56 @@ def suite_run(spec: TargetSpec):
     return recordings, results
 
 
-def sent_requests(recordings) -> dict[str, list[dict]]:
-    """Per profile, every message the suite sent, in order."""
-    return {p: [e.message for e in rec.wire if e.direction == "out"] for p, rec in recordings.items()}
+def sent_requests(recordings) -> list[dict]:
+    """Every message the suite sent on the run's one connection, in order (the handshake once)."""
+    seen, out = set(), []
+    for rec in recordings.values():
+        for event in rec.wire:
+            key = json.dumps(event.message, sort_keys=True)
+            if event.direction == "out" and key not in seen:
+                seen.add(key)
+                out.append(event.message)
+    return out
 
 
-def floor_stdio(script: dict[str, list[dict]], command: list[str] = REFERENCE) -> None:
-    def one(messages):
-        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                cwd=ROOT, text=True, bufsize=1)
-        for msg in messages:
-            proc.stdin.write(json.dumps(msg) + "\n")
-            proc.stdin.flush()
-            if "id" in msg and "method" in msg:
-                while True:  # skip notifications until the response arrives
-                    reply = json.loads(proc.stdout.readline())
-                    if reply.get("id") == msg["id"] and "method" not in reply:
-                        break
-        proc.stdin.close()
-        proc.wait()
-
-    threads = [threading.Thread(target=one, args=(m,)) for m in script.values()]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+def _split(script: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The handshake (initialize and notifications/initialized) and the rest."""
+    handshake = [m for m in script if m.get("method") in ("initialize", "notifications/initialized")]
+    return handshake, [m for m in script if m not in handshake]
 
 
-def floor_http(script: dict[str, list[dict]], url: str) -> None:
-    def one(messages):
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        with httpx.Client(timeout=30) as client:
-            for msg in messages:
-                resp = client.post(url, json=msg, headers=headers)
-                if msg.get("method") == "initialize":
-                    headers["Mcp-Session-Id"] = resp.headers.get("mcp-session-id", "")
-                    headers["MCP-Protocol-Version"] = "2025-11-25"
-            client.delete(url, headers=headers)
+def floor_stdio(script: list[dict], command: list[str] = REFERENCE) -> None:
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            cwd=ROOT, text=True, bufsize=1)
+    handshake, rest = _split(script)
 
-    threads = [threading.Thread(target=one, args=(m,)) for m in script.values()]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def send_and_wait(messages):
+        waiting = {m["id"] for m in messages if "id" in m and "method" in m}
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        proc.stdin.flush()
+        while waiting:
+            reply = json.loads(proc.stdout.readline())
+            if "method" not in reply:
+                waiting.discard(reply.get("id"))
+
+    send_and_wait(handshake)
+    send_and_wait(rest)
+    proc.stdin.close()
+    proc.wait()
+
+
+def floor_http(script: list[dict], url: str) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    handshake, rest = _split(script)
+    with httpx.Client(timeout=30) as client:
+        for msg in handshake:
+            resp = client.post(url, json=msg, headers=headers)
+            if msg.get("method") == "initialize":
+                headers["Mcp-Session-Id"] = resp.headers.get("mcp-session-id", "")
+                headers["MCP-Protocol-Version"] = "2025-11-25"
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:  # every other request at once
+            list(pool.map(lambda m: client.post(url, json=m, headers=headers), rest))
+        client.delete(url, headers=headers)
 
 
 def timed(fn, repeat: int) -> float:
@@ -117,9 +125,10 @@ def main() -> None:
     recordings, results = suite_run(stdio)
     bad = [r.id for r in results if r.outcome in ("fail", "warn")]
     script = sent_requests(recordings)
-    n_messages = sum(len(m) for m in script.values())
+    n_messages = len(script)
     rows.append(("stdio", timed(lambda: suite_run(stdio), args.repeat),
                  timed(lambda: cli(["--command", " ".join(REFERENCE)]), args.repeat),
+                 timed(lambda: cli(["--command", " ".join(REFERENCE), "--isolate-profiles"]), args.repeat),
                  timed(lambda: floor_stdio(script), args.repeat)))
 
     fixture = TargetSpec("stdio", command=" ".join(FIXTURE))
@@ -127,6 +136,7 @@ def main() -> None:
     f_script = sent_requests(f_recordings)
     rows.append(("stdio (fixture server)", timed(lambda: suite_run(fixture), args.repeat),
                  timed(lambda: cli(["--command", " ".join(FIXTURE)]), args.repeat),
+                 timed(lambda: cli(["--command", " ".join(FIXTURE), "--isolate-profiles"]), args.repeat),
                  timed(lambda: floor_stdio(f_script, FIXTURE), args.repeat)))
 
     port = free_port()
@@ -138,14 +148,16 @@ def main() -> None:
         h_script = sent_requests(h_recordings)
         rows.append(("http", timed(lambda: suite_run(http), args.repeat),
                      timed(lambda: cli(["--url", url]), args.repeat),
+                     timed(lambda: cli(["--url", url, "--isolate-profiles"]), args.repeat),
                      timed(lambda: floor_http(h_script, url), args.repeat)))
 
     print(f"server-role run against the reference server: {len(results)} checks, {n_messages} messages sent "
-          f"over 4 connections; median of {args.repeat} runs; non-passing: {bad or 'none'}")
-    print(f"{'transport':<24} {'suite s':>9} {'cli s':>9} {'floor s':>9} {'suite/floor':>12} {'cli/floor':>10}")
-    for name, suite_s, cli_s, floor_s in rows:
-        print(f"{name:<24} {suite_s:>9.3f} {cli_s:>9.3f} {floor_s:>9.3f} {suite_s / floor_s:>12.2f} "
-              f"{cli_s / floor_s:>10.2f}")
+          f"on one connection; median of {args.repeat} runs; non-passing: {bad or 'none'}")
+    print(f"{'transport':<24} {'suite s':>9} {'cli s':>9} {'isolated s':>11} {'floor s':>9} {'suite/floor':>12} "
+          f"{'cli/floor':>10}")
+    for name, suite_s, cli_s, isolated_s, floor_s in rows:
+        print(f"{name:<24} {suite_s:>9.3f} {cli_s:>9.3f} {isolated_s:>11.3f} {floor_s:>9.3f} "
+              f"{suite_s / floor_s:>12.2f} {cli_s / floor_s:>10.2f}")
 
 
 if __name__ == "__main__":
