@@ -87,7 +87,7 @@ def full_run(command: str, repeat: int) -> None:
             tail = " | ".join(done.stderr.strip().splitlines()[-3:])
             print(f"  CLI run failed (exit {done.returncode}): {tail}")
             return
-    print(f"  full host-role run, all 4 profiles (6 scenarios): in-process {statistics.median(inproc):.2f} s, "
+    print(f"  full host-role run, all {len(recorder.PROFILES)} profiles ({len(recorder.scenarios())} scenarios): in-process {statistics.median(inproc):.2f} s, "
           f"CLI end to end {statistics.median(cli):.2f} s")
 
 
