@@ -27,10 +27,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from conformance.roles import HOST  # noqa: E402
+
 PY = shlex.quote(sys.executable)
 CLAIM_SERVER_FIELDS = ["--profile", "preprocessor-tools", "--profile", "execution-requirements"]
-CLAIM_HOST = [a for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation")
-              for a in ("--profile", p)]
+CLAIM_HOST = [a for p in HOST.profiles for a in ("--profile", p)]  # every profile the host role has
 KEEP = {"results.json", "summary.md", "index.html"}
 
 
