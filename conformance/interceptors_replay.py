@@ -53,7 +53,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
-from xml.sax.saxutils import escape, quoteattr
 
 import rfc8785
 
@@ -230,26 +229,26 @@ def results_doc(report: dict, adapter: str, started: float, finished: float, exi
 
 def junit_xml(doc: dict) -> str:
     """JUnit XML of a results document: a testcase a check; fail is a failure, skip a skip, the rest pass."""
-    checks = doc["checks"]
-    failures = sum(c["outcome"] == "fail" for c in checks)
-    skipped = sum(c["outcome"] == "skip" for c in checks)
-    lines = ['<?xml version="1.0" encoding="utf-8"?>',
-             f'<testsuites><testsuite name="mcp-ext-conformance.{doc["role"]}" tests="{len(checks)}" '
-             f'failures="{failures}" errors="0" skipped="{skipped}" time="{doc["durationSeconds"]}">']
-    for c in checks:
-        head = f'<testcase classname={quoteattr(c["profile"] + "." + c["role"])} name={quoteattr(c["slug"])} ' \
-               f'time="{c["durationSeconds"]:.6f}"'
+    from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+    suite = TestSuite(f"mcp-ext-conformance.{doc['role']}")
+    for c in doc["checks"]:
+        case = TestCase(c["slug"], f"{c['profile']}.{c['role']}", c["durationSeconds"])
         reason = c.get("reason") or ""
         if c["outcome"] == "fail":
-            lines.append(f'{head}><failure message={quoteattr(reason)}>{escape(c["requirement"])}</failure></testcase>')
+            failure = Failure(reason)
+            failure.text = c["requirement"]
+            case.result = [failure]
         elif c["outcome"] == "skip":
-            lines.append(f'{head}><skipped message={quoteattr(reason)}/></testcase>')
+            case.result = [Skipped(reason)]
         elif c["outcome"] != "pass":
-            lines.append(f'{head}><system-out>{escape(c["outcome"] + ": " + reason)}</system-out></testcase>')
-        else:
-            lines.append(f"{head}/>")
-    lines.append("</testsuite></testsuites>")
-    return "\n".join(lines) + "\n"
+            case.system_out = f"{c['outcome']}: {reason}"
+        suite.add_testcase(case)
+    suite.update_statistics()
+    suite.time = doc["durationSeconds"]
+    xml = JUnitXml()
+    xml.add_testsuite(suite)
+    return xml.tostring().decode("utf-8")
 
 
 def write_reports(directory: Path, report: dict, adapter: str, started: float, finished: float,

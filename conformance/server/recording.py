@@ -1,15 +1,16 @@
-"""Recording a server: drive one profile's exchange on a fresh connection, keep everything.
+"""Recording a server: drive the profiles' exchanges on a connection, keep everything.
 
 Theory of operation
 -------------------
-For each profile the suite opens its own connection (its own process for
-stdio, its own session for HTTP), so a server that dies during one profile
-cannot take another profile's verdicts with it; the profiles are recorded
-concurrently. Each recording starts the same way: `initialize`, then
-`notifications/initialized`, then `tools/list` (following cursors). From what
-the server shows, the profile is claimed or not (see `claim`); then the
-profile's driver sends its requests. Nothing is judged here: the checks are
-pure functions of the finished `Recording`.
+By default every profile shares one connection (one process for stdio, one
+session for HTTP, one container); with isolation each profile gets its own, so a
+server that dies during one profile cannot take another's verdicts with it. Either
+way the profiles run concurrently and `record_shared` does the work (`record` is
+one profile on a connection of its own). A connection starts with `initialize`,
+then `notifications/initialized`, then `tools/list` (following cursors). From what
+the server shows, each profile is claimed or not (`_claim_and_drive`); then the
+profile's driver sends its requests. Nothing is judged here: the checks are pure
+functions of the finished `Recording`.
 """
 
 from __future__ import annotations
@@ -159,31 +160,10 @@ Claimer = Callable[[Recording], str | None]  # the reason the server shows the p
 
 async def record(spec: TargetSpec, profile: str, claimer: Claimer, driver: Driver, unclaimed_driver: Driver | None,
                  *, claimed_by_option: bool, run_timeout: float) -> Recording:
-    rec = Recording(profile, spec.describe())
-    try:
-        async with spec.connect() as conn:
-            if hasattr(conn, "probe"):
-                await conn.probe()
-            session = Session(conn, rec)
-            with anyio.move_on_after(run_timeout) as scope:
-                await _drive(session, rec, claimer, driver, unclaimed_driver, claimed_by_option)
-            if scope.cancelled_caught:
-                rec.fatal = f"the {profile} run did not finish within {run_timeout:g} s"
-            if conn.dead and not rec.fatal:
-                rec.fatal = conn.dead
-            rec.wire = conn.wire
-    except TargetUnavailable as exc:
-        rec.unavailable = str(exc)
-        rec.fatal = str(exc)
-    return rec
-
-
-async def _drive(session: Session, rec: Recording, claimer: Claimer, driver: Driver,
-                 unclaimed_driver: Driver | None, claimed_by_option: bool) -> None:
-    if await _handshake(session, rec):
-        await _claim_and_drive(session, rec, claimer, driver, unclaimed_driver, claimed_by_option)
-    elif claimed_by_option:
-        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+    """One profile on a connection of its own."""
+    recordings = await record_shared(spec, {profile: (claimer, driver, unclaimed_driver)},
+                                     claimed={profile} if claimed_by_option else set(), run_timeout=run_timeout)
+    return recordings[profile]
 
 
 async def _handshake(session: Session, rec: Recording) -> bool:
@@ -222,7 +202,7 @@ Plan = tuple[Claimer, Driver, "Driver | None"]
 
 async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: set[str], run_timeout: float,
                         progress=None) -> dict[str, Recording]:
-    """Record every profile on one connection: one handshake, then the profiles' drivers at once.
+    """Record the profiles of `plans` on one connection: one handshake, then the profiles' drivers at once.
 
     Each profile keeps its own recording: the handshake's exchanges are shared, the rest are its own, and its
     transcript holds the messages of its own requests plus everything no request owns (notifications, the
@@ -261,7 +241,7 @@ async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: se
                         tg.start_soon(one, profile)
             for rec in recs.values():
                 if scope.cancelled_caught and not rec.fatal:
-                    rec.fatal = f"the run did not finish within {run_timeout:g} s"
+                    rec.fatal = f"the {rec.profile} run did not finish within {run_timeout:g} s"
                 if conn.dead and not rec.fatal:
                     rec.fatal = conn.dead
             owner = {ex.request.get("id"): profile for profile, rec in recs.items()

@@ -15,8 +15,6 @@
 
 import asyncio
 import glob
-import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -27,26 +25,9 @@ from fast_agent.mcp.tool_permission_handler import ToolPermissionResult
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import context_recipe as ctx  # noqa: E402
 from harness_io import answer, load_config, turns  # noqa: E402
+from host import write_settings  # noqa: E402  (the stock host beside this file: the same settings)
 
 BASE_INSTRUCTIONS = "You are a helpful assistant."
-
-
-def write_settings(config: dict, directory: str) -> str:
-    servers = {name: ({"url": spec["url"]} if "url" in spec else
-                      {"command": spec["command"], "args": spec.get("args", []), "env": spec.get("env", {})})
-               for name, spec in config["mcpServers"].items()}
-    settings = {
-        "default_model": f"generic.{os.environ['MCPX_MODEL']}",
-        "generic": {"api_key": os.environ["OPENAI_API_KEY"], "base_url": os.environ["OPENAI_BASE_URL"]},
-        "logger": {"type": "console", "level": "error", "progress_display": False, "show_chat": False,
-                   "show_tools": False},
-        "mcp": {"servers": servers},
-        "session_history": False,  # on by default: it writes .fast-agent/sessions/ into the working directory
-    }
-    path = os.path.join(directory, "fastagent.config.yaml")
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(settings, fh)
-    return path
 
 
 def server_session(agent, name: str):
