@@ -4,7 +4,7 @@
 
 For stdio and for Streamable HTTP, against the reference server (on the SDK), and over stdio against the
 suite's SDK-free fixture server (`python -m conformance.gateway.upstream`, which serves every fixture and
-starts in a twentieth of a second), it measures, median of N runs:
+starts in a twentieth of a second), it measures, median of N interleaved runs:
 - suite:  recording every profile and judging every check, in-process (what the
           CLI does minus pytest start-up);
 - cli:    `mcp-ext-conformance server ...` end to end, as a user runs it (every profile on one
@@ -18,6 +18,7 @@ and prints suite/floor and cli/floor: the price of the suite's machinery over th
 from __future__ import annotations
 
 import argparse
+import compileall
 import concurrent.futures
 import json
 import os
@@ -100,13 +101,16 @@ def floor_http(script: list[dict], url: str) -> None:
         client.delete(url, headers=headers)
 
 
-def timed(fn, repeat: int) -> float:
-    times = []
+def interleaved(fns, repeat: int) -> list[float]:
+    """The median of `repeat` runs of each function, taken in rounds (one run of each per round), so that
+    a busy moment of the machine falls on all of them alike and their ratios stay fair."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for fn, out in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def cli(argv: list[str]) -> None:
@@ -119,6 +123,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     os.chdir(ROOT)
+    # An installed package has its bytecode compiled (pip does it); a fresh clone under
+    # PYTHONDONTWRITEBYTECODE=1 would otherwise compile every module on every run.
+    for package in ("conformance", "reference_servers"):
+        compileall.compile_dir(ROOT / package, quiet=1)
     rows = []
 
     stdio = TargetSpec("stdio", command=" ".join(REFERENCE))
@@ -126,18 +134,19 @@ def main() -> None:
     bad = [r.id for r in results if r.outcome in ("fail", "warn")]
     script = sent_requests(recordings)
     n_messages = len(script)
-    rows.append(("stdio", timed(lambda: suite_run(stdio), args.repeat),
-                 timed(lambda: cli(["--command", " ".join(REFERENCE)]), args.repeat),
-                 timed(lambda: cli(["--command", " ".join(REFERENCE), "--isolate-profiles"]), args.repeat),
-                 timed(lambda: floor_stdio(script), args.repeat)))
+    rows.append(("stdio", *interleaved([lambda: suite_run(stdio),
+                                        lambda: cli(["--command", " ".join(REFERENCE)]),
+                                        lambda: cli(["--command", " ".join(REFERENCE), "--isolate-profiles"]),
+                                        lambda: floor_stdio(script)], args.repeat)))
 
     fixture = TargetSpec("stdio", command=" ".join(FIXTURE))
     f_recordings, _ = suite_run(fixture)
     f_script = sent_requests(f_recordings)
-    rows.append(("stdio (fixture server)", timed(lambda: suite_run(fixture), args.repeat),
-                 timed(lambda: cli(["--command", " ".join(FIXTURE)]), args.repeat),
-                 timed(lambda: cli(["--command", " ".join(FIXTURE), "--isolate-profiles"]), args.repeat),
-                 timed(lambda: floor_stdio(f_script, FIXTURE), args.repeat)))
+    rows.append(("stdio (fixture server)", *interleaved([lambda: suite_run(fixture),
+                                                         lambda: cli(["--command", " ".join(FIXTURE)]),
+                                                         lambda: cli(["--command", " ".join(FIXTURE),
+                                                                      "--isolate-profiles"]),
+                                                         lambda: floor_stdio(f_script, FIXTURE)], args.repeat)))
 
     port = free_port()
     with spawn([*REFERENCE, "--http", str(port)], cwd=ROOT) as reference:
@@ -146,10 +155,9 @@ def main() -> None:
         http = TargetSpec("http", url=url)
         h_recordings, _ = suite_run(http)
         h_script = sent_requests(h_recordings)
-        rows.append(("http", timed(lambda: suite_run(http), args.repeat),
-                     timed(lambda: cli(["--url", url]), args.repeat),
-                     timed(lambda: cli(["--url", url, "--isolate-profiles"]), args.repeat),
-                     timed(lambda: floor_http(h_script, url), args.repeat)))
+        rows.append(("http", *interleaved([lambda: suite_run(http), lambda: cli(["--url", url]),
+                                           lambda: cli(["--url", url, "--isolate-profiles"]),
+                                           lambda: floor_http(h_script, url)], args.repeat)))
 
     print(f"server-role run against the reference server: {len(results)} checks, {n_messages} messages sent "
           f"on one connection; median of {args.repeat} runs; non-passing: {bad or 'none'}")

@@ -219,16 +219,18 @@ RECORDERS = {"server": _record_server, "host": _record_host, "gateway": _record_
 
 
 def _warm_up() -> None:
-    """Import what judging needs while the recording waits on the target: the SDK's protocol types alone
-    take a quarter of a second, and a recording spends most of its time waiting."""
+    """Load what judging and the reports need while the recording waits on the target (a server's own
+    start-up is often a second of waiting): jsonschema and the schemas, the catalog, the report writers."""
     import threading
 
     def warm() -> None:
         try:
-            from . import schemas_loader, wire
+            from . import catalog, schemas_loader, wire
 
             wire.warm()
             schemas_loader.validator("capabilities")
+            catalog.load()
+            from . import badges, html_report, reports  # noqa: F401 - imported for the report at the end
         except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
             pass
 

@@ -3,17 +3,17 @@
 Two layers, kept apart so one fault fails one check:
 - base protocol (this module): the JSON-RPC 2.0 envelope, checked by hand for
   precise messages, and base MCP results and notifications, checked against the
-  installed `mcp` SDK's own types (what "valid MCP" means to the SDK the
-  implementation most likely uses);
+  JSON Schemas of the installed `mcp` SDK's own types (what "valid MCP" means to
+  the SDK the implementation most likely uses; base_schemas.py);
 - extension shapes (schemas/, through `schemas_loader`): judged by each
   profile's shape checks, not here.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
+from . import base_schemas
 from .targets import WireEvent
 
 # Results whose base shape the SDK's types describe, by request method.
@@ -26,42 +26,9 @@ _RESULT_TYPES = {
 }
 
 
-@lru_cache(maxsize=1)
-def _sdk_types():
-    """The SDK's protocol types. From 2.0 they are their own distribution (`mcp_types`, which `mcp.types`
-    re-exports); importing it alone skips the SDK's client and server packages, a quarter of the cost."""
-    try:
-        import mcp_types as sdk_types
-    except ImportError:  # mcp 1.x
-        import mcp.types as sdk_types
-    return sdk_types
-
-
-@lru_cache(maxsize=None)
-def _adapter(type_name: str):
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(getattr(_sdk_types(), type_name))
-
-
 def warm() -> None:
     """Build the validators judging uses, ahead of time (called on a background thread during recording)."""
-    for type_name in ("ServerNotification", *_RESULT_TYPES.values()):
-        if _known(type_name):
-            _adapter(type_name)
-
-
-def _known(type_name: str) -> bool:
-    return hasattr(_sdk_types(), type_name)
-
-
-def _first_error(exc) -> str:
-    try:
-        err = exc.errors()[0]
-        where = "/".join(str(p) for p in err.get("loc", ()))
-        return f"{where or '(root)'}: {err.get('msg')}"
-    except Exception:  # pragma: no cover - non-pydantic error
-        return str(exc).splitlines()[0]
+    base_schemas.warm()
 
 
 def envelope_problems(msg: Any) -> list[str]:
@@ -100,19 +67,18 @@ def envelope_problems(msg: Any) -> list[str]:
 
 
 def base_problems(method: str | None, msg: dict) -> list[str]:
-    """Problems of a result or notification against the SDK's types."""
-    from pydantic import ValidationError
-
-    try:
-        if "method" in msg and "id" not in msg:
-            _adapter("ServerNotification").validate_python({k: v for k, v in msg.items() if k in ("method", "params")})
-        elif "result" in msg and method in _RESULT_TYPES and isinstance(msg["result"], dict) \
-                and _known(_RESULT_TYPES[method]):
-            _adapter(_RESULT_TYPES[method]).validate_python(msg["result"])
-    except ValidationError as exc:
-        what = f"{method} result" if "result" in msg else f"notification {msg.get('method')}"
-        return [f"{what} is not valid MCP: {_first_error(exc)}"]
-    return []
+    """Problems of a result or notification against the SDK's types (their JSON Schemas: base_schemas.py)."""
+    if "method" in msg and "id" not in msg:
+        found = base_schemas.problems("ServerNotification", {k: v for k, v in msg.items() if k in ("method", "params")})
+    elif "result" in msg and method in _RESULT_TYPES and isinstance(msg["result"], dict) \
+            and base_schemas.known(_RESULT_TYPES[method]):
+        found = base_schemas.problems(_RESULT_TYPES[method], msg["result"])
+    else:
+        return []
+    if not found:
+        return []
+    what = f"{method} result" if "result" in msg else f"notification {msg.get('method')}"
+    return [f"{what} is not valid MCP: {found[0]}"]
 
 
 def transcript_problems(wire: list[WireEvent]) -> list[str]:

@@ -3,17 +3,16 @@
 The scenario servers record every message the host sent them (requests,
 notifications, and lines that are not JSON); the mock LLM records every model
 request. `wire_problems` validates them: the JSON-RPC 2.0 envelope, base MCP
-requests and notifications against the installed SDK's `ClientRequest` and
-`ClientNotification`, extension requests against `schemas/`, and the shape of
+requests and notifications against the JSON Schemas of the installed SDK's `ClientRequest` and
+`ClientNotification` (base_schemas.py), extension requests against `schemas/`, and the shape of
 each Chat Completions request.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
+from .. import base_schemas
 from ..model import NotObserved, Violation, check
-from ..wire import _first_error, envelope_problems
+from ..wire import envelope_problems
 from .harness import HostRun
 from .recording import HostRecording
 
@@ -21,18 +20,8 @@ EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentati
                     "interceptor/invoke": "interceptor-invoke-params"}
 
 
-@lru_cache(maxsize=None)
-def _client_adapter(kind: str):
-    import mcp.types as sdk_types
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(getattr(sdk_types, kind))
-
-
 def message_problems(msg) -> list[str]:
     """Problems of one message a host sent to an MCP server."""
-    from pydantic import ValidationError
-
     from .. import schemas_loader
 
     problems = envelope_problems(msg)
@@ -44,11 +33,8 @@ def message_problems(msg) -> list[str]:
     if method.startswith(("middleware/", "augmentation/", "interceptors/")):
         return []  # list methods: nothing beyond the envelope
     kind = "ClientRequest" if "id" in msg else "ClientNotification"
-    try:
-        _client_adapter(kind).validate_python({k: v for k, v in msg.items() if k in ("method", "params")})
-    except ValidationError as exc:
-        return [f"{method} is not a valid MCP {kind[6:].lower()}: {_first_error(exc)}"]
-    return []
+    found = base_schemas.problems(kind, {k: v for k, v in msg.items() if k in ("method", "params")})
+    return [f"{method} is not a valid MCP {kind[6:].lower()}: {found[0]}"] if found else []
 
 
 def wire_problems(run: HostRun) -> tuple[int, list[str]]:
