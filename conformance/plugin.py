@@ -237,6 +237,63 @@ def _warm_up() -> None:
     threading.Thread(target=warm, name="mcpx-warm-up", daemon=True).start()
 
 
+class _EarlyRecording:
+    """The recording, begun when the session starts instead of when the first check asks for it, so that
+    the target starts up (often a second of imports) while pytest collects. Its progress lines wait in a
+    queue for the main thread to print: output capture is not to be touched from another thread."""
+
+    _DONE = object()
+
+    def __init__(self, config, role: roles.Role, profiles: list[str], claimed: set[str]):
+        import queue
+        import threading
+
+        self.profiles = profiles
+        self.lines: queue.SimpleQueue = queue.SimpleQueue()
+        self.outcome: tuple = (None, None)
+        self.thread = threading.Thread(target=self._record, args=(config, role, profiles, claimed),
+                                       name="mcpx-recording", daemon=True)
+        self.thread.start()
+
+    def _record(self, config, role, profiles, claimed) -> None:
+        try:
+            self.outcome = (RECORDERS[role.name](config, profiles, claimed, self.lines.put), None)
+        except BaseException as exc:  # noqa: BLE001 - raised again on the main thread, by result()
+            self.outcome = (None, exc)
+        finally:
+            self.lines.put(self._DONE)
+
+    def result(self, say) -> dict:
+        while (line := self.lines.get()) is not self._DONE:
+            if say:
+                say(line)
+        recordings, error = self.outcome
+        if error is not None:
+            raise error
+        return recordings
+
+
+def _profiles_to_record(config, role: roles.Role, claimed: set[str], wanted) -> list[str]:
+    return [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
+
+
+def pytest_sessionstart(session):
+    """Begin recording now when every check of the role will run (no selection that could narrow the
+    profiles, no xdist, not just collecting)."""
+    config = session.config
+    role = _role(config)
+    option = config.option
+    narrowed = (getattr(option, "keyword", "") or getattr(option, "markexpr", "") or getattr(option, "deselect", None)
+                or getattr(option, "lf", False) or any("::" in str(arg) for arg in config.args))
+    if (role is None or narrowed or hasattr(config, "workerinput") or getattr(option, "numprocesses", None)
+            or getattr(option, "collectonly", False) or getattr(option, "showfixtures", False)):
+        return
+    claimed = _claimed(config, role)
+    _warm_up()
+    config._mcpx_early = _EarlyRecording(config, role, _profiles_to_record(config, role, claimed, role.profiles),
+                                         claimed)
+
+
 @pytest.fixture(scope="session")
 def mcpx_recordings(request):
     """The recordings of the run's role, made once, by profile (only the profiles a selected check needs)."""
@@ -248,9 +305,15 @@ def mcpx_recordings(request):
     config._mcpx_target = _target_description(config)
     wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
               if hasattr(item, "callspec") and item.callspec.params.get("check_id") in REGISTRY}
-    profiles = [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
-    _warm_up()
-    recordings = RECORDERS[role.name](config, profiles, claimed, _say(config))
+    profiles = _profiles_to_record(config, role, claimed, wanted)
+    early = getattr(config, "_mcpx_early", None)
+    if early is not None:
+        recordings = early.result(_say(config))
+        if early.profiles != profiles:  # collection narrowed the run after all: record what it needs
+            recordings = RECORDERS[role.name](config, profiles, claimed, _say(config))
+    else:
+        _warm_up()
+        recordings = RECORDERS[role.name](config, profiles, claimed, _say(config))
     available = [r for r in recordings.values() if r.claimed] or list(recordings.values())
     if available and all(r.unavailable for r in available):
         config._mcpx_unavailable = available[0].unavailable
