@@ -22,8 +22,8 @@ triggers. A query becomes its distinct words (at most 64), each quoted and
 joined with OR, so any shared word can match and the user's text is never
 read as FTS5 syntax. `score` is `-bm25(memories_fts, 1.0, 0.5)` (FTS5's bm25
 is lower-is-better; tags weigh half as much as text), rounded to 4 decimals.
-Where FTS5 is missing (or `MemoryStore(path, backend="rank_bm25")`), the same
-API ranks with rank_bm25 (`textutil.LuceneBM25` over `textutil.tokenize` of
+Where FTS5 is missing (or `MemoryStore(path, backend="bm25")`), the same
+API ranks with Okapi BM25 in Python (`textutil.LuceneBM25` over `textutil.tokenize` of
 text and tags), the index rebuilt after each change (this store's, or another
 connection's, seen through `PRAGMA data_version`). Scores of the two
 backends are both "higher is better" but not comparable with each other.
@@ -72,17 +72,18 @@ class MemoryStore:
     """See the module docstring."""
 
     def __init__(self, path: str = ":memory:", backend: str | None = None):
-        if backend not in (None, "fts5", "rank_bm25"):
-            raise ValueError("backend must be 'fts5', 'rank_bm25' or None (FTS5 when available)")
+        backend = "bm25" if backend == "rank_bm25" else backend  # its name when rank_bm25 computed it
+        if backend not in (None, "fts5", "bm25"):
+            raise ValueError("backend must be 'fts5', 'bm25' or None (FTS5 when available)")
         if backend == "fts5" and not fts5_available():
             raise ValueError("this SQLite build has no FTS5")
         self.path = path
-        self.backend = backend or ("fts5" if fts5_available() else "rank_bm25")
+        self.backend = backend or ("fts5" if fts5_available() else "bm25")
         self._lock = threading.RLock()
         if path not in (":memory:", ""):  # "" is a private temporary database
             _create_private(path)
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=5.0)
-        self._version = 0  # bumped on every change; the rank_bm25 index is rebuilt when it is stale
+        self._version = 0  # bumped on every change; the BM25 index is rebuilt when it is stale
         self._bm25: tuple[tuple, list[tuple], LuceneBM25 | None] | None = None
         with self._lock, self._db:
             if path != ":memory:":

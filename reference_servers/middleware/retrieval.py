@@ -2,8 +2,8 @@
 
 Query: the text of the context's text blocks, joined by newlines.
 
-Ranking: Okapi BM25 as rank_bm25 implements it (`textutil.LuceneBM25`:
-BM25Okapi, k1 = 1.5, b = 0.75, with Lucene's always-positive IDF so exact
+Ranking: Okapi BM25 as rank_bm25's BM25Okapi computes it (`textutil.LuceneBM25`:
+k1 = 1.5, b = 0.75, with Lucene's always-positive IDF so exact
 matches in a small corpus are not scored away), over each document's title and
 text, tokenised by `textutil.tokenize` (NFKC + casefold, Unicode letter/digit
 runs, English stop words dropped, Snowball English stemming). Ties are broken

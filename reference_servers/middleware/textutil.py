@@ -20,13 +20,17 @@ Unicode TR39's confusables for these scripts, hand-picked: the libraries that
 carry the whole table either transliterate, "ѕ" -> "dz", or only detect).
 The bytes a middleware returns are never normalised.
 
-`LuceneBM25` is rank_bm25's `BM25Okapi` (same k1, b, term-frequency
-saturation and length normalisation) with one change: the IDF of a term is
-Lucene's `log(1 + (N - n + 0.5) / (n + 0.5))`. The classic Robertson-Spärck
-Jones IDF that BM25Okapi uses is zero or negative for a term found in half the
-documents or more, so on a small corpus (two documents, or a handful of tool
-descriptions) an exact match can score 0 or below and vanish. Lucene's form is
-always positive and ranks the same way otherwise.
+`LuceneBM25` is Okapi BM25 as rank_bm25's `BM25Okapi` computes it (k1 1.5,
+b 0.75, the same term-frequency saturation and length normalisation) with one
+change: the IDF of a term is Lucene's `log(1 + (N - n + 0.5) / (n + 0.5))`.
+The classic Robertson-Spärck Jones IDF that BM25Okapi uses is zero or negative
+for a term found in half the documents or more, so on a small corpus (two
+documents, or a handful of tool descriptions) an exact match can score 0 or
+below and vanish. Lucene's form is always positive and ranks the same way
+otherwise. It is written out here (a score is one sum) rather than built on
+rank_bm25, which needs numpy: importing it took a tenth of a second of every
+server start, to rank corpora of a few dozen documents.
+`tests/unit/middleware/test_bm25.py` holds it to rank_bm25's scores.
 """
 
 from __future__ import annotations
@@ -35,10 +39,10 @@ import bisect
 import math
 import re
 import unicodedata
+from collections import Counter
 from functools import lru_cache
 
 import snowballstemmer
-from rank_bm25 import BM25Okapi
 
 STOP_WORDS = frozenset("""
 a about above after again all also am an and any are as at be because been before being below between both but by
@@ -155,8 +159,28 @@ def check_context(context) -> None:
         raise ValueError("context must be a list of content blocks (objects)")
 
 
-class LuceneBM25(BM25Okapi):
-    """BM25Okapi with Lucene's always-positive IDF (see the module docstring)."""
+class LuceneBM25:
+    """Okapi BM25 with Lucene's always-positive IDF over a tokenised corpus (see the module docstring)."""
 
-    def _calc_idf(self, nd: dict) -> None:
-        self.idf = {word: math.log(1.0 + (self.corpus_size - freq + 0.5) / (freq + 0.5)) for word, freq in nd.items()}
+    def __init__(self, corpus: list[list[str]], k1: float = 1.5, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.corpus_size = len(corpus)
+        self.doc_freqs = [Counter(doc) for doc in corpus]
+        self.doc_len = [len(doc) for doc in corpus]
+        self.avgdl = sum(self.doc_len) / self.corpus_size if self.corpus_size else 0.0
+        found_in = Counter(word for freqs in self.doc_freqs for word in freqs)
+        self.idf = {word: math.log(1.0 + (self.corpus_size - n + 0.5) / (n + 0.5)) for word, n in found_in.items()}
+
+    def get_scores(self, query: list[str]) -> list[float]:
+        """One score per document, in corpus order; a word repeated in the query counts each time."""
+        scores = [0.0] * self.corpus_size
+        for word in query:
+            idf = self.idf.get(word)
+            if idf is None:
+                continue
+            for i, freqs in enumerate(self.doc_freqs):
+                tf = freqs.get(word)
+                if tf:
+                    norm = self.k1 * (1 - self.b + self.b * self.doc_len[i] / self.avgdl)
+                    scores[i] += idf * tf * (self.k1 + 1) / (tf + norm)
+        return scores

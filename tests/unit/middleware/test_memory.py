@@ -10,7 +10,7 @@ import pytest
 
 from reference_servers.middleware.memory import MemoryStore, SessionStores, fts5_available
 
-BACKENDS = ["fts5", "rank_bm25"] if fts5_available() else ["rank_bm25"]
+BACKENDS = ["fts5", "bm25"] if fts5_available() else ["bm25"]
 
 
 def seed(store):
@@ -61,7 +61,7 @@ def test_persistence_across_reopen_and_forget(tmp_path, backend):
 @pytest.mark.skipif(not fts5_available(), reason="needs FTS5")
 def test_a_file_written_without_fts_is_indexed_when_opened_with_it(tmp_path):
     path = str(tmp_path / "m.sqlite")
-    with MemoryStore(path, backend="rank_bm25") as store:
+    with MemoryStore(path, backend="bm25") as store:
         seed(store)
     with MemoryStore(path, backend="fts5") as store:
         assert store.search("manager")[0]["text"] == "The user's manager is Ingrid"
