@@ -273,7 +273,7 @@ class _EarlyRecording:
         return recordings
 
 
-def _profiles_to_record(config, role: roles.Role, claimed: set[str], wanted) -> list[str]:
+def _profiles_to_record(role: roles.Role, claimed: set[str], wanted) -> list[str]:
     return [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
 
 
@@ -290,7 +290,7 @@ def pytest_sessionstart(session):
         return
     claimed = _claimed(config, role)
     _warm_up()
-    config._mcpx_early = _EarlyRecording(config, role, _profiles_to_record(config, role, claimed, role.profiles),
+    config._mcpx_early = _EarlyRecording(config, role, _profiles_to_record(role, claimed, role.profiles),
                                          claimed)
 
 
@@ -305,7 +305,7 @@ def mcpx_recordings(request):
     config._mcpx_target = _target_description(config)
     wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
               if hasattr(item, "callspec") and item.callspec.params.get("check_id") in REGISTRY}
-    profiles = _profiles_to_record(config, role, claimed, wanted)
+    profiles = _profiles_to_record(role, claimed, wanted)
     early = getattr(config, "_mcpx_early", None)
     if early is not None:
         recordings = early.result(_say(config))
