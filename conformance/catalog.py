@@ -14,13 +14,13 @@ noticed without them. The format is described in docs/check-model.md.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-
-import yaml
 
 from .model import LEVELS, PROFILES, REGISTRY, ROLES, strongest
 
@@ -74,8 +74,39 @@ def _requirement_files() -> list[tuple[str, str]]:
         return sorted((p.name, p.read_text(encoding="utf-8")) for p in base.glob("*.yaml"))
 
 
-# libyaml's loader where PyYAML was built with it: the catalog loads on every run, ten times faster.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def cache_dir() -> Path:
+    """Where the suite keeps what it derives from its own files: $XDG_CACHE_HOME (or ~/.cache)/mcp-ext-conformance."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mcp-ext-conformance"
+
+
+def _requirement_docs() -> list[tuple[str, dict]]:
+    """(file name, parsed YAML) of every catalog file.
+
+    Parsing the catalog's YAML takes 40 ms, on every run. The parsed files are kept as JSON in the cache
+    directory under the sha256 of their names and text, so an edited file is parsed again and an entry can
+    only ever stand for the text it was made from; an unreadable entry is parsed again and rewritten."""
+    files = _requirement_files()
+    digest = hashlib.sha256(json.dumps(files).encode("utf-8")).hexdigest()
+    path = cache_dir() / f"catalog-{digest}.json"
+    try:
+        return [(name, doc) for name, doc in json.loads(path.read_text(encoding="utf-8"))]
+    except (OSError, ValueError, TypeError):
+        pass
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, where PyYAML was built with it
+    docs = [(name, yaml.load(text, Loader=loader) or {}) for name, text in files]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(docs), encoding="utf-8")
+        os.replace(partial, path)  # whole or not at all, also with runs side by side
+        for stale in path.parent.glob("catalog-*.json"):
+            if stale != path:
+                stale.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError):  # a read-only home, or a value JSON cannot hold: parse every time
+        pass
+    return docs
 
 
 @lru_cache(maxsize=1)
@@ -83,8 +114,7 @@ def _load() -> tuple[dict[str, Row], dict[tuple[str, str], Source], tuple[str, .
     rows: dict[str, Row] = {}
     sources: dict[tuple[str, str], Source] = {}
     errors: list[str] = []
-    for name, text in _requirement_files():
-        doc = yaml.load(text, Loader=_LOADER) or {}
+    for name, doc in _requirement_docs():
         profile = doc.get("profile", name[:-5])
         for raw in doc.get("sources") or []:
             if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):

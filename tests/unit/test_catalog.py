@@ -87,3 +87,35 @@ def test_a_source_is_a_public_document_or_a_repository_page(monkeypatch):
            catalog.Source("D", "execution-requirements", url="https://example.invalid", doc="docs/check-model.md")]
     problems = _source_problems(monkeypatch, [], bad)
     assert len(problems) == 4, problems
+
+
+def test_the_parsed_catalog_is_cached_by_the_text_it_came_from(tmp_path, monkeypatch):
+    import builtins
+    import json
+
+    from conformance import catalog
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    files = catalog._requirement_files()
+    first = catalog._requirement_docs()
+    (entry,) = (tmp_path / "mcp-ext-conformance").glob("catalog-*.json")
+
+    real_import = builtins.__import__
+
+    def no_yaml(name, *args, **kwargs):
+        if name == "yaml":
+            raise AssertionError("parsed the YAML again although the cache holds it")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_yaml)
+    assert catalog._requirement_docs() == first  # from the cache
+    monkeypatch.setattr(builtins, "__import__", real_import)
+
+    entry.write_text("{not json", encoding="utf-8")  # a broken entry is parsed again and rewritten
+    assert catalog._requirement_docs() == first
+    assert json.loads(entry.read_text(encoding="utf-8"))
+
+    edited = [(name, text.replace("level: MUST", "level: SHOULD", 1)) for name, text in files]
+    monkeypatch.setattr(catalog, "_requirement_files", lambda: edited)
+    assert catalog._requirement_docs() != first  # other text, another entry
+    assert [p.name for p in (tmp_path / "mcp-ext-conformance").glob("catalog-*.json")] != [entry.name]
