@@ -173,11 +173,17 @@ def threading_main() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+# pytest's own plugins a CLI run never uses, left unloaded (a run's fixed cost is mostly pytest's):
+# no cache written into the user's directory, no doctests, unittest classes, debugger, subtests...
+UNUSED_PYTEST_PLUGINS = ("cacheprovider", "doctest", "pastebin", "stepwise", "faulthandler", "unittest",
+                         "debugging", "subtests", "setuponly", "setupplan")
+
+
 def pytest_args(args, role_args: list[str]) -> list[str]:
     report_dir = Path(args.report_dir)
     out = [str(PACKAGE_DIR / "test_checks.py"), *role_args,
            "-c", str(PACKAGE_DIR / "pytest-cli.ini"), "--rootdir", str(PACKAGE_DIR),
-           "-p", "no:cacheprovider", "--assert=plain", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header", "-q" if not args.verbose else "-v",
+           *(arg for name in UNUSED_PYTEST_PLUGINS for arg in ("-p", f"no:{name}")), "--assert=plain", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header", "-q" if not args.verbose else "-v",
            "--mcp-report-dir", str(report_dir), "--mcp-run-timeout", str(args.run_timeout),
            "--junitxml", str(report_dir / "junit.xml"),
            "--json-report", "--json-report-file", str(report_dir / "pytest-report.json"), "--json-report-indent=2"]
