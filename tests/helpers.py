@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -66,6 +67,25 @@ def alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def gone_within(pid: int, seconds: float = 3.0) -> bool:
+    """True once `pid` is dead or a zombie, waiting up to `seconds`: a SIGKILL takes effect when the process is
+    next scheduled, not when kill() returns (on a loaded machine, milliseconds later)."""
+    deadline = time.monotonic() + seconds
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def proc_state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read()
+    except OSError as exc:
+        return str(exc)
 
 
 def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0,
