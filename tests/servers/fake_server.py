@@ -36,7 +36,7 @@ MUTANTS = {
     "preprocessor-tools/fixture-flagged": ({"preprocessor-tools/server/fixture-flagged"}, "conformance_memories is listed with preprocessor false"),
     "preprocessor-tools/preprocessor-tool-callable": ({"preprocessor-tools/server/preprocessor-tool-callable"}, "conformance_memories ignores the query"),
     "preprocessor-tools/ordinary-tool-unaffected": ({"preprocessor-tools/server/ordinary-tool-unaffected"}, "conformance_echo shouts its input"),
-    "preprocessor-tools/wire-messages-valid": ({"preprocessor-tools/server/wire-messages-valid"}, "an invalid log notification before the memories result"),
+    "preprocessor-tools/wire-messages-valid": ({"preprocessor-tools/server/wire-messages-valid"}, "a progress notification whose progress is the string \"0.5\" (lax parsing would take it) before the memories result"),
     # execution-requirements
     "execution-requirements/requirements-are-strings": ({"execution-requirements/server/requirements-are-strings"}, "an extra tool declares requirements as one string"),
     "execution-requirements/requirements-namespaced": ({"execution-requirements/server/requirements-namespaced"}, "an extra tool declares the bare string \"production\""),
@@ -76,6 +76,8 @@ MUTANTS = {
 }
 
 BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
+# Valid to the SDK's types in pydantic's lax mode ("0.5" coerced to a number), not on the wire.
+LAX_NOTE = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": "0.5"}}
 # Mutants that hide a capability while still serving its methods.
 HIDDEN = {"contextMiddleware": ("context-middleware/capability-advertised", "context-middleware/unadvertised-method-rejected"),
           "augmentation": ("augmentation/capability-advertised", "augmentation/unadvertised-method-rejected")}
@@ -161,7 +163,7 @@ class Mutant(FixtureServer):
             return text_result(str(args.get("text", "")).upper())
         if name == "conformance_memories":
             if self.broken("preprocessor-tools/wire-messages-valid"):
-                out.append(BAD_NOTE)
+                out.append(LAX_NOTE)
             if self.broken("preprocessor-tools/preprocessor-tool-callable"):
                 args = {}
         return super().call(name, args, out)
