@@ -188,9 +188,11 @@ _NOT_AFTER_VERSION_WORD = "".join(
 DIGIT_RUNS = {
     # Runs of digit groups with at least 13 digits (the lookahead): cards, decided in _card_in_run. A run of one
     # group must be a whole card (13-19 digits, the first 2-6), so order numbers never reach Python; the most
-    # groups are tried first, as a `(?:[ \-][0-9]+)*` would.
+    # groups are tried first, as a `(?:[ \-][0-9]+)*` would. The 12-digit lookahead (a repeated group, costly in
+    # the regex engine) comes after a test it implies: its first 12 characters are digits or separators.
     "CARD": (r"(?<![+\-.][0-9])",
-             rf"(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}}){_NOT_BEFORE}"),
+             rf"(?=[0-9 \-]{{12}})(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}})"
+             rf"{_NOT_BEFORE}"),
     # ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssn_ok.
     "SSN": (r"(?<!-[0-9])", rf"[0-9]{{2}}(?:-[0-9]{{2}}-|[0-9]{{2}})[0-9]{{4}}{_NOT_BEFORE}"),
     # The version words are looked at only where an address can start.
@@ -215,8 +217,9 @@ def _heads(names: tuple[str, ...]) -> str:
     heads = [rf"[0-9](?:{'|'.join(after_digit)})",
              r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",  # IPv4 with a 1 digit first octet (not "3.11.7")
              r"(?<![+\-.]1)(?<=1)[ .\-](?:\(|[0-9]{3})"]  # NANP with a leading 1
-    if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups
-        heads.append(r"(?<![+\-.][0-9])(?=(?:[ \-]?[0-9]){12})(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))")
+    if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups (cheap tests first)
+        heads.append(r"(?<![+\-.][0-9])(?=[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))(?=[0-9 \-]{12})"
+                     r"(?:[ \-]?[0-9]){12}")
     return "|".join(heads)
 
 
@@ -240,9 +243,11 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     match takes the rest of the digits (none of them starts a run), and a run of _LONG_RUN digits or more is
     matched without a candidate (no group set) so the engine need not stop at each of its digits.
     """
-    # The first tests reject most non-candidates at once: what follows the first digit, and after a dash only
-    # an IPv4 address can start.
-    parts = [rf"(?=[0-9 .\-])(?=(?<!-[0-9])|[0-9]{{0,2}}\.)(?={_heads(names)})"]  # lookaheads: no backtracking
+    # The first tests reject most non-candidates at once: what follows the first digit, after a dash only an
+    # IPv4 address can start, and every candidate has 9 digits in a row or a separator and a digit (or "(") right
+    # after its first run of digits, which the prose numbers ("2025 ", "6,400,000", "18%") do not.
+    parts = [rf"(?=[0-9 .\-])(?=(?<!-[0-9])|[0-9]{{0,2}}\.)(?=[0-9]{{0,7}}[ .\-][0-9(]|[0-9]{{8}})"
+             rf"(?={_heads(names)})"]  # lookaheads: no backtracking
     for name in names:
         guard, rest = DIGIT_RUNS[name]
         parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
