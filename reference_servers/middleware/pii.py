@@ -307,7 +307,19 @@ def _longest_valid_prefix(candidate: str, region: str | None, min_digits: int = 
 
     Only the part before the 18th digit can be a number, so the candidate is cut there first: a run of thousands
     of groups ("+1 1 1 1 ...") costs one bounded look, not one digit count per group (which was quadratic).
+    A short candidate's answer is cached (a text repeats its numbers; working it out costs ten times the lookup).
     """
+    if len(candidate) <= _SHORT_RUN:
+        return _longest_valid_prefix_of_short(candidate, region, min_digits)
+    return _find_longest_valid_prefix(candidate, region, min_digits)
+
+
+@lru_cache(maxsize=8192)
+def _longest_valid_prefix_of_short(candidate: str, region: str | None, min_digits: int) -> int:
+    return _find_longest_valid_prefix(candidate, region, min_digits)
+
+
+def _find_longest_valid_prefix(candidate: str, region: str | None, min_digits: int) -> int:
     too_many = _TOO_MANY_DIGITS_RE.match(candidate)
     head = candidate if too_many is None else candidate[:too_many.end() - 1]
     cuts = ([len(candidate)] if too_many is None else []) + [m.start() for m in _SEPARATOR_RE.finditer(head)][::-1]
