@@ -225,7 +225,7 @@ def _heads(names: tuple[str, ...]) -> str:
 
 # The longest candidate of the bounded DIGIT_RUNS (all but CARD) and what their guards read after it.
 _LONGEST_BOUNDED_RUN = 64
-_LONG_RUN = 32  # digits in a row that the scan passes over in one match (see _digit_run_scanner)
+_LONG_RUN = 10  # digits in a row that the scan passes over in one match (see _digit_run_scanner)
 
 
 @lru_cache(maxsize=16)
@@ -241,7 +241,8 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead at each of its groups
     would make "1 1 1 ..." quadratic) and the others look inside it apart (_digit_run_candidates). Otherwise the
     match takes the rest of the digits (none of them starts a run), and a run of _LONG_RUN digits or more is
-    matched without a candidate (no group set) so the engine need not stop at each of its digits.
+    matched without a candidate (no group set) so the engine need not stop at each of its digits (a failed
+    start at each digit costs more than the match object: order numbers and other long runs of prose).
     """
     # The first tests reject most non-candidates at once: what follows the first digit, after a dash only an
     # IPv4 address can start, and every candidate has 9 digits in a row or a separator and a digit (or "(") right
