@@ -129,6 +129,7 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import itertools
+import operator
 import re
 from functools import lru_cache
 from typing import NamedTuple
@@ -458,6 +459,10 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
     shape = f" {run.translate(_SHAPE)} "
     if " dddd " not in shape and "d" * 13 not in shape or not _CARD_START_RE.search(run):
         return None  # the first test in C, for long runs of short groups; the second exact
+    count, extra = divmod(len(run) + 1, 5)
+    if not extra and len(set(run[4::5])) == 1 and run.translate(_SHAPE) == " ".join(["dddd"] * count):
+        # 4-digit groups with one kind of separator, tested in C: a long run of them needs no split
+        return _card_in_four_digit_groups(run.replace(run[4], ""), range(0, len(run), 5))
     parts = re.split(r"([ \-])", run)
     groups, seps = parts[0::2], parts[1::2]
     lengths = [len(g) for g in groups]
@@ -490,17 +495,26 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
     return best
 
 
-def _card_in_four_digit_groups(digits: str, offsets: list[int]) -> tuple[int, int] | None:
+_DIGIT_VALUES = bytes.maketrans(b"0123456789", bytes(range(10)))
+
+
+def _card_in_four_digit_groups(digits: str, offsets) -> tuple[int, int] | None:
     """The earliest card in a run of 4-digit groups: only four whole groups (16 digits) can be one. Every window
     starts at an even index of `digits`, so the digits Luhn doubles are the even-indexed ones for all of them,
-    and one running sum checks every window (a run of thousands of groups costs what typical text does)."""
+    and one running sum checks every window (a run of thousands of groups costs what typical text does). The
+    sums, window totals and their remainders are worked out in C; Python looks only at windows whose Luhn sum
+    is a multiple of 10."""
     doubled = digits[0::2].translate(_LUHN_DOUBLED)
     weights = bytearray(len(digits))
     weights[0::2], weights[1::2] = doubled.encode(), digits[1::2].encode()
-    sums = [0, *itertools.accumulate(b - 48 for b in weights)]
-    for i in range(len(offsets) - 3):
-        if (sums[4 * i + 16] - sums[4 * i]) % 10 == 0 and digits[4 * i] in "23456":
+    sums = [0, *itertools.accumulate(weights.translate(_DIGIT_VALUES))]
+    # window i (groups i to i + 3) is digits 4i to 4i + 15: remainders[i] is its Luhn sum mod 10
+    remainders = bytes(map((10).__rmod__, map(operator.sub, sums[16::4], sums[0::4])))
+    i = remainders.find(0)
+    while i >= 0:
+        if digits[4 * i] in "23456":
             return offsets[i], offsets[i + 3] + 4
+        i = remainders.find(0, i + 1)
     return None
 
 
