@@ -366,8 +366,11 @@ def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
 
 # -- detectors -------------------------------------------------------------------------------------
 _EMAIL_LOCAL_RE = re.compile(r"(?<![\w%+.\-])[\w%+\-]+(?:[.'][\w%+\-]+)*@")
-# "@" and a domain: labels cannot contain a dot, so backtracking is linear in the domain's length.
-_EMAIL_AT_DOMAIN_RE = re.compile(r"@(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}(?![\w\-])")
+# "@" and a domain: labels cannot contain a dot, so backtracking is linear in the domain's length. A label's
+# letters and digits are one repeat, hyphens start the next (the same strings as `(?:[^\W_]|-)*`, tried in the
+# same order, without a group repeat at every character).
+_EMAIL_AT_DOMAIN_RE = re.compile(r"@(?:[^\W_][^\W_]*(?:-[^\W_]*)*\.)+[^\W\d_]{2,63}(?![\w\-])")
+_EMAIL_LOCAL_RUN_RE = re.compile(r"[\w%+\-.']*")  # the characters the left scan in _emails walks over
 _DOUBLE_SEPARATOR_RE = re.compile(r"[.'](?=[.'])")
 _MAX_LOCAL, _MAX_DOMAIN = 256, 255  # RFC 5321 allows 64 and 255; the local bound is generous on purpose
 
@@ -401,10 +404,15 @@ def _emails(text: str):
         at = domain.start()
         if at < done or domain.end() - at - 1 > _MAX_DOMAIN:
             continue
-        left = at
-        while left > done and at - left < _MAX_LOCAL and (text[left - 1].isalnum() or text[left - 1] == "_"
-                                                          or text[left - 1] in _EMAIL_LOCAL_CHARS):
-            left -= 1
+        # The run of local characters before the "@", back to `done` and at most _MAX_LOCAL long: usually what
+        # follows the last space, which one test in C confirms; otherwise character by character.
+        lowest = max(done, at - _MAX_LOCAL)
+        left = text.rfind(" ", lowest, at) + 1 or lowest
+        if not _EMAIL_LOCAL_RUN_RE.fullmatch(text, left, at):
+            left = at
+            while left > lowest and (text[left - 1].isalnum() or text[left - 1] == "_"
+                                     or text[left - 1] in _EMAIL_LOCAL_CHARS):
+                left -= 1
         start = _email_start(text, left, at)
         if start >= 0:
             yield Found(start, domain.end(), "EMAIL")
