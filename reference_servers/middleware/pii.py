@@ -360,8 +360,30 @@ def _valid_ipv4(candidate: str) -> bool:
 _valid_ssn = lru_cache(maxsize=8192)(us_ssn.is_valid)
 
 
+def _ends_like_label(text: str, lo: int, hi: int, separators: str, last: str) -> bool:
+    """Whether text[lo:hi] can end as a label pattern does: a character of `last`, maybe one of `separators`
+    after it, spaces and tabs around. Tested in C before the label's regex, whose search tries every position of
+    its window; `last` holds every character the pattern's last letters match, case-insensitive ones included."""
+    tail = text[lo:hi].rstrip(" \t")
+    if not tail:
+        return False
+    if tail[-1] in last:
+        return True
+    if tail[-1] in separators:
+        tail = tail[:-1].rstrip(" \t")
+        return tail != "" and tail[-1] in last
+    return False
+
+
+_VERSION_WORD_LAST = "nNeEdDrR."  # versioN releasE builD veR ver.
+_SSN_LABEL_LAST = "nNyYrRoO.#sS\u017f"  # ssN securitY numbeR nO no. # and iS/waS (U+017F matches "s" too)
+
+
 def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
-    return not _VERSION_WORD_RE.search(text, max(0, start - 24), start) and _valid_ipv4(candidate)
+    lo = max(0, start - 24)
+    if _ends_like_label(text, lo, start, ":", _VERSION_WORD_LAST) and _VERSION_WORD_RE.search(text, lo, start):
+        return False
+    return _valid_ipv4(candidate)
 
 
 # -- detectors -------------------------------------------------------------------------------------
@@ -442,7 +464,9 @@ def _phones(text: str, strict: bool, region: str):
 
 
 def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
-    labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
+    lo = max(0, start - 48)
+    labelled = _ends_like_label(text, lo, start, ":#=", _SSN_LABEL_LAST) and \
+        SSN_LABEL_BEFORE_RE.search(text, lo, start) is not None
     if len(value) == 11:  # ###-##-####
         return labelled or _valid_ssn(value)
     return labelled or (strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value))
