@@ -492,7 +492,7 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
     if " dddd " not in shape and "d" * 13 not in shape or not _CARD_START_RE.search(run):
         return None  # the first test in C, for long runs of short groups; the second exact
     count, extra = divmod(len(run) + 1, 5)
-    if not extra and len(set(run[4::5])) == 1 and run.translate(_SHAPE) == " ".join(["dddd"] * count):
+    if not extra and shape == " " + "dddd " * count and len(set(run[4::5])) == 1:
         # 4-digit groups with one kind of separator, tested in C: a long run of them needs no split
         return _card_in_four_digit_groups(run.replace(run[4], ""), range(0, len(run), 5))
     parts = re.split(r"([ \-])", run)
@@ -506,8 +506,6 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
         pos, dpos = pos + n + 1, dpos + n
     doffsets.append(dpos)
     one_separator = len(set(seps)) <= 1  # then no window mixes separators, and none needs the test
-    if one_separator and set(lengths) == {4}:
-        return _card_in_four_digit_groups(digits, offsets)
     best = None  # (start, end) of the longest, then earliest, valid sub-run of whole groups
     for i, first_len in enumerate(lengths):
         if first_len != 4 and not 13 <= first_len <= 19 or digits[doffsets[i]] not in "23456":
@@ -530,7 +528,7 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
 _DIGIT_VALUES = bytes.maketrans(b"0123456789", bytes(range(10)))
 
 
-def _card_in_four_digit_groups(digits: str, offsets) -> tuple[int, int] | None:
+def _card_in_four_digit_groups(digits: str, offsets: range) -> tuple[int, int] | None:
     """The earliest card in a run of 4-digit groups: only four whole groups (16 digits) can be one. Every window
     starts at an even index of `digits`, so the digits Luhn doubles are the even-indexed ones for all of them,
     and one running sum checks every window (a run of thousands of groups costs what typical text does). The
