@@ -223,3 +223,34 @@ def test_per_session_state_is_freed_when_the_session_ends(python):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"during": 1, "after": 0}
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_stdio_pipes_hold_a_whole_1mb_message(python):
+    """The server widens both stdio pipes (64 KiB by default) so that a 1 MB call crosses each in one write."""
+    fcntl = pytest.importorskip("fcntl")
+    if not hasattr(fcntl, "F_GETPIPE_SZ") or int(Path("/proc/sys/fs/pipe-max-size").read_text()) < 1 << 20:
+        pytest.skip("pipes cannot be widened to 1 MiB here")
+    proc = subprocess.Popen([python, "-m", "reference_servers.everything"], cwd=ROOT, env=ENV, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        def call(rid: int, method: str, params: dict) -> dict:
+            proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}) + "\n").encode())
+            proc.stdin.flush()
+            return json.loads(proc.stdout.readline())
+
+        assert "result" in call(1, "initialize", INIT)
+        assert fcntl.fcntl(proc.stdin.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
+        assert fcntl.fcntl(proc.stdout.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        reply = call(2, "middleware/invoke", {"name": "pii_redaction", "arguments": {},
+                                              "context": [{"type": "text", "text": heavy_text(1_000_000)}]})
+        assert "[EMAIL_1]" in reply["result"]["content"][0]["text"]
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()

@@ -109,6 +109,19 @@ def clip(text: str, limit: int = 400) -> str:
     return printable(text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)")
 
 
+def json_line(message: JSON) -> bytes:
+    """`message` as one line of newline-delimited JSON: compact, UTF-8, non-ASCII characters unescaped.
+
+    Python 3.11's encoder takes twice as long without ensure_ascii (7 ms against 3.5 for 1 MB of text). The two
+    encodings differ only in `\\uXXXX` escapes, so where the ASCII one has no backslash-u at all it is the same
+    text; any other message is encoded again the slow way.
+    """
+    text = json.dumps(message, separators=(",", ":"))
+    if "\\u" in text:
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return (text + "\n").encode()
+
+
 @dataclass
 class _Pending:
     exchange: Exchange

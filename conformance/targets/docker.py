@@ -20,7 +20,7 @@ import struct
 import anyio
 
 from ..peerkit import StderrTail
-from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
+from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
 from .stdio import LineSplitter
 
 LABEL = "mcp-ext-conformance"
@@ -199,9 +199,7 @@ class DockerConnection(Connection):
         _live.discard(self.container_id)
 
     async def _transmit(self, message: dict) -> None:
-        import json
-
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = json_line(message)
         view = memoryview(data)
         async with self._write_lock:
             while view:

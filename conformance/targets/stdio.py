@@ -22,7 +22,7 @@ import anyio
 from anyio.abc import Process
 
 from ..peerkit import StderrTail, open_group, stop_group
-from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
+from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
 from .environment import scrubbed
 
 STDERR_TAIL_BYTES = 8192
@@ -81,9 +81,7 @@ class StdioConnection(Connection):
 
     # -- transport --------------------------------------------------------------------------
     async def _transmit(self, message: dict) -> None:
-        import json
-
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = json_line(message)
         async with self._write_lock:
             await self.proc.stdin.send(data)
 

@@ -129,6 +129,7 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import itertools
+import operator
 import re
 from functools import lru_cache
 from typing import NamedTuple
@@ -188,9 +189,11 @@ _NOT_AFTER_VERSION_WORD = "".join(
 DIGIT_RUNS = {
     # Runs of digit groups with at least 13 digits (the lookahead): cards, decided in _card_in_run. A run of one
     # group must be a whole card (13-19 digits, the first 2-6), so order numbers never reach Python; the most
-    # groups are tried first, as a `(?:[ \-][0-9]+)*` would.
+    # groups are tried first, as a `(?:[ \-][0-9]+)*` would. The 12-digit lookahead (a repeated group, costly in
+    # the regex engine) comes after a test it implies: its first 12 characters are digits or separators.
     "CARD": (r"(?<![+\-.][0-9])",
-             rf"(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}}){_NOT_BEFORE}"),
+             rf"(?=[0-9 \-]{{12}})(?=(?:[ \-]?[0-9]){{12}})(?:[0-9]*(?:[ \-][0-9]+)+|(?<=[2-6])[0-9]{{12,18}})"
+             rf"{_NOT_BEFORE}"),
     # ###-##-#### or a bare ###-##-#### without dashes; which of them count is decided in _ssn_ok.
     "SSN": (r"(?<!-[0-9])", rf"[0-9]{{2}}(?:-[0-9]{{2}}-|[0-9]{{2}})[0-9]{{4}}{_NOT_BEFORE}"),
     # The version words are looked at only where an address can start.
@@ -215,14 +218,15 @@ def _heads(names: tuple[str, ...]) -> str:
     heads = [rf"[0-9](?:{'|'.join(after_digit)})",
              r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",  # IPv4 with a 1 digit first octet (not "3.11.7")
              r"(?<![+\-.]1)(?<=1)[ .\-](?:\(|[0-9]{3})"]  # NANP with a leading 1
-    if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups
-        heads.append(r"(?<![+\-.][0-9])(?=(?:[ \-]?[0-9]){12})(?:[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))")
+    if "CARD" in names:  # 12 more digits, in one run of 13-19 starting with 2-6, or in groups (cheap tests first)
+        heads.append(r"(?<![+\-.][0-9])(?=[0-9]*[ \-][0-9]|(?<=[2-6])[0-9]{12,18}(?![0-9]))(?=[0-9 \-]{12})"
+                     r"(?:[ \-]?[0-9]){12}")
     return "|".join(heads)
 
 
 # The longest candidate of the bounded DIGIT_RUNS (all but CARD) and what their guards read after it.
 _LONGEST_BOUNDED_RUN = 64
-_LONG_RUN = 32  # digits in a row that the scan passes over in one match (see _digit_run_scanner)
+_LONG_RUN = 10  # digits in a row that the scan passes over in one match (see _digit_run_scanner)
 
 
 @lru_cache(maxsize=16)
@@ -238,11 +242,14 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     unbounded, so the scan resumes after it (as CARD's own finditer would; the lookahead at each of its groups
     would make "1 1 1 ..." quadratic) and the others look inside it apart (_digit_run_candidates). Otherwise the
     match takes the rest of the digits (none of them starts a run), and a run of _LONG_RUN digits or more is
-    matched without a candidate (no group set) so the engine need not stop at each of its digits.
+    matched without a candidate (no group set) so the engine need not stop at each of its digits (a failed
+    start at each digit costs more than the match object: order numbers and other long runs of prose).
     """
-    # The first tests reject most non-candidates at once: what follows the first digit, and after a dash only
-    # an IPv4 address can start.
-    parts = [rf"(?=[0-9 .\-])(?=(?<!-[0-9])|[0-9]{{0,2}}\.)(?={_heads(names)})"]  # lookaheads: no backtracking
+    # The first tests reject most non-candidates at once: what follows the first digit, after a dash only an
+    # IPv4 address can start, and every candidate has 9 digits in a row or a separator and a digit (or "(") right
+    # after its first run of digits, which the prose numbers ("2025 ", "6,400,000", "18%") do not.
+    parts = [rf"(?=[0-9 .\-])(?=(?<!-[0-9])|[0-9]{{0,2}}\.)(?=[0-9]{{0,7}}[ .\-][0-9(]|[0-9]{{8}})"
+             rf"(?={_heads(names)})"]  # lookaheads: no backtracking
     for name in names:
         guard, rest = DIGIT_RUNS[name]
         parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
@@ -302,7 +309,19 @@ def _longest_valid_prefix(candidate: str, region: str | None, min_digits: int = 
 
     Only the part before the 18th digit can be a number, so the candidate is cut there first: a run of thousands
     of groups ("+1 1 1 1 ...") costs one bounded look, not one digit count per group (which was quadratic).
+    A short candidate's answer is cached (a text repeats its numbers; working it out costs ten times the lookup).
     """
+    if len(candidate) <= _SHORT_RUN:
+        return _longest_valid_prefix_of_short(candidate, region, min_digits)
+    return _find_longest_valid_prefix(candidate, region, min_digits)
+
+
+@lru_cache(maxsize=8192)
+def _longest_valid_prefix_of_short(candidate: str, region: str | None, min_digits: int) -> int:
+    return _find_longest_valid_prefix(candidate, region, min_digits)
+
+
+def _find_longest_valid_prefix(candidate: str, region: str | None, min_digits: int) -> int:
     too_many = _TOO_MANY_DIGITS_RE.match(candidate)
     head = candidate if too_many is None else candidate[:too_many.end() - 1]
     cuts = ([len(candidate)] if too_many is None else []) + [m.start() for m in _SEPARATOR_RE.finditer(head)][::-1]
@@ -341,14 +360,39 @@ def _valid_ipv4(candidate: str) -> bool:
 _valid_ssn = lru_cache(maxsize=8192)(us_ssn.is_valid)
 
 
+def _ends_like_label(text: str, lo: int, hi: int, separators: str, last: str) -> bool:
+    """Whether text[lo:hi] can end as a label pattern does: a character of `last`, maybe one of `separators`
+    after it, spaces and tabs around. Tested in C before the label's regex, whose search tries every position of
+    its window; `last` holds every character the pattern's last letters match, case-insensitive ones included."""
+    tail = text[lo:hi].rstrip(" \t")
+    if not tail:
+        return False
+    if tail[-1] in last:
+        return True
+    if tail[-1] in separators:
+        tail = tail[:-1].rstrip(" \t")
+        return tail != "" and tail[-1] in last
+    return False
+
+
+_VERSION_WORD_LAST = "nNeEdDrR."  # versioN releasE builD veR ver.
+_SSN_LABEL_LAST = "nNyYrRoO.#sS\u017f"  # ssN securitY numbeR nO no. # and iS/waS (U+017F matches "s" too)
+
+
 def _ipv4_ok(candidate: str, text: str, start: int) -> bool:
-    return not _VERSION_WORD_RE.search(text, max(0, start - 24), start) and _valid_ipv4(candidate)
+    lo = max(0, start - 24)
+    if _ends_like_label(text, lo, start, ":", _VERSION_WORD_LAST) and _VERSION_WORD_RE.search(text, lo, start):
+        return False
+    return _valid_ipv4(candidate)
 
 
 # -- detectors -------------------------------------------------------------------------------------
 _EMAIL_LOCAL_RE = re.compile(r"(?<![\w%+.\-])[\w%+\-]+(?:[.'][\w%+\-]+)*@")
-# "@" and a domain: labels cannot contain a dot, so backtracking is linear in the domain's length.
-_EMAIL_AT_DOMAIN_RE = re.compile(r"@(?:[^\W_](?:[^\W_]|-)*\.)+[^\W\d_]{2,63}(?![\w\-])")
+# "@" and a domain: labels cannot contain a dot, so backtracking is linear in the domain's length. A label's
+# letters and digits are one repeat, hyphens start the next (the same strings as `(?:[^\W_]|-)*`, tried in the
+# same order, without a group repeat at every character).
+_EMAIL_AT_DOMAIN_RE = re.compile(r"@(?:[^\W_][^\W_]*(?:-[^\W_]*)*\.)+[^\W\d_]{2,63}(?![\w\-])")
+_EMAIL_LOCAL_RUN_RE = re.compile(r"[\w%+\-.']*")  # the characters the left scan in _emails walks over
 _DOUBLE_SEPARATOR_RE = re.compile(r"[.'](?=[.'])")
 _MAX_LOCAL, _MAX_DOMAIN = 256, 255  # RFC 5321 allows 64 and 255; the local bound is generous on purpose
 
@@ -382,10 +426,15 @@ def _emails(text: str):
         at = domain.start()
         if at < done or domain.end() - at - 1 > _MAX_DOMAIN:
             continue
-        left = at
-        while left > done and at - left < _MAX_LOCAL and (text[left - 1].isalnum() or text[left - 1] == "_"
-                                                          or text[left - 1] in _EMAIL_LOCAL_CHARS):
-            left -= 1
+        # The run of local characters before the "@", back to `done` and at most _MAX_LOCAL long: usually what
+        # follows the last space, which one test in C confirms; otherwise character by character.
+        lowest = max(done, at - _MAX_LOCAL)
+        left = text.rfind(" ", lowest, at) + 1 or lowest
+        if not _EMAIL_LOCAL_RUN_RE.fullmatch(text, left, at):
+            left = at
+            while left > lowest and (text[left - 1].isalnum() or text[left - 1] == "_"
+                                     or text[left - 1] in _EMAIL_LOCAL_CHARS):
+                left -= 1
         start = _email_start(text, left, at)
         if start >= 0:
             yield Found(start, domain.end(), "EMAIL")
@@ -415,7 +464,9 @@ def _phones(text: str, strict: bool, region: str):
 
 
 def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
-    labelled = SSN_LABEL_BEFORE_RE.search(text, max(0, start - 48), start) is not None
+    lo = max(0, start - 48)
+    labelled = _ends_like_label(text, lo, start, ":#=", _SSN_LABEL_LAST) and \
+        SSN_LABEL_BEFORE_RE.search(text, lo, start) is not None
     if len(value) == 11:  # ###-##-####
         return labelled or _valid_ssn(value)
     return labelled or (strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value))
@@ -440,6 +491,10 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
     shape = f" {run.translate(_SHAPE)} "
     if " dddd " not in shape and "d" * 13 not in shape or not _CARD_START_RE.search(run):
         return None  # the first test in C, for long runs of short groups; the second exact
+    count, extra = divmod(len(run) + 1, 5)
+    if not extra and shape == " " + "dddd " * count and len(set(run[4::5])) == 1:
+        # 4-digit groups with one kind of separator, tested in C: a long run of them needs no split
+        return _card_in_four_digit_groups(run.replace(run[4], ""), range(0, len(run), 5))
     parts = re.split(r"([ \-])", run)
     groups, seps = parts[0::2], parts[1::2]
     lengths = [len(g) for g in groups]
@@ -451,8 +506,6 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
         pos, dpos = pos + n + 1, dpos + n
     doffsets.append(dpos)
     one_separator = len(set(seps)) <= 1  # then no window mixes separators, and none needs the test
-    if one_separator and set(lengths) == {4}:
-        return _card_in_four_digit_groups(digits, offsets)
     best = None  # (start, end) of the longest, then earliest, valid sub-run of whole groups
     for i, first_len in enumerate(lengths):
         if first_len != 4 and not 13 <= first_len <= 19 or digits[doffsets[i]] not in "23456":
@@ -472,17 +525,26 @@ def _find_card_in_run(run: str) -> tuple[int, int] | None:
     return best
 
 
-def _card_in_four_digit_groups(digits: str, offsets: list[int]) -> tuple[int, int] | None:
+_DIGIT_VALUES = bytes.maketrans(b"0123456789", bytes(range(10)))
+
+
+def _card_in_four_digit_groups(digits: str, offsets: range) -> tuple[int, int] | None:
     """The earliest card in a run of 4-digit groups: only four whole groups (16 digits) can be one. Every window
     starts at an even index of `digits`, so the digits Luhn doubles are the even-indexed ones for all of them,
-    and one running sum checks every window (a run of thousands of groups costs what typical text does)."""
+    and one running sum checks every window (a run of thousands of groups costs what typical text does). The
+    sums, window totals and their remainders are worked out in C; Python looks only at windows whose Luhn sum
+    is a multiple of 10."""
     doubled = digits[0::2].translate(_LUHN_DOUBLED)
     weights = bytearray(len(digits))
     weights[0::2], weights[1::2] = doubled.encode(), digits[1::2].encode()
-    sums = [0, *itertools.accumulate(b - 48 for b in weights)]
-    for i in range(len(offsets) - 3):
-        if (sums[4 * i + 16] - sums[4 * i]) % 10 == 0 and digits[4 * i] in "23456":
+    sums = [0, *itertools.accumulate(weights.translate(_DIGIT_VALUES))]
+    # window i (groups i to i + 3) is digits 4i to 4i + 15: remainders[i] is its Luhn sum mod 10
+    remainders = bytes(map((10).__rmod__, map(operator.sub, sums[16::4], sums[0::4])))
+    i = remainders.find(0)
+    while i >= 0:
+        if digits[4 * i] in "23456":
             return offsets[i], offsets[i + 3] + 4
+        i = remainders.find(0, i + 1)
     return None
 
 

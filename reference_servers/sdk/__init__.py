@@ -55,6 +55,26 @@ class HostGuard:
                                          allowed_origins=list(self.allowed_origins))
 
 
+def widen_stdio_pipes(size: int = 1 << 20) -> None:
+    """Let one big message cross stdin or stdout in one write (Linux; elsewhere, or over the system's limit, as is).
+
+    A pipe holds 64 KiB by default, so a 1 MB message took 16 refills, each a wake-up of both processes: on a
+    busy machine several milliseconds. Only the kernel's buffer changes; the SDK still reads and writes the
+    streams. A descriptor that is not a pipe (a terminal, a file) is left alone.
+    """
+    try:
+        import fcntl
+
+        set_size = fcntl.F_SETPIPE_SZ
+    except (ImportError, AttributeError):
+        return
+    for fd in (0, 1):
+        try:
+            fcntl.fcntl(fd, set_size, size)
+        except OSError:
+            pass
+
+
 def sdk_major() -> int:
     return int(version("mcp").split(".")[0])
 

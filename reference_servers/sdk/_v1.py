@@ -19,7 +19,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
 from ..core import EXTENSION_METHODS, INVALID_PARAMS, App, JsonRpcError
-from . import HostGuard
+from . import HostGuard, widen_stdio_pipes
 
 PATCHED = ("initialize", "tools/list")
 # The key of the session a handler runs for: set by `run` (one call per session, stdio or HTTP), inherited by the
@@ -125,6 +125,8 @@ class ToolError(Exception):
 
 def run_stdio(app: App) -> None:
     from mcp.server.stdio import stdio_server
+
+    widen_stdio_pipes()
 
     server = ExtensionServer(app)
 

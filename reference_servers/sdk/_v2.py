@@ -16,7 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from ..core import EXTENSION_METHODS, App, JsonRpcError
-from . import HostGuard
+from . import HostGuard, widen_stdio_pipes
 
 try:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_VERSIONS
@@ -80,6 +80,8 @@ def build_server(app: App) -> Server:
 
 def run_stdio(app: App) -> None:
     from mcp.server.stdio import stdio_server
+
+    widen_stdio_pipes()
 
     server = build_server(app)
 

@@ -1,8 +1,11 @@
-"""The base-protocol validators say precisely what is wrong with a message."""
+"""The base-protocol validators say precisely what is wrong with a message; the suite writes messages exactly."""
+
+import json
 
 import pytest
 
 from conformance.targets import WireEvent
+from conformance.targets.base import json_line
 from conformance.wire import base_problems, envelope_problems, transcript_problems
 
 VALID = [
@@ -65,3 +68,17 @@ def test_meta_carriage_names_fields_found_only_under_meta():
     assert meta_carriage(tools, "preprocessor-tools") == ["a: _meta['com.example/preprocessor']"]
     assert meta_carriage(tools, "execution-requirements") == ["c: _meta['io.example/requirements']"]
     assert meta_carriage(tools, "augmentation") == []
+
+
+@pytest.mark.parametrize("message", [
+    {"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"text": "plain ASCII, \"quoted\", tab\t newline\n"}},
+    {"text": "café, ４１５, 😀"}, {"text": "DEL \x7f, bell \x07, NUL \x00"}, {"text": "a literal \\u0041"},
+    {"n": [1, -2.5, 1e300, True, None], "nested": {"ünïcode key": ["x"]}},
+])
+def test_json_line_is_the_compact_utf8_encoding(message):
+    assert json_line(message) == (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def test_json_line_refuses_a_lone_surrogate_like_the_plain_encoding():
+    with pytest.raises(UnicodeEncodeError):
+        json_line({"text": "\ud800"})
