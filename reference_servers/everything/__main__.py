@@ -24,6 +24,7 @@ MCPX_SATISFIED_REQUIREMENTS (comma-separated) adds satisfied strings from the en
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -66,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference server: {exc}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # Everything made so far (the SDK's modules, the app) lives as long as the process: out of the garbage
+    # collector's reach, its full passes walk only what requests make (with the SDK loaded, one pass took
+    # 55 ms, and a 1 MB pii_redaction triggered one every few calls).
+    gc.freeze()
     try:
         if args.http:
             adapter().run_http(app, args.host, args.http, guard)
