@@ -20,13 +20,13 @@ from __future__ import annotations
 import json
 import sys
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-PACKAGE = "conformance.schemas"
-SOURCE_DIR = Path(__file__).resolve().parent.parent / "schemas" / "sdk-base"
-INSTALLED_DIR = Path(__file__).resolve().parent / "schemas" / "sdk-base"
+# Where schemas_loader looks, named here because schemas_loader imports jsonschema and this module must not:
+# the packaged copy (a link to schemas/ in a checkout), then schemas/ itself.
+DIRECTORIES = (Path(__file__).resolve().parent / "schemas" / "sdk-base",
+               Path(__file__).resolve().parent.parent / "schemas" / "sdk-base")
 
 # The SDK types whose JSON Schemas are kept: what a server sends (notifications, the results the suite asks
 # for) and what a host sends (requests, notifications).
@@ -88,14 +88,9 @@ def _tidy(schema: Any) -> Any:
 
 
 def _shipped(release: str) -> dict[str, Any] | None:
-    name = f"{release}.json"
-    try:
-        return json.loads(resources.files(PACKAGE).joinpath("sdk-base", name).read_text(encoding="utf-8"))
-    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError, OSError):
-        pass
-    for directory in (INSTALLED_DIR, SOURCE_DIR):
-        if (directory / name).is_file():
-            return json.loads((directory / name).read_text(encoding="utf-8"))
+    for directory in DIRECTORIES:
+        if (directory / f"{release}.json").is_file():
+            return json.loads((directory / f"{release}.json").read_text(encoding="utf-8"))
     return None
 
 
@@ -186,10 +181,7 @@ def _selected_alternative(error):
     from jsonschema.exceptions import best_match
 
     while error.validator in ("anyOf", "oneOf") and error.context:
-        alternatives: dict[Any, list] = {}
-        for sub in error.context:
-            alternatives.setdefault(sub.relative_schema_path[0], []).append(sub)
-        selected = [subs for subs in alternatives.values()
+        selected = [subs for subs in _by_alternative(error)
                     if not any(sub.validator == "const" and list(sub.relative_path) in (["type"], ["method"])
                                for sub in subs)]
         if len(selected) != 1:
@@ -198,15 +190,20 @@ def _selected_alternative(error):
     return error
 
 
+def _by_alternative(error) -> list[list]:
+    """A union's errors, grouped by the alternative they came from."""
+    groups: dict[Any, list] = {}
+    for sub in error.context:
+        groups.setdefault(sub.relative_schema_path[0], []).append(sub)
+    return list(groups.values())
+
+
 def _root_types(error) -> list[str]:
     """The types a union allows, when the value is none of them (`5` for an optional object)."""
     if error.validator not in ("anyOf", "oneOf") or not error.context:
         return []
-    alternatives: dict[Any, list] = {}
-    for sub in error.context:
-        alternatives.setdefault(sub.relative_schema_path[0], []).append(sub)
     types = []
-    for subs in alternatives.values():
+    for subs in _by_alternative(error):
         mismatch = [sub for sub in subs if sub.validator == "type" and not sub.relative_path]
         if not mismatch:
             return []
@@ -222,7 +219,7 @@ def warm() -> None:
         _alternatives(type_name)
 
 
-def write(directory: Path = SOURCE_DIR) -> Path:
+def write(directory: Path = DIRECTORIES[-1]) -> Path:
     derived = derive()
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{derived['sdkRelease']}.json"

@@ -183,7 +183,7 @@ def pytest_args(args, role_args: list[str]) -> list[str]:
     report_dir = Path(args.report_dir)
     out = [str(PACKAGE_DIR / "test_checks.py"), *role_args,
            "-c", str(PACKAGE_DIR / "pytest-cli.ini"), "--rootdir", str(PACKAGE_DIR),
-           *(arg for name in UNUSED_PYTEST_PLUGINS for arg in ("-p", f"no:{name}")), "--assert=plain", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header", "-q" if not args.verbose else "-v",
+           *(arg for name in UNUSED_PYTEST_PLUGINS for arg in ("-p", f"no:{name}")), "--assert=plain", "--no-header", "-q" if not args.verbose else "-v",
            "--mcp-report-dir", str(report_dir), "--mcp-run-timeout", str(args.run_timeout),
            "--junitxml", str(report_dir / "junit.xml"),
            "--json-report", "--json-report-file", str(report_dir / "pytest-report.json"), "--json-report-indent=2"]

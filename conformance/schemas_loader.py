@@ -1,8 +1,9 @@
 """The suite's JSON Schemas (draft 2020-12): loading, cross-file references, validation.
 
 The schemas live at the top of the repository (``schemas/``) for people to read and
-link to, and ship inside the installed package as ``conformance.schemas`` (see
-pyproject.toml). They refer to each other by relative ``$ref`` against their
+link to, and ship inside the installed package as ``conformance/schemas/`` (in a
+checkout that path is a link to them, and schemas/ is read directly where links are not
+checked out). They refer to each other by relative ``$ref`` against their
 ``$id`` (``https://mcp-ext-conformance.dev/schemas/<file>``); one
 ``referencing.Registry`` holding every file resolves those references offline.
 

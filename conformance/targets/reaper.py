@@ -11,10 +11,15 @@ import os
 import signal
 
 _groups: set[int] = set()
+_ending = False  # set by kill_all: the interpreter is leaving
 
 
 def track(pgid: int) -> None:
+    """Own a group; once kill_all has run, end it at once (the recording thread may start a target
+    while the main thread is already leaving, and nothing would be left to end it)."""
     _groups.add(pgid)
+    if _ending:
+        kill_all()
 
 
 def untrack(pgid: int) -> None:
@@ -22,6 +27,8 @@ def untrack(pgid: int) -> None:
 
 
 def kill_all() -> None:
+    global _ending
+    _ending = True
     for pgid in list(_groups):
         try:
             os.killpg(pgid, signal.SIGKILL)

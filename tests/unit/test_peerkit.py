@@ -219,3 +219,14 @@ def test_upstream_serves_streamable_http_through_the_kit(tmp_path):
 
         assert post(b'{"jsonrpc":"2.0","id":1,"method":"ping"}') == (200, {"jsonrpc": "2.0", "id": 1, "result": {}})
         assert post(b"nope") == (400, PARSE)
+
+
+def test_a_group_started_after_the_exit_handlers_ran_is_ended_at_once():
+    import subprocess
+    import sys
+
+    code = ("import subprocess; from conformance.targets import reaper; reaper.kill_all(); "
+            "p = subprocess.Popen(['sleep', '30'], start_new_session=True); reaper.track(p.pid); "
+            "print(p.wait(timeout=5))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "-9", out.stderr[-500:]
