@@ -31,6 +31,15 @@ PIDS_LIMIT = 512
 CONFINED = {"cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": MEMORY_LIMIT,
             "pids_limit": PIDS_LIMIT}
 _live: set[str] = set()
+_ending = False  # set by _remove_leftovers: the interpreter is leaving
+
+
+def _own(cid: str) -> None:
+    """Track a container for removal at exit; once that has run, remove it at once (the recording thread
+    may create one while the main thread is already leaving)."""
+    _live.add(cid)
+    if _ending:
+        _remove_leftovers()
 
 
 def _client():
@@ -55,6 +64,8 @@ def _client_with(image: str):
 
 @atexit.register
 def _remove_leftovers() -> None:
+    global _ending
+    _ending = True
     if not _live:
         return
     try:
@@ -91,7 +102,7 @@ class PublishedContainer:
                                           labels={LABEL: "1"}, ports={f"{self.port}/tcp": ("127.0.0.1", None)},
                                           **CONFINED)
         self.container_id = container.id
-        _live.add(container.id)
+        _own(container.id)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             container.reload()
@@ -168,7 +179,7 @@ class DockerConnection(Connection):
             labels={LABEL: "1"}, network_disabled=not self.network,
             host_config=client.api.create_host_config(network_mode="none" if not self.network else None, **CONFINED))
         cid = container["Id"]
-        _live.add(cid)
+        _own(cid)
         attach = client.api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         client.api.start(cid)
         return cid, attach
