@@ -1,0 +1,98 @@
+"""pii_redaction's prefilter of long texts (Hyperscan) finds exactly what the regex scan alone finds.
+
+Each pattern of pii.PREFILTERS claims to be a superset of its digit-run candidates. One that was not would lose
+candidates in long texts only, where nobody looks at single spans; so every text here is judged both ways, with
+the prefilter forced on at any length and density, and the two answers must be equal.
+"""
+
+import random
+
+import pytest
+
+from reference_servers.middleware import pii
+
+pytestmark = pytest.mark.skipif(pii.hyperscan is None, reason="no Hyperscan wheel for this platform")
+
+PII = ["415-555-2671", "415.555.2671", "415 555 2671", "1-415-555-2671", "1 (415) 555-2671", "(212) 555-0199",
+       "123-45-6789", "987-65-4321", "123456789", "4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111",
+       "378282246310005", "3782 822463 10005", "192.168.1.10", "10.0.0.255", "8.8.8.8", "1.2.3.4", "+44 20 7946 0958", "+1 415 555 2671",
+       "020 7946 0958", "030 123456", "14155552671", "4155552671", "442079460958"]
+WORDS = ["SSN", "ssn:", "SSN is", "social security number", "version", "Version:", "ver.", "release ", "build",
+         "order", "room", "a", "x", "_", "é", "ß", "日本", "\u0663", "\u200b", "v", "@", "'", "at"]
+GLUE = ["", "", " ", " ", "  ", "-", ".", ". ", ", ", "(", ")", "+", "/", ":", ": ", "#", "\n", "_", "?", "\u00a0"]
+
+
+def random_digits(rng: random.Random) -> str:
+    first = rng.choice("0123456789" + "0123456" * 2)  # more 0 (trunk), 1 (NANP) and 2-6 (cards) than chance
+    return first + "".join(rng.choices("0123456789", k=rng.choice([0, 1, 2, 2, 3, 3, 4, 4, 5, 8, 9, 10, 12, 13, 15,
+                                                                    16, 19, 20])))
+
+
+def random_text(rng: random.Random, pieces: int) -> str:
+    out = []
+    for _ in range(pieces):
+        kind = rng.random()
+        out.append(rng.choice(PII) if kind < 0.2 else rng.choice(WORDS) if kind < 0.4 else random_digits(rng))
+        out.append(rng.choice(GLUE))
+    return "".join(out)
+
+
+def both_ways(monkeypatch, text: str, strict: bool, region: str) -> tuple[list, list]:
+    """(_digit_run_candidates with the prefilter, without it)."""
+    names = ("CARD", "SSN", "IPV4", "NANP") + (("TRUNK0",) if pii._trunk0(region) else ()) + (
+        ("BARE",) if strict else ())
+    with monkeypatch.context() as patch:
+        patch.setattr(pii, "PREFILTER_MIN_CHARS", 0)
+        patch.setattr(pii, "_DENSE", 1e-9)  # never too dense: the prefilter's answer is used at any density
+        assert pii._candidate_starts(names, text) is not None
+        prefiltered = pii._digit_run_candidates(text, strict, region)
+    with monkeypatch.context() as patch:
+        patch.setattr(pii, "hyperscan", None)
+        alone = pii._digit_run_candidates(text, strict, region)
+    return prefiltered, alone
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["standard", "strict"])
+@pytest.mark.parametrize("region", ["US", "GB"])  # GB: national numbers with a trunk 0 are candidates too
+def test_random_texts_give_the_same_spans_both_ways(monkeypatch, strict, region):
+    rng = random.Random(f"{strict}{region}")
+    for _ in range(600):
+        text = random_text(rng, rng.randint(1, 40))
+        prefiltered, alone = both_ways(monkeypatch, text, strict, region)
+        assert prefiltered == alone, text
+
+
+def test_a_long_mixed_text_gives_the_same_spans_both_ways(monkeypatch):
+    rng = random.Random(5)
+    text = random_text(rng, 40_000)
+    prefiltered, alone = both_ways(monkeypatch, text, True, "GB")
+    assert prefiltered == alone
+    assert len(alone) > 1000  # a real test: the text is full of candidates
+
+
+@pytest.mark.parametrize("text", ["1 " * 20_000, "2222 " * 8_000, "+1 " + "1 " * 20_000, "01 " + "11 " * 13_000,
+                                  "1-1." * 10_000, "123-45-6789 " * 3_000, "4111 1111 1111 1111 " * 2_000],
+                         ids=["digit groups", "four-digit groups", "international groups", "trunk-0 groups",
+                              "mixed separators", "SSNs", "cards"])
+def test_dense_texts_give_the_same_spans_both_ways(monkeypatch, text):
+    prefiltered, alone = both_ways(monkeypatch, text, True, "GB")
+    assert prefiltered == alone
+
+
+def test_find_pii_on_a_long_text_is_the_same_both_ways(monkeypatch):
+    rng = random.Random(9)
+    text = random_text(rng, 20_000) + " jane.doe@example.com [EMAIL_1]"
+    assert len(text) > pii.PREFILTER_MIN_CHARS
+    with_prefilter = pii.find_pii(text)
+    monkeypatch.setattr(pii, "hyperscan", None)
+    assert with_prefilter == pii.find_pii(text)
+
+
+def test_the_prefilter_steps_aside_for_short_and_dense_texts():
+    names = ("CARD", "SSN", "IPV4", "NANP")
+    typical = ("Call 415-555-2671 or write to jane@example.com about order 1234 of 2025-10-04. The quarterly "
+               "review covered routing, pricing and the partner programme; version 3.11.7 shipped, and nothing "
+               "else in this paragraph is personal, it is here to make the text realistic. " * 200)
+    assert pii._candidate_starts(names, typical) is not None
+    assert pii._candidate_starts(names, typical[:1_000]) is None  # short: the regex scan costs less
+    assert pii._candidate_starts(names, "1 " * 50_000) is None  # a report every other character
