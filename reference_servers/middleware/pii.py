@@ -132,7 +132,8 @@ import itertools
 import operator
 import re
 import threading
-from functools import lru_cache
+from collections import Counter
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import phonenumbers
@@ -193,7 +194,7 @@ _NOT_AFTER_VERSION_WORD = "".join(
 # says what may not come before that digit besides a word character (which none allows), the rest is the pattern
 # after it.
 DIGIT_RUNS = {
-    # Runs of digit groups with at least 13 digits (the lookahead): cards, decided in _card_in_run. A run of one
+    # Runs of digit groups with at least 13 digits (the lookahead): cards, decided in _find_card_in_run. A run of one
     # group must be a whole card (13-19 digits, the first 2-6), so order numbers never reach Python; the most
     # groups are tried first, as a `(?:[ \-][0-9]+)*` would. The 12-digit lookahead (a repeated group, costly in
     # the regex engine) comes after a test it implies: its first 12 characters are digits or separators.
@@ -236,7 +237,7 @@ _LONG_RUN = 10  # digits in a row that the scan passes over in one match (see _d
 
 
 @lru_cache(maxsize=16)
-def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
+def _digit_run_scanner(names: tuple[str, ...], first_tests: bool = True) -> re.Pattern:
     """One pattern for the DIGIT_RUNS `names` (SSN, IPV4 and NANP always among them): each rest in a lookahead
     with a named group, the match failing unless one of them matched, and going on over a CARD run if there is
     one.
@@ -254,8 +255,10 @@ def _digit_run_scanner(names: tuple[str, ...]) -> re.Pattern:
     # The first tests reject most non-candidates at once: what follows the first digit, after a dash only an
     # IPv4 address can start, and every candidate has 9 digits in a row or a separator and a digit (or "(") right
     # after its first run of digits, which the prose numbers ("2025 ", "6,400,000", "18%") do not.
+    # (Every candidate passes them, so where the prefilter has already picked the positions, they are left out:
+    # `first_tests` false.)
     parts = [rf"(?=[0-9 .\-])(?=(?<!-[0-9])|[0-9]{{0,2}}\.)(?=[0-9]{{0,7}}[ .\-][0-9(]|[0-9]{{8}})"
-             rf"(?={_heads(names)})"]  # lookaheads: no backtracking
+             rf"(?={_heads(names)})"] if first_tests else []  # lookaheads: no backtracking
     for name in names:
         guard, rest = DIGIT_RUNS[name]
         parts.append(rf"(?:{guard}(?=(?P<{name}>{rest}))|)")
@@ -351,16 +354,16 @@ def _candidate_starts(names: tuple[str, ...], text: str) -> list[int] | None:
     return sorted(set(starts))
 
 
-def _scan_matches(scanner: re.Pattern, names: tuple[str, ...], text: str):
-    """The matches of scanner.finditer(text) that set a group (scanner = _digit_run_scanner(names)); for a long
-    text, from the scanner tried only where the prefilter says a candidate may start."""
+def _scan_matches(names: tuple[str, ...], text: str):
+    """The matches of _digit_run_scanner(names).finditer(text) that set a group; for a long text, from the
+    scanner tried only where the prefilter says a candidate may start."""
     starts = _candidate_starts(names, text)
     if starts is None:
-        for m in scanner.finditer(text):
+        for m in _digit_run_scanner(names).finditer(text):
             if m.lastindex is not None:
                 yield m
         return
-    match = scanner.match
+    match = _digit_run_scanner(names, first_tests=False).match
     resume = 0  # where finditer would go on: no match starts inside the previous one
     for start in starts:
         if start < resume:
@@ -391,6 +394,12 @@ class Found(NamedTuple):  # a tuple, so sorting compares in C
     start: int
     end: int
     kind: str
+
+
+# _found((start, end, kind)) is Found(start, end, kind) built in C: a NamedTuple's own __new__ is a Python function,
+# and a megabyte of text has thousands of spans.
+_found = partial(tuple.__new__, Found)
+_START, _END = operator.itemgetter(0), operator.itemgetter(1)
 
 
 # -- validity tests ------------------------------------------------------------------------------
@@ -540,14 +549,17 @@ def _emails(text: str):
         # follows the last space, which one test in C confirms; otherwise character by character.
         lowest = max(done, at - _MAX_LOCAL)
         left = text.rfind(" ", lowest, at) + 1 or lowest
-        if not _EMAIL_LOCAL_RUN_RE.fullmatch(text, left, at):
-            left = at
-            while left > lowest and (text[left - 1].isalnum() or text[left - 1] == "_"
-                                     or text[left - 1] in _EMAIL_LOCAL_CHARS):
-                left -= 1
-        start = _email_start(text, left, at)
+        if _EMAIL_LOCAL_RE.fullmatch(text, left, at + 1):  # the usual case: the whole run is the local part
+            start = left
+        else:
+            if not _EMAIL_LOCAL_RUN_RE.fullmatch(text, left, at):
+                left = at
+                while left > lowest and (text[left - 1].isalnum() or text[left - 1] == "_"
+                                         or text[left - 1] in _EMAIL_LOCAL_CHARS):
+                    left -= 1
+            start = _email_start(text, left, at)
         if start >= 0:
-            yield Found(start, domain.end(), "EMAIL")
+            yield _found((start, domain.end(), "EMAIL"))
             done = domain.end()
 
 
@@ -561,38 +573,53 @@ def _phones(text: str, strict: bool, region: str):
         for m in PHONE_INTL_RE.finditer(text):
             n = _longest_valid_prefix(m.group(), None)
             if n:
-                yield Found(m.start(), m.start() + n, "PHONE")
+                yield _found((m.start(), m.start() + n, "PHONE"))
     if "(" in text:
         for m in PHONE_NANP_PAREN_RE.finditer(text):
             if _valid_phone(m.group(), "US"):
-                yield Found(m.start(), m.end(), "PHONE")
+                yield _found((m.start(), m.end(), "PHONE"))
         if _trunk0(region):
             for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
-                    yield Found(m.start(), m.start() + n, "PHONE")
+                    yield _found((m.start(), m.start() + n, "PHONE"))
 
 
 def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
-    lo = max(0, start - 48)
-    labelled = _ends_like_label(text, lo, start, ":#=", _SSN_LABEL_LAST) and \
-        SSN_LABEL_BEFORE_RE.search(text, lo, start) is not None
+    # The cached validity test first: a label needs looking for only where the number alone does not count.
     if len(value) == 11:  # ###-##-####
-        return labelled or _valid_ssn(value)
-    return labelled or (strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value))
+        if _valid_ssn(value):
+            return True
+    elif strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value):
+        return True
+    lo = max(0, start - 48)
+    return _ends_like_label(text, lo, start, ":#=", _SSN_LABEL_LAST) and \
+        SSN_LABEL_BEFORE_RE.search(text, lo, start) is not None
 
 
 _SHORT_RUN = 64  # runs up to this long are cached (a card with its neighbours); longer ones are rare and unique
 
 
-def _card_in_run(run: str) -> tuple[int, int] | None:
-    """Where in a run of digit groups its longest, then earliest, card is."""
-    return _card_in_short_run(run) if len(run) <= _SHORT_RUN else _find_card_in_run(run)
+def _card_run(run: str, trunk0: bool) -> tuple[tuple[int, int] | None, bool, bool]:
+    """What _digit_run_candidates needs to know of a CARD run: where its longest, then earliest, card is (or
+    None); whether a bounded detector may start at one of its groups after the first; and whether it ends in a
+    group "1" (which, before " (", starts `1 (415) ...`)."""
+    return _short_card_run(run, trunk0) if len(run) <= _SHORT_RUN else _find_card_run(run, trunk0)
 
 
 @lru_cache(maxsize=8192)
-def _card_in_short_run(run: str) -> tuple[int, int] | None:
-    return _find_card_in_run(run)
+def _short_card_run(run: str, trunk0: bool) -> tuple[tuple[int, int] | None, bool, bool]:
+    return _find_card_run(run, trunk0)
+
+
+def _find_card_run(run: str, trunk0: bool) -> tuple[tuple[int, int] | None, bool, bool]:
+    # The scan goes on after the run; the bounded detectors still look at the groups inside it that one of them
+    # can start with: 3 digits (SSN, NANP, and `1-415-...` has one), 9 or more (bare SSNs and phones), or a "0"
+    # (trunk-0 numbers). Substring tests, in C.
+    groups = run.replace("-", " ")
+    shape = f"{groups} ".translate(_SHAPE)
+    look_inside = " ddd " in shape or " ddddddddd" in shape or (trunk0 and " 0" in groups)
+    return _find_card_in_run(run), look_inside, groups.endswith(" 1")
 
 
 def _find_card_in_run(run: str) -> tuple[int, int] | None:
@@ -674,19 +701,19 @@ def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str,
         value = text[start:end]
         if name == "SSN":
             if _ssn_ok(text, start, value, strict):
-                out.append(Found(start, end, "SSN"))
+                out.append(_found((start, end, "SSN")))
         elif name == "IPV4":
             if _ipv4_ok(value, text, start):
-                out.append(Found(start, end, "IPV4"))
+                out.append(_found((start, end, "IPV4")))
         elif name == "NANP":
             if _valid_phone(value, "US"):
-                out.append(Found(start, end, "PHONE"))
+                out.append(_found((start, end, "PHONE")))
         elif name == "TRUNK0":
             n = _longest_valid_prefix(value, region)
             if n:
-                out.append(Found(start, start + n, "PHONE"))
+                out.append(_found((start, start + n, "PHONE")))
         elif _valid_phone(value, region) or _valid_phone("+" + value, None):  # BARE
-            out.append(Found(start, end, "PHONE"))
+            out.append(_found((start, end, "PHONE")))
 
 
 def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
@@ -697,21 +724,15 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
     inside = _digit_run_scanner(bounded)
     out: list[Found] = []
     names = ("CARD",) + bounded
-    for m in _scan_matches(_digit_run_scanner(names), names, text):
+    for m in _scan_matches(names, text):
         _judge_runs(m, bounded, done, text, strict, region, out)
         start, end = m.span()
         if m.regs[1][1] < 0:  # no CARD run
             continue
-        card = _card_in_run(text[start:end])
+        card, look_inside, last_one = _card_run(text[start:end], trunk0)
         if card:
-            out.append(Found(start + card[0], start + card[1], "CARD"))
-        # The scan went on after the run; the bounded detectors still look at the groups inside it that one of
-        # them can start with: 3 digits (SSN, NANP, and `1-415-...` has one), 9 or more (bare SSNs and phones), a
-        # "0" (trunk-0 numbers), or a last "1" before " (" (`1 (415) ...`). Substring tests, in C.
-        groups = text[start:end].replace("-", " ")
-        shape = f"{groups} ".translate(_SHAPE)
-        if (" ddd " in shape or " ddddddddd" in shape or (trunk0 and " 0" in groups)
-                or (groups.endswith(" 1") and text[end:end + 1] in (" ", ".", "-") and text[end + 1:end + 2] == "(")):
+            out.append(_found((start + card[0], start + card[1], "CARD")))
+        if look_inside or (last_one and text[end:end + 1] in (" ", ".", "-") and text[end + 1:end + 2] == "("):
             for n in inside.finditer(text, start + 1, end + _LONGEST_BOUNDED_RUN):
                 if n.start() >= end:
                     break
@@ -722,7 +743,7 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
     """Every PII span of `text`, non-overlapping, in text order (see the module docstring)."""
-    literals = [Found(m.start(), m.end(), "LITERAL") for m in HANDLE_RE.finditer(text)] if "[" in text else []
+    literals = [_found((m.start(), m.end(), "LITERAL")) for m in HANDLE_RE.finditer(text)] if "[" in text else []
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     candidates = list(_emails(view)) if "@" in view else []
     if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
@@ -731,21 +752,27 @@ def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]
     if not candidates:
         return literals
     if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
-        candidates = [Found(original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind)
+        candidates = [_found((original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind))
                       for f in candidates]
-    # Overlaps are resolved within each group of spans that overlap one another, and most spans overlap none.
+    # Overlaps are resolved within each group of spans that overlap one another, and most spans overlap none: a
+    # group starts where a span reaches past the next one's start (found in C), and the spans between groups stay.
     spans = sorted(literals + candidates)
+    starts, ends = list(map(_START, spans)), list(map(_END, spans))
+    overlapping = [k for k, clear in enumerate(map(operator.le, ends, starts[1:])) if not clear]
+    if not overlapping:
+        return spans
     chosen, i = [], 0
-    while i < len(spans):
-        j, reach = i + 1, spans[i].end
-        while j < len(spans) and spans[j].start < reach:
-            reach = max(reach, spans[j].end)
+    for k in overlapping:
+        if k < i:  # inside the group before
+            continue
+        chosen += spans[i:k]
+        j, reach = k + 1, ends[k]
+        while j < len(spans) and starts[j] < reach:
+            reach = max(reach, ends[j])
             j += 1
-        if j == i + 1:
-            chosen.append(spans[i])
-        else:
-            chosen += _resolve_overlaps(spans[i:j])
+        chosen += _resolve_overlaps(spans[k:j])
         i = j
+    chosen += spans[i:]
     return chosen
 
 
@@ -811,19 +838,24 @@ def validate_map(mapping, name: str) -> dict[str, str]:
 
 def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str = "US",
                 counts: dict[str, int] | None = None) -> str:
-    out, last = [], 0
+    found = find_pii(text, strict, region)
+    if not found:
+        return text
+    out: list[str] = []
+    append, last = out.append, 0
     tags: dict[tuple[str, str], str] = {}  # a value repeats: its "[HANDLE]" is built once
-    for start, end, kind in find_pii(text, strict, region):
-        value = text[start:end]
-        tag = tags.get((kind, value))
+    for start, end, kind in found:
+        key = (kind, text[start:end])
+        tag = tags.get(key)
         if tag is None:
-            tag = tags[kind, value] = f"[{handles.handle_for(kind, value)}]"
-        out.append(text[last:start])
-        out.append(tag)
-        if counts is not None:
-            counts[kind] = counts.get(kind, 0) + 1
+            tag = tags[key] = f"[{handles.handle_for(*key)}]"
+        append(text[last:start])
+        append(tag)
         last = end
-    out.append(text[last:])
+    append(text[last:])
+    if counts is not None:
+        for kind, n in Counter(map(operator.itemgetter(2), found)).items():
+            counts[kind] = counts.get(kind, 0) + n
     return "".join(out)
 
 

@@ -96,3 +96,17 @@ def test_the_prefilter_steps_aside_for_short_and_dense_texts():
     assert pii._candidate_starts(names, typical) is not None
     assert pii._candidate_starts(names, typical[:1_000]) is None  # short: the regex scan costs less
     assert pii._candidate_starts(names, "1 " * 50_000) is None  # a report every other character
+
+
+@pytest.mark.parametrize("names", [("CARD", "SSN", "IPV4", "NANP"), ("CARD", "SSN", "IPV4", "NANP", "TRUNK0", "BARE")],
+                         ids=["standard", "strict trunk-0"])
+def test_the_first_tests_the_prefiltered_scan_leaves_out_reject_no_candidate(names):
+    """At the prefilter's positions the scanner runs without its first tests (what candidates start with): only
+    sound if no candidate fails them, at any position."""
+    full, bare = pii._digit_run_scanner(names), pii._digit_run_scanner(names, first_tests=False)
+    rng = random.Random(len(names))
+    for _ in range(400):
+        text = random_text(rng, rng.randint(1, 40))
+        for position in range(len(text)):
+            a, b = full.match(text, position), bare.match(text, position)
+            assert (a.regs if a and a.lastindex else None) == (b.regs if b and b.lastindex else None), (text, position)
