@@ -692,12 +692,15 @@ def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str,
     previous candidate of that detector (`done`, by position in `names`) is skipped."""
     start = m.start()
     regs = m.regs
-    offset = len(regs) - len(names)
-    for i, name in enumerate(names):
-        end = regs[offset + i][1]
+    first = len(regs) - len(names)  # the group of names[0]
+    # m.lastindex is the highest group set (the lookaheads set them in order): none after it needs a look, and
+    # none of `names` is set where it comes before `first` (a CARD run alone).
+    for i in range(m.lastindex - first + 1):
+        end = regs[first + i][1]
         if end < 0 or start < done[i]:
             continue
         done[i] = end
+        name = names[i]
         value = text[start:end]
         if name == "SSN":
             if _ssn_ok(text, start, value, strict):
