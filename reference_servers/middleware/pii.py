@@ -301,10 +301,11 @@ PREFILTERS = {
 # Below this many characters the regex scan costs less than the call into Hyperscan is worth (about 1 ms at
 # 32 KB), and short texts never pay for compiling the patterns (0.1-0.2 s, once per process and detector set).
 PREFILTER_MIN_CHARS = 32_768
-# Each reported position costs a call into Python (about 0.7 us); where candidates are denser than one per this
-# many characters (runs of digit groups, "1 1 1 ...": one report per group) the regex scan, which passes over a
-# run in one match, is cheaper, so the prefilter gives up there.
+# Each reported position costs a call into Python (about 1 us); where candidates come denser than one per _DENSE
+# characters, beyond _DENSE_SLACK reports (runs of digit groups, "1 1 1 ...": one report per group), the regex
+# scan, which passes over a run in one match, is cheaper, so the prefilter gives up as soon as it sees that.
 _DENSE = 128
+_DENSE_SLACK = 256
 
 
 @lru_cache(maxsize=8)
@@ -341,11 +342,10 @@ def _candidate_starts(names: tuple[str, ...], text: str) -> list[int] | None:
     shape = b" " + text.encode("ascii", "replace")
     starts: list[int] = []
     add = starts.append
-    most = len(text) // _DENSE
 
-    def found(_id, start, _end, _flags, _context):
+    def found(_id, start, end, _flags, _context):
         add(start)
-        return len(starts) > most  # true ends the scan
+        return len(starts) > end / _DENSE + _DENSE_SLACK  # true ends the scan
 
     try:
         database.scan(shape, match_event_handler=found, scratch=scratch)
