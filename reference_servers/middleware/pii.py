@@ -122,6 +122,16 @@ validity tests run on real candidates only, and are cached by value. A run of
 digit groups that may hold a card is skipped over as a whole (cards are
 unbounded; looking again at each of its groups would be quadratic) and looked
 inside only when a group there can start an SSN or a phone number.
+
+Long texts (32 KB and more) are read twice as fast with Hyperscan, a C library
+of automata that finds every match of many patterns in one pass: the regex
+engine stops at every digit of digit-dense prose, while Hyperscan passes over
+it and reports where a candidate of each detector may start (PREFILTERS, one
+lookaround-free superset of each candidate pattern), and the scan above runs at
+those positions only. The spans found are the same either way (the tests
+compare the two); where Hyperscan has no wheel, cannot run on the CPU, or the
+candidates are dense (one every few characters, where the regex scan passes a
+whole run of groups in one match) the regex scan reads the text alone.
 """
 
 from __future__ import annotations
@@ -138,11 +148,6 @@ from typing import NamedTuple
 
 import phonenumbers
 from stdnum.us import ssn as us_ssn
-
-try:
-    import hyperscan
-except ImportError:  # no wheel for this platform: the regex scan alone gives the same spans, more slowly
-    hyperscan = None
 
 from . import MiddlewareSpec
 from .textutil import check_context, detection_view, is_text, original_offset
@@ -308,9 +313,23 @@ _DENSE = 128
 _DENSE_SLACK = 256
 
 
+@lru_cache(maxsize=1)
+def _hyperscan():
+    """The hyperscan module, imported with the first long text (a server start would pay 20-30 ms for it), or
+    None where it has no wheel: the regex scan alone gives the same spans, more slowly."""
+    try:
+        import hyperscan
+    except ImportError:
+        return None
+    return hyperscan
+
+
 @lru_cache(maxsize=8)
 def _prefilter_database(names: tuple[str, ...]):
-    """The compiled PREFILTERS of `names`, or None where Hyperscan cannot run (a CPU without SSSE3, say)."""
+    """The compiled PREFILTERS of `names`, or None where Hyperscan cannot run (no wheel, a CPU without SSSE3)."""
+    hyperscan = _hyperscan()
+    if hyperscan is None:
+        return None
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
         database.compile(expressions=[PREFILTERS[name].encode() for name in names], ids=list(range(len(names))),
@@ -327,11 +346,12 @@ def _candidate_starts(names: tuple[str, ...], text: str) -> list[int] | None:
     """Where a candidate of the DIGIT_RUNS `names` may start in `text`, in order: a superset of the positions
     where _digit_run_scanner(names) matches with a group set. None where the prefilter does not help: no
     Hyperscan, a text too short, or candidates too dense."""
-    if hyperscan is None or len(text) < PREFILTER_MIN_CHARS:
+    if len(text) < PREFILTER_MIN_CHARS:
         return None
     database = _prefilter_database(names)
     if database is None:
         return None
+    hyperscan = _hyperscan()
     scratches = _scratch.__dict__.setdefault("by_names", {})
     scratch = scratches.get(names)
     if scratch is None:
