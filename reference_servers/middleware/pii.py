@@ -339,6 +339,7 @@ def _prefilter_database(names: tuple[str, ...]):
     return database
 
 
+_NOT_ASCII_BEFORE_DIGIT_RE = re.compile(r"[^\x00-\x7f](?=[0-9])")
 _scratch = threading.local()  # Hyperscan's scratch space serves one scan at a time: one per thread and database
 
 
@@ -356,10 +357,18 @@ def _candidate_starts(names: tuple[str, ...], text: str) -> list[int] | None:
     scratch = scratches.get(names)
     if scratch is None:
         scratch = scratches[names] = hyperscan.Scratch(database)
-    # One byte per character, so offsets carry over: anything not ASCII reads as "?", which no pattern has but
-    # in the place of the character before a candidate, where it may stand for a letter (a superset again). The
-    # space in front stands for the start of the text, so a match's start is its first digit's offset in `text`.
+    # One byte per character, so offsets carry over. A character that is not ASCII matters to the patterns only
+    # right before a digit, where it must read as the regex engine reads it: "a" if it is a word character (the
+    # guards), "?" if not. (As "?" throughout, a letter glued to "1 415 555 2671" would make that "1" the leftmost
+    # start of the NANP pattern, and Hyperscan reports one start per end: the "415", the real candidate's start,
+    # would go unreported.) The space in front stands for the start of the text, so a match's start is its first
+    # digit's offset in `text`.
     shape = b" " + text.encode("ascii", "replace")
+    if not text.isascii():
+        shape = bytearray(shape)
+        for m in _NOT_ASCII_BEFORE_DIGIT_RE.finditer(text):
+            if m.group().isalnum():  # what \w matches beyond ASCII
+                shape[m.start() + 1] = 0x61
     starts: list[int] = []
     add = starts.append
 
