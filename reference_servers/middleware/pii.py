@@ -284,9 +284,13 @@ def _digit_run_scanner(names: tuple[str, ...], first_tests: bool = True) -> re.P
 # then tried at those positions only. Each pattern is a superset of what its DIGIT_RUNS entry matches, written
 # without lookarounds, which Hyperscan lacks: the character before the first digit is part of the match (and
 # stands for the guards, the `(?<!\w[0-9])` of every candidate included), the character after the candidate too
-# where its rest ends in _NOT_BEFORE; the other guards are left to the regex. So every position where the scan
-# can match with a group set is reported, the spans found are the same as the regex scan's alone (the tests
-# compare the two on random and adversarial texts), and only the work between candidates is saved.
+# where its rest ends in _NOT_BEFORE; the other guards are left to the regex. Hyperscan reports one start per
+# end, the leftmost; two starts of one pattern share an end only in NANP's `1 415 555 2671` (the "1" and the
+# "415"), and there the "1" is a candidate exactly when the "415" would be one (and skipped, as inside it), as
+# long as the character before each reads as the regex engine reads it (_candidate_starts). So every position
+# where the scan can match with a group set, and finditer would look, is reported, the spans found are the same
+# as the regex scan's alone (the tests compare the two on random and adversarial texts), and only the work
+# between candidates is saved.
 _D = "[0-9]"
 _SEP = r"[ .\-]"
 _AFTER = r"(?:[^0-9A-Za-z_\-]|$)"  # _NOT_BEFORE without its ".digit" case
