@@ -356,11 +356,6 @@ def _candidate_starts(names: tuple[str, ...], text: str) -> list[int] | None:
     database = _prefilter_database(names)
     if database is None:
         return None
-    hyperscan = _hyperscan()
-    scratches = _scratch.__dict__.setdefault("by_names", {})
-    scratch = scratches.get(names)
-    if scratch is None:
-        scratch = scratches[names] = hyperscan.Scratch(database)
     # One byte per character, so offsets carry over. A character that is not ASCII matters to the patterns only
     # right before a digit, where it must read as the regex engine reads it: "a" if it is a word character (the
     # guards), "?" if not. (As "?" throughout, a letter glued to "1 415 555 2671" would make that "1" the leftmost
@@ -380,7 +375,12 @@ def _candidate_starts(names: tuple[str, ...], text: str) -> list[int] | None:
         add(start)
         return len(starts) > end / _DENSE + _DENSE_SLACK  # true ends the scan
 
+    hyperscan = _hyperscan()
+    scratches = _scratch.__dict__.setdefault("by_names", {})
     try:
+        scratch = scratches.get(names)
+        if scratch is None:
+            scratch = scratches[names] = hyperscan.Scratch(database)
         database.scan(shape, match_event_handler=found, scratch=scratch)
     except hyperscan.error:  # ScanTerminated (too dense) or a failure of the library: the regex scan serves
         return None

@@ -5,7 +5,9 @@ candidates in long texts only, where nobody looks at single spans; so every text
 the prefilter forced on at any length and density, and the two answers must be equal.
 """
 
+import json
 import random
+import subprocess
 import sys
 
 import pytest
@@ -120,3 +122,18 @@ def test_the_first_tests_the_prefiltered_scan_leaves_out_reject_no_candidate(nam
         for position in range(len(text)):
             a, b = full.match(text, position), bare.match(text, position)
             assert (a.regs if a and a.lastindex else None) == (b.regs if b and b.lastindex else None), (text, position)
+
+
+def test_without_hyperscan_the_regex_scan_finds_the_same(tmp_path):
+    """Where the wheel is missing (the import fails) nothing breaks: long texts go through the regex scan."""
+    text = random_text(random.Random(13), 6_000)
+    assert len(text) > pii.PREFILTER_MIN_CHARS
+    path = tmp_path / "text.txt"
+    path.write_text(text, encoding="utf-8")
+    script = ("import sys, json; sys.modules['hyperscan'] = None\n"  # `import hyperscan` now raises ImportError
+              "from reference_servers.middleware import pii\n"
+              f"spans = pii.find_pii(open({str(path)!r}, encoding='utf-8').read(), True, 'GB')\n"
+              "assert pii._hyperscan() is None\n"
+              "print(json.dumps(spans))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert [tuple(span) for span in json.loads(out.stdout)] == pii.find_pii(text, True, "GB")
