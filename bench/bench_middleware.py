@@ -29,6 +29,8 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_middleware_functions import pii_prefilter  # noqa: E402  (this directory is on the path)
+
 from conformance.peerkit import free_port, spawn  # noqa: E402
 from conformance.server.recording import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
@@ -65,6 +67,7 @@ async def main(repeat: int) -> None:
         await conn.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                           "clientInfo": {"name": "bench", "version": "0"}})
         await conn.notify("notifications/initialized")
+        print(pii_prefilter())
         print(f"{'pii_redaction':<16} {'median ms':>10} {'function ms':>12} {'handles':>8}")
         for size, label in ((10_000, "10 KB"), (100_000, "100 KB"), (1_000_000, "1 MB")):
             text = mixed_text(size)
