@@ -753,10 +753,16 @@ def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str,
             out.append(_found((start, end, "PHONE")))
 
 
+def _bounded_runs(strict: bool, region: str) -> tuple[str, ...]:
+    """The DIGIT_RUNS besides CARD that a call looks for: trunk-0 numbers only for regions that have them, bare
+    runs only in strict mode."""
+    return ("SSN", "IPV4", "NANP") + (("TRUNK0",) if _trunk0(region) else ()) + (("BARE",) if strict else ())
+
+
 def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
     """Cards, SSNs, IPv4 addresses and the phones that start a digit run, from one scan (_digit_run_scanner)."""
-    trunk0 = _trunk0(region)
-    bounded = ("SSN", "IPV4", "NANP") + (("TRUNK0",) if trunk0 else ()) + (("BARE",) if strict else ())
+    bounded = _bounded_runs(strict, region)
+    trunk0 = "TRUNK0" in bounded
     done = [0] * len(bounded)
     inside = _digit_run_scanner(bounded)
     out: list[Found] = []

@@ -43,8 +43,7 @@ def random_text(rng: random.Random, pieces: int) -> str:
 
 def both_ways(monkeypatch, text: str, strict: bool, region: str) -> tuple[list, list]:
     """(_digit_run_candidates with the prefilter, without it)."""
-    names = ("CARD", "SSN", "IPV4", "NANP") + (("TRUNK0",) if pii._trunk0(region) else ()) + (
-        ("BARE",) if strict else ())
+    names = ("CARD",) + pii._bounded_runs(strict, region)
     with monkeypatch.context() as patch:
         patch.setattr(pii, "PREFILTER_MIN_CHARS", 0)
         patch.setattr(pii, "_DENSE", 1e-9)  # never too dense: the prefilter's answer is used at any density
