@@ -73,8 +73,8 @@ def matrix(session, mcp):
     pins = [f"mcp=={mcp}"] + (["pydantic<2.14"] if mcp.startswith("1.") else [])
     session.install("-e", ".[reference,test]", *pins)
     session.run("python", "ecosystem/probe.py", "row", "python", SURVIVAL)
-    session.run("python", "-m", "conformance.matrix", "survival", silent=True)
-    session.run("python", "-m", "conformance.matrix", "run", "reports/sdk-matrix")
+    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True)
+    session.run("python", "-m", "conformance.tools.matrix", "run", "reports/sdk-matrix")
 
 
 @nox.session
@@ -83,7 +83,7 @@ def matrix_fastmcp(session, fastmcp):
     """One FastMCP release: its naive servers and client, probed raw; rewrites reports/ecosystem/sdk-survival.md."""
     session.install(f"fastmcp=={fastmcp}")
     session.run("python", "ecosystem/probe.py", "row", "fastmcp", SURVIVAL)
-    session.run("python", "-m", "conformance.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
 @nox.session
@@ -92,7 +92,7 @@ def matrix_typescript(session, sdk):
     """One @modelcontextprotocol/sdk release (npm): naive and low-level servers and a client, probed raw."""
     node_modules = npm_install(session, f"@modelcontextprotocol/sdk@{sdk}")
     session.run("python", "ecosystem/probe.py", "row", "typescript", SURVIVAL, env={"NODE_PATH": str(node_modules)})
-    session.run("python", "-m", "conformance.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
 @nox.session
@@ -125,7 +125,7 @@ def wg_fixtures(session):
             session.skip(WG_FIXTURES_HELP)
         args = ["--fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
     session.install("-e", ".[reference]")
-    session.run("python", "-m", "conformance.interceptors_replay", *args, "--report-dir", "reports/wg-fixtures")
+    session.run("python", "-m", "conformance.tools.interceptors_replay", *args, "--report-dir", "reports/wg-fixtures")
 
 
 @nox.session

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from .peerkit import free_port, spawn
+from .targets.peerkit import free_port, spawn
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORT_DIR = "reports/latest"
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.subcommand == "demo":
             return cmd_demo(args)
         if args.subcommand == "dashboard":
-            from .dashboard import cmd_dashboard
+            from .report.dashboard import cmd_dashboard
 
             return cmd_dashboard(args)
     except KeyboardInterrupt:
@@ -252,7 +252,7 @@ def run_pytest(arguments: list[str], report_dir: str) -> int:
 
 def _profile_error(role: str, profiles: list[str]) -> bool:
     """Say why `--profile` names something the role cannot claim; True when it does."""
-    from .roles import ROLES
+    from .core.roles import ROLES
 
     problem = ROLES[role].profile_error(profiles)
     if problem:
@@ -315,8 +315,8 @@ def _clear(report_dir: str) -> None:
 
 
 def cmd_list(args) -> int:
-    from . import catalog, roles
-    from .model import REGISTRY
+    from .core import catalog, roles
+    from .core.model import REGISTRY
 
     roles.load_all()
 
@@ -359,7 +359,7 @@ def cmd_demo(args) -> int:
             runs.append(("server-http", 2))
         else:
             run("server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
-    from .roles import HOST
+    from .core.roles import HOST
 
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
     run("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all])

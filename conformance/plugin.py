@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from . import roles
-from .model import REGISTRY, Result, format_failure
+from .core import roles
+from .core.model import REGISTRY, Result, format_failure
 
 PROPERTY = "mcpx"
 
@@ -82,7 +82,7 @@ def pytest_configure(config):
     config._mcpx_baseline = None
     if config.getoption("mcpx_expected_failures", None):
         roles.load_all()  # the checks a baseline may name
-        from .baseline import BaselineError, load
+        from .report.baseline import BaselineError, load
 
         try:
             config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
@@ -156,7 +156,7 @@ def _target_description(config) -> dict:
     return spec.describe() if spec else {"kind": "stdio", "command": "?"}
 
 
-# -- recording, one function per role: each returns {profile: Recording} (conformance/recording.py) -------------
+# -- recording, one function per role: each returns {profile: Recording} (conformance/core/recording.py) -------------
 
 def _record_server(config, profiles: list[str], claimed: set[str], say) -> dict:
     from .server import record
@@ -225,12 +225,12 @@ def _warm_up() -> None:
 
     def warm() -> None:
         try:
-            from . import catalog, schemas_loader, wire
+            from .core import catalog, schemas_loader, wire
 
             wire.warm()
             schemas_loader.validator("capabilities")
             catalog.load()
-            from . import badges, html_report, reports  # noqa: F401 - imported for the report at the end
+            from .report import badges, html as html_report, results as reports  # noqa: F401 - imported for the report at the end
         except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
             pass
 
@@ -379,7 +379,7 @@ def _progress(say):
 @pytest.fixture
 def mcpx_verdict(request):
     """Evaluate a check against its recording and turn the verdict into a test outcome."""
-    from .runner import evaluate
+    from .core.runner import evaluate
 
     def verdict(check_id: str, recordings: dict) -> Result:
         check = REGISTRY[check_id]
@@ -463,7 +463,7 @@ class Reporter:
         directory = self.config.getoption("mcpx_report_dir")
         if not directory or hasattr(self.config, "workerinput"):  # xdist workers leave it to the controller
             return
-        from . import reports
+        from .report import results as reports
 
         finished = time.time()
         results = [self.results[k] for k in sorted(self.results)]
@@ -477,7 +477,7 @@ class Reporter:
     def pytest_terminal_summary(self, terminalreporter):
         if not self.results:
             return
-        from . import reports
+        from .report import results as reports
 
         for line in reports.terminal_table(list(self.results.values()), self.claims):
             terminalreporter.write_line(line)

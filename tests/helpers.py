@@ -13,9 +13,9 @@ from pathlib import Path
 from conformance.gateway import record as gateway_record
 from conformance.gateway.launch import gateway_factory
 from conformance.host import record as host_record
-from conformance.peerkit import free_port, spawn
-from conformance.roles import GATEWAY, HOST, SERVER
-from conformance.runner import evaluate_all
+from conformance.targets.peerkit import free_port, spawn
+from conformance.core.roles import GATEWAY, HOST, SERVER
+from conformance.core.runner import evaluate_all
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conformance import schemas_loader
+from conformance.core import schemas_loader
 from tests.helpers import ROOT, SERVER_CHECKS, fake_command
 
 
@@ -88,7 +88,7 @@ def test_unstartable_target_exits_2_without_traceback(tmp_path):
 
 
 def test_unreachable_url_exits_2(tmp_path):
-    from conformance.peerkit import free_port
+    from conformance.targets.peerkit import free_port
 
     proc = cli("server", "--url", f"http://127.0.0.1:{free_port()}/mcp", "--report-dir", str(tmp_path))
     assert_clean(proc)

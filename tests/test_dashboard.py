@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformance import dashboard, schemas_loader
+from conformance.report import dashboard
+from conformance.core import schemas_loader
 from tests.helpers import ROOT
 
 FLAG = "preprocessor-tools/server/fixture-flagged"
@@ -196,14 +197,14 @@ def test_cli_writes_the_page(tmp_path, runs):
 
 
 def test_run_report_has_an_anchor_per_check_for_the_dashboard_links():
-    from conformance.html_report import render
+    from conformance.report.html import render
 
     page = render(results("server", [check(FLAG, "pass"), check(UNMET, "fail", "ran anyway")]))
     assert f"id='{FLAG}'" in page and f"id='{UNMET}'" in page
 
 
 def test_run_report_cites_each_rows_source_by_name_and_link():
-    from conformance.html_report import render
+    from conformance.report.html import render
 
     real = {**check(UNMET, "fail", "ran anyway"), "rows": ["er.server.fail-unmet", "PT-1"]}  # PT-1: not a row here
     page = render(results("server", [real]))

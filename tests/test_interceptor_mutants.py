@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.model import REGISTRY
-from conformance.runner import evaluate
+from conformance.core.model import REGISTRY
+from conformance.core.runner import evaluate
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from tests.helpers import not_ok, reference_command

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance import catalog, schemas_loader
+from conformance.core import catalog, schemas_loader
 from conformance.gateway import replay as gp
 from conformance.gateway import sequential_pipeline as sp
-from conformance.model import REGISTRY
-from conformance.runner import evaluate
+from conformance.core.model import REGISTRY
+from conformance.core.runner import evaluate
 from reference_servers.gateway import adapter as reference_adapter
 from reference_servers.gateway.pipeline import (
     Decision,

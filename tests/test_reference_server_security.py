@@ -20,7 +20,7 @@ import anyio
 import httpx
 import pytest
 
-from conformance.peerkit import free_port
+from conformance.targets.peerkit import free_port
 from conformance.server.recording import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
 from tests.helpers import ROOT, reference_http_server

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..judging import canonical
-from ..model import Violation, check
+from ..core.judging import canonical
+from ..core.model import Violation, check
 from ..server.common import AUDIO_BLOCK, EMBEDDED_BLOCK, IMAGE_BLOCK, TEXT_BLOCK, blocks
 from ..server.recording import Recording
 from .common import wire_check

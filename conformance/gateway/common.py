@@ -4,15 +4,15 @@ The suite plays the upstream (conformance/gateway/upstream.py, every fixture, co
 client. A gateway must pass each profile's fields and methods through unchanged, or refuse a method
 cleanly (not advertised, answered -32601); it must never advertise and then drop, and never leave a
 request hanging. Gateways may rename what they aggregate (Gatekit serves `conformance_echo` as
-`fixture__conformance_echo`), so drivers and judges find fixtures with `conformance.judging.find_named`
+`fixture__conformance_echo`), so drivers and judges find fixtures with `conformance.core.judging.find_named`
 and call them by the name the gateway lists. Recording is in `record.py`; one module per profile
 holds that profile's driver and checks.
 """
 
 from __future__ import annotations
 
-from ..judging import find_named
-from ..model import NotObserved, Violation, check
+from ..core.judging import find_named
+from ..core.model import NotObserved, Violation, check
 from ..server.common import judge_wire as common_judge_wire
 from ..server.recording import Recording
 

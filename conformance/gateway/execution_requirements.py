@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..judging import error_text, failed, short
-from ..model import Violation, check
+from ..core.judging import error_text, failed, short
+from ..core.model import Violation, check
 from ..server.execution_requirements import GATED, SATISFIED
 from ..server.recording import Recording, Session
 from .common import fixture_tool, listed_name, wire_check

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from ..peerkit import free_port, spawn
+from ..targets.peerkit import free_port, spawn
 from ..targets import TargetSpec, TargetUnavailable
 from ..targets.environment import scrubbed
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from ..judging import find_named, short
-from ..model import NotApplicable, NotObserved, Violation, check
+from ..core.judging import find_named, short
+from ..core.model import NotApplicable, NotObserved, Violation, check
 from ..server.recording import Recording, Session
 from .common import UPSTREAM_CAPABILITIES, listed_name, upstream_received, upstream_requests
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..judging import failed, short, text_of
-from ..model import Violation, check
+from ..core.judging import failed, short, text_of
+from ..core.model import Violation, check
 from ..server.recording import Recording, Session
 from .common import fixture_tool, listed_name, wire_check
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import schemas_loader
-from ..judging import canonical
-from ..recording import Citing
+from ..core import schemas_loader
+from ..core.judging import canonical
+from ..core.recording import Citing
 
 PROFILE = "sequential-pipeline"
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "pipeline"
@@ -117,7 +117,7 @@ class FixtureRun:
 
 @dataclass
 class PipelineRecording(Citing):
-    """The pipeline half of the gateway role (conformance.recording.Recording): fixture runs by fixture id."""
+    """The pipeline half of the gateway role (conformance.core.recording.Recording): fixture runs by fixture id."""
 
     profile: str = PROFILE
     adapter: str = ""

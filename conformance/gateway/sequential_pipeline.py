@@ -8,8 +8,8 @@ and actual. Only the fields a fixture's `expected` states are compared.
 
 from __future__ import annotations
 
-from ..judging import canonical
-from ..model import NotObserved, Violation, check
+from ..core.judging import canonical
+from ..core.model import NotObserved, Violation, check
 from .replay import PROFILE, PipelineRecording
 
 PREFIX = f"{PROFILE}/gateway/"
@@ -159,8 +159,8 @@ CHECK_IDS = tuple(PREFIX + slug for slug, _, _ in CHECKS) + (PREFIX + "predictab
 
 def verdicts(rec: PipelineRecording) -> list[dict]:
     """Every pipeline check's Result, as report JSON."""
-    from ..model import REGISTRY
-    from ..runner import evaluate
+    from ..core.model import REGISTRY
+    from ..core.runner import evaluate
 
     return [evaluate(REGISTRY[cid], rec).to_json() for cid in CHECK_IDS]
 

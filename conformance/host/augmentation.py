@@ -10,7 +10,7 @@ ORIGINAL-<nonce>.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import host_wire_check
 from .recording import HostRecording, last_user_message
 

@@ -10,9 +10,9 @@ each Chat Completions request.
 
 from __future__ import annotations
 
-from .. import base_schemas
-from ..model import NotObserved, Violation, check
-from ..wire import envelope_problems
+from ..core import base_schemas
+from ..core.model import NotObserved, Violation, check
+from ..core.wire import envelope_problems
 from .harness import HostRun
 from .recording import HostRecording
 
@@ -22,7 +22,7 @@ EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentati
 
 def message_problems(msg) -> list[str]:
     """Problems of one message a host sent to an MCP server."""
-    from .. import schemas_loader
+    from ..core import schemas_loader
 
     problems = envelope_problems(msg)
     if problems or not isinstance(msg, dict) or "method" not in msg:

@@ -16,7 +16,7 @@ reach the model.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import host_wire_check
 from .harness import HostRun
 from .recording import HostRecording, named, request_text, result_text, tool_names

@@ -15,7 +15,7 @@ model byte for byte.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import host_wire_check
 from .recording import HostRecording, named, tool_names
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import anyio
 
-from ..peerkit import StderrTail, open_group, stop_group
+from ..targets.peerkit import StderrTail, open_group, stop_group
 from ..targets.base import clip
 from ..targets.environment import scrubbed
 from ..targets.stdio import LineSplitter

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import host_wire_check
 from .harness import HostRun
 from .recording import HostRecording

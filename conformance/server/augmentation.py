@@ -10,7 +10,7 @@ that ambiguity and the suite sends the schema's shape.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import (
     AUDIO_BLOCK,
     EMBEDDED_BLOCK,

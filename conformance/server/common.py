@@ -9,9 +9,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..judging import canonical, error_text, failed, short, text_of  # noqa: F401  (re-exported to the profiles)
-from ..model import NotObserved, Violation, check
-from ..wire import transcript_problems
+from ..core.judging import canonical, error_text, failed, short, text_of  # noqa: F401  (re-exported to the profiles)
+from ..core.model import NotObserved, Violation, check
+from ..core.wire import transcript_problems
 from .recording import Recording
 
 # One block of every MCP content type (2025-11-25), with annotations and _meta on
@@ -112,7 +112,7 @@ def wire_check(profile: str) -> None:
 
 
 def shape_violations(schema: str, instance: Any, where: str) -> list[str]:
-    from .. import schemas_loader
+    from ..core import schemas_loader
 
     return [f"{where}: {msg}" for msg in schemas_loader.errors(schema, instance)]
 

@@ -14,7 +14,7 @@ must agree.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import (
     EMBEDDED_BLOCK,
     EVERY_CONTENT_TYPE,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import error_text, failed, judge_shapes, require_result, shape_violations, short, text_of, wire_check
 from .recording import Recording, Session
 

@@ -20,7 +20,7 @@ catalog.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import (
     canonical,
     judge_list_result,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import judge_shapes, require_result, shape_violations, short, text_of, wire_check
 from .recording import Recording, Session
 

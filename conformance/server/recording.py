@@ -20,8 +20,8 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from ..judging import meta_carriage
-from ..recording import Citing
+from ..core.judging import meta_carriage
+from ..core.recording import Citing
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 
 CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
@@ -32,7 +32,7 @@ MAX_PAGES = 20
 
 @dataclass
 class Recording(Citing):
-    """A server connection's recording (conformance.recording.Recording): its exchanges by label."""
+    """A server connection's recording (conformance.core.recording.Recording): its exchanges by label."""
 
     profile: str
     target: dict

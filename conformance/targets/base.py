@@ -32,7 +32,7 @@ from typing import Any
 
 import anyio
 
-from ..peerkit import printable
+from .peerkit import printable
 
 JSON = Any
 

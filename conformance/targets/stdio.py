@@ -21,7 +21,7 @@ import subprocess
 import anyio
 from anyio.abc import Process
 
-from ..peerkit import StderrTail, open_group, stop_group
+from .peerkit import StderrTail, open_group, stop_group
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
 from .environment import scrubbed
 

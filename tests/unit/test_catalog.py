@@ -1,8 +1,8 @@
 """The catalog and the check registry agree: every check names a row, every MUST/SHOULD row is covered."""
 
-from conformance import catalog
-from conformance.model import REGISTRY
-from conformance.roles import load_all
+from conformance.core import catalog
+from conformance.core.model import REGISTRY
+from conformance.core.roles import load_all
 
 load_all()
 
@@ -93,7 +93,7 @@ def test_the_parsed_catalog_is_cached_by_the_text_it_came_from(tmp_path, monkeyp
     import builtins
     import json
 
-    from conformance import catalog
+    from conformance.core import catalog
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     files = catalog._requirement_files()

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from conformance.model import REGISTRY
-from conformance.roles import load_all
+from conformance.core.model import REGISTRY
+from conformance.core.roles import load_all
 from tests.helpers import ROOT
 
 load_all()
@@ -25,7 +25,7 @@ def test_every_fixture_a_check_needs_is_in_the_fixture_contract(need):
 
 
 def test_checks_named_in_the_fixture_contract_exist():
-    from conformance.model import PROFILES
+    from conformance.core.model import PROFILES
     slugs = {check.id.rsplit("/", 1)[1] for check in REGISTRY.values()} | {check.id for check in REGISTRY.values()}
     named = {slug for section in re.split(r"\n## ", FIXTURE_CONTRACT)[2:]
              for slug in re.findall(r"`([a-z]+(?:[-/][a-z]+)+)`", section)} - set(PROFILES) - {"tools/call", "resources/read"}
@@ -33,7 +33,7 @@ def test_checks_named_in_the_fixture_contract_exist():
 
 
 def test_check_model_names_every_outcome_and_level():
-    from conformance.model import LEVELS, OUTCOMES
+    from conformance.core.model import LEVELS, OUTCOMES
     for word in (*LEVELS, *OUTCOMES, "--profile", "--strict", "not observed", "quote_sha256", "MCPX_SPECS_DIR"):
         assert word in CHECK_MODEL, word
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import interceptors_replay as replay
+from conformance.tools import interceptors_replay as replay
 from reference_servers.interceptor_chain import ChainEntry, WgSession, run_chain, wg_adapter
 from reference_servers.interceptors import InterceptorDef, InterceptorRegistry, build, narrow_hooks
 
@@ -129,7 +129,7 @@ def test_report_dir_holds_the_suites_reports_one_check_a_fixture(tmp_path):
 
     import jsonschema
 
-    from conformance import dashboard
+    from conformance.report import dashboard
 
     (tmp_path / "fx").mkdir()
     for name in ("suite-fail-closed.json", "suite-list-filter.json"):
@@ -164,7 +164,7 @@ def test_report_dir_holds_the_suites_reports_one_check_a_fixture(tmp_path):
 
 def test_wg_check_ids_are_slugs_apart_from_the_registered_checks():
     import conformance.server.interceptors  # noqa: F401  (registers the profile's checks)
-    from conformance.model import REGISTRY
+    from conformance.core.model import REGISTRY
 
     assert replay.check_id("behavior/relaybleed-aws_access_key") == "interceptors/server/wg-behavior-relaybleed-aws-access-key"
     assert not [cid for cid in REGISTRY if cid.startswith("interceptors/server/wg-")]

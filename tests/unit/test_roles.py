@@ -1,5 +1,5 @@
-"""The role declarations (conformance/roles.py) agree with the check modules, and every role's recording
-offers what `runner.evaluate` reads (conformance/recording.py)."""
+"""The role declarations (conformance/core/roles.py) agree with the check modules, and every role's recording
+offers what `runner.evaluate` reads (conformance/core/recording.py)."""
 
 import pytest
 
@@ -7,9 +7,9 @@ from conformance.gateway import record as gateway_record
 from conformance.gateway.replay import PipelineRecording
 from conformance.host import record as host_record
 from conformance.host.recording import HostRecording
-from conformance.model import REGISTRY, NotObserved
-from conformance.recording import Recording
-from conformance.roles import GATEWAY, HOST, ROLES, SERVER
+from conformance.core.model import REGISTRY, NotObserved
+from conformance.core.recording import Recording
+from conformance.core.roles import GATEWAY, HOST, ROLES, SERVER
 from conformance.server import record as server_record
 from conformance.server.recording import Recording as ServerRecording
 

@@ -133,13 +133,13 @@ def group_alive(pid: int) -> bool:
 
 
 def _track(pid: int) -> None:
-    from .targets import reaper  # imported when used: the raw servers need no part of the targets package
+    from . import reaper  # imported when used: the raw servers need no part of the targets package
 
     reaper.track(pid)
 
 
 def _untrack(pid: int) -> None:
-    from .targets import reaper
+    from . import reaper
 
     reaper.untrack(pid)
 

@@ -3,7 +3,7 @@ its target, and where its checks live.
 
 A role is the part the implementation under test plays; the suite plays every other part. Each role has
 one package (`conformance/server/`, `conformance/host/`, `conformance/gateway/`) with one module per
-profile, a `record` step that produces one recording per profile (conformance/recording.py says what a
+profile, a `record` step that produces one recording per profile (conformance/core/recording.py says what a
 recording offers its judges), and checks that are pure functions of those recordings. This module is
 plain data, so the command line can validate a run without importing any check.
 """

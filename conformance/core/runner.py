@@ -12,7 +12,7 @@ import time
 
 from . import catalog
 from .model import Check, NotApplicable, NotObserved, Result, Violation, fixture_need, outcome_for_level
-from .targets.base import describe
+from ..targets.base import describe
 
 
 def claim_of(rec) -> dict:

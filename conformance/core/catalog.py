@@ -70,7 +70,7 @@ def _requirement_files() -> list[tuple[str, str]]:
         base = resources.files("conformance") / "requirements"
         return sorted((p.name, p.read_text(encoding="utf-8")) for p in base.iterdir() if p.name.endswith(".yaml"))
     except (FileNotFoundError, ModuleNotFoundError):  # pragma: no cover - source tree fallback
-        base = Path(__file__).parent / "requirements"
+        base = Path(__file__).resolve().parents[1] / "requirements"
         return sorted((p.name, p.read_text(encoding="utf-8")) for p in base.glob("*.yaml"))
 
 

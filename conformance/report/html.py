@@ -94,7 +94,7 @@ def render(doc: dict) -> str:
 
 def _sources(row_ids) -> str:
     """Where the rows come from: each cited source by name and section, linked to its public URL."""
-    from . import catalog
+    from ..core import catalog
 
     cited = {}
     for rid in row_ids:

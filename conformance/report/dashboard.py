@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from .html_report import COLOURS
-from .model import LEVELS, PROFILES
+from .html import COLOURS
+from ..core.model import LEVELS, PROFILES
 
 ROLES = ("server", "host", "gateway")
 SUMMARY_OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")
@@ -110,7 +110,7 @@ def parse_spec(spec: str) -> tuple[str | None, Path]:
 
 
 def load(spec: str) -> Run:
-    from .schemas_loader import errors
+    from ..core.schemas_loader import errors
 
     name, path = parse_spec(spec)
     if path.is_dir():

@@ -1,6 +1,6 @@
 """Replay the interceptors working group's JSON conformance fixtures through an adapter.
 
-    python -m conformance.interceptors_replay --fixtures DIR [--adapter MODULE:FACTORY] [--report-dir DIR]
+    python -m conformance.tools.interceptors_replay --fixtures DIR [--adapter MODULE:FACTORY] [--report-dir DIR]
 
 The SEP-2624 working group (modelcontextprotocol/experimental-ext-interceptors,
 `conformance/`) publishes language-neutral fixtures: interceptors to register
@@ -29,7 +29,7 @@ An adapter that does not offer a fixture's named behaviour raises
 NotImplementedError from FACTORY: the fixture then fails with "adapter lacks
 behaviour ...", a reason apart from a wrong answer.
 
-`--report-dir` also gets the suite's own reports (conformance/reports.py):
+`--report-dir` also gets the suite's own reports (conformance/report/results.py):
 results.json in schemas/results.json's format (role server, profile
 interceptors, target kind adapter), summary.md, index.html, badges/ and
 junit.xml, so `mcp-ext-conformance dashboard` can put the replay beside any
@@ -56,8 +56,8 @@ from typing import Any, Callable
 
 import rfc8785
 
-from . import reports
-from .model import Result
+from ..report import results as reports
+from ..core.model import Result
 
 DEFAULT_ADAPTER = "reference_servers.interceptor_chain:wg_adapter"
 FIXTURE_KEYS = ("id", "kind", "requirement", "interceptors", "steps", "volatile")
@@ -221,7 +221,7 @@ def to_results(report: dict, adapter: str) -> list[Result]:
 
 def results_doc(report: dict, adapter: str, started: float, finished: float, exit_code: int) -> dict:
     claim = {"claimed": True, "claimedBy": "option",
-             "reason": "the working group's fixtures were replayed (python -m conformance.interceptors_replay)"}
+             "reason": "the working group's fixtures were replayed (python -m conformance.tools.interceptors_replay)"}
     return reports.results_document(role="server", target={"kind": "adapter", "adapter": adapter},
                                     results=to_results(report, adapter), claims={"interceptors": claim},
                                     started=started, finished=finished, strict=False, exit_code=exit_code)
@@ -262,7 +262,7 @@ def write_reports(directory: Path, report: dict, adapter: str, started: float, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.interceptors_replay")
+    parser = argparse.ArgumentParser(prog="python -m conformance.tools.interceptors_replay")
     parser.add_argument("--fixtures", required=True, type=Path, help="directory of WG fixture JSON files")
     parser.add_argument("--adapter", default=DEFAULT_ADAPTER, help=f"MODULE:FACTORY (default {DEFAULT_ADAPTER})")
     parser.add_argument("--report-dir", type=Path,

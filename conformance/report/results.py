@@ -11,8 +11,8 @@ import os
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import __version__
-from .model import OUTCOMES, PROFILES, Result
+from .. import __version__
+from ..core.model import OUTCOMES, PROFILES, Result
 
 ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "info": "ℹ️", "skip": "⏭️", "xfail": "🟡", "stale": "🔁"}
 
@@ -95,7 +95,7 @@ def write_all(directory: str | os.PathLike, doc: dict) -> Path:
                                        encoding="utf-8")
     (path / "summary.md").write_text(summary_markdown(doc), encoding="utf-8")
     from .badges import write_badges
-    from .html_report import render
+    from .html import render
 
     (path / "index.html").write_text(render(doc), encoding="utf-8")
     write_badges(path / "badges", doc)
