@@ -9,6 +9,8 @@
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
     nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
+    nox -s dashboard -- --pages-only
+                                 only the HTML pages, from the results kept in reports/ecosystem/ (git keeps no HTML)
     nox -s wg_fixtures -- --fixtures DIR [--adapter MODULE:FACTORY]
                                  the interceptors WG's fixtures (or DIR in MCPX_WG_FIXTURES) -> reports/wg-fixtures/
 """
@@ -98,8 +100,12 @@ def matrix_typescript(session, sdk):
 @nox.session
 def dashboard(session):
     """Every implementation the repository can run (reference, naive SDK servers, npm servers), checked, on one
-    page: reports/ecosystem/index.html, each run's reports under reports/ecosystem/runs/."""
+    page: reports/ecosystem/index.html, each run's reports under reports/ecosystem/runs/. With `-- --pages-only`
+    nothing runs: the pages (not kept in git) are rendered from the results.json files kept there."""
     session.install("-e", ".[reference,test]")
+    if "--pages-only" in session.posargs:
+        session.run("python", "ecosystem/snapshot.py", "reports/ecosystem", "--pages-only")
+        return
     extra = []
     if shutil.which("npm"):
         extra += ["--node-sdk", str(npm_install(session, f"@modelcontextprotocol/sdk@{TS_SDK_RELEASES[-1]}"))]
@@ -143,7 +149,7 @@ PY_GATEWAYS = {
     "gatekit": ("MCPX_GATEKIT", ["gatekit==0.3.0"], "gatekit-gateway"),
     "mcp-proxy": ("MCPX_MCP_PROXY", ["mcp-proxy==0.13.0"], "mcp-proxy"),
     "lasso": ("MCPX_LASSO", ["mcp-gateway==1.2.1", "mcp==1.30.0"], "mcp-gateway"),
-    # its plugin pipeline is replayed by an interpreter that has it (conformance/gateway/adapters/contextforge.py)
+    # its plugin pipeline is replayed by an interpreter that has it (ecosystem/gateways/contextforge/adapter.py)
     "contextforge": ("MCPX_CONTEXTFORGE_PYTHON", ["mcp-contextforge-gateway==1.0.7.post20260921"], "python"),
 }
 NPM_GATEWAYS = {
