@@ -6,6 +6,8 @@
     nox -s "sdk(mcp='1.9.4')"    one release
     nox -s matrix                the SDK matrix: reference and naive servers on each release -> reports/sdk-matrix.md
     nox -s determinism           twenty full runs against the reference implementations give identical verdicts
+    nox -s release               the sdist and wheel built, the wheel installed with its dependencies from the
+                                 registry into a fresh virtualenv, `demo` run there (tests/test_packaging.py)
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
     nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
@@ -132,6 +134,15 @@ def wg_fixtures(session):
         args = ["--fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
     session.install("-e", ".[reference]")
     session.run("python", "-m", "conformance.tools.interceptors_replay", *args, "--report-dir", "reports/wg-fixtures")
+
+
+@nox.session
+def release(session):
+    """A release as a user installs it: tests/test_packaging.py with the wheel's dependencies resolved from the
+    registry (CI's default run has the same test with them borrowed from its own environment, to stay fast)."""
+    session.install("-e", ".[reference,test]")
+    session.run("python", "-m", "pytest", "tests/test_packaging.py", "-q", *session.posargs,
+                env={"MCPX_RELEASE_DEPS": "pypi"})
 
 
 @nox.session
