@@ -52,7 +52,7 @@ def runtime_files() -> set[str]:
     for name in git_files(*PACKAGES):
         if name in LINKED:
             wanted |= {name + inner[len(LINKED[name]):] for inner in git_files(LINKED[name])}
-        elif not name.endswith(".pyc"):
+        else:
             wanted.add(name)
     return wanted - set(NOT_SHIPPED)
 
@@ -115,7 +115,8 @@ def test_the_installed_wheel_runs_the_demo(release, tmp_path):
         install = subprocess.run([*pip, f"{release['wheel']}[reference]"], capture_output=True, text=True,
                                  timeout=900)
     else:
-        (site_packages / "_borrowed_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+        borrowed = dict.fromkeys(sysconfig.get_path(kind) for kind in ("purelib", "platlib"))
+        (site_packages / "_borrowed_dependencies.pth").write_text("".join(f"{path}\n" for path in borrowed))
         install = subprocess.run([*pip, "--no-deps", str(release["wheel"])], capture_output=True, text=True,
                                  timeout=300)
     assert install.returncode == 0, install.stderr[-3000:]
