@@ -130,7 +130,7 @@ def verdicts_of(framework: str, program: str) -> dict:
     command = f"{shlex.quote(framework_python(framework))} {shlex.quote(str(HOSTS / framework / f'{program}.py'))}"
     # The recipes predate the interceptors profile (a draft no framework implements): their pins cover the rest.
     profiles = tuple(p for p in recorder.PROFILES if p != "interceptors") if program == "recipe" else DEFAULT_PROFILES
-    return host_verdicts(command, profiles=profiles, claimed=profiles, turn_timeout=30)
+    return host_verdicts(command, profiles=profiles, claimed=profiles, timeout=30)
 
 
 @pytest.mark.parametrize(("framework", "program"), sorted(EXPECTED), ids=[f"{f}-{p}" for f, p in sorted(EXPECTED)])

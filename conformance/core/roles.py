@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -21,14 +20,21 @@ class Role:
     suite_plays: str  # the parts the suite plays against the implementation
     profiles: tuple[str, ...]  # the profiles this role has checks for (a test pins it to the check modules)
     check_modules: tuple[str, ...]  # importing these registers the role's checks
-    target_options: tuple[str, ...]  # pytest option dests that name a target of this role
+    recorder: str  # "module:function" that records a run of this role (see conformance/plugin.py)
     default_timeout: float  # seconds for one response (server, gateway) or one turn's answer (host)
     missing_target: str  # the skip reason when no target of this role is given
     not_recorded: tuple[tuple[str, str], ...] = ()  # (profile or "*", what records it) when a run leaves it out
+    default_run_timeout: float = 120.0  # seconds one profile's whole run may take
 
-    def given(self, option: Callable[[str], object]) -> bool:
-        """Whether the run names a target of this role (`option` reads a pytest option by dest)."""
-        return any(option(dest) for dest in self.target_options)
+    def record(self, run, profiles: list[str], claimed: set[str], say) -> dict:
+        """Record `profiles` of this role's target as the run's options say: {profile: recording}."""
+        module, _, function = self.recorder.partition(":")
+        return getattr(importlib.import_module(module), function)(run, profiles, claimed, say)
+
+    def describe(self, run) -> dict:
+        """What the run's options name as the target, for the reports (no secrets: header names only)."""
+        module, _, _ = self.recorder.partition(":")
+        return importlib.import_module(module).describe(run)
 
     def load(self) -> None:
         """Register the role's checks."""
@@ -59,7 +65,7 @@ SERVER = Role(
     suite_plays="the client",
     profiles=("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors"),
     check_modules=("conformance.server.record",),
-    target_options=("mcpx_server_command", "mcpx_server_url", "mcpx_server_docker_image"),
+    recorder="conformance.server.record:record_run",
     default_timeout=10.0,
     missing_target="no server target: give --mcp-server-command, --mcp-server-url or --mcp-server-docker-image",
 )
@@ -68,7 +74,7 @@ HOST = Role(
     suite_plays="the model (an OpenAI-compatible endpoint) and every MCP server the host connects to",
     profiles=("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors"),
     check_modules=("conformance.host.record",),
-    target_options=("mcpx_host_command",),
+    recorder="conformance.host.record:record_run",
     default_timeout=20.0,
     missing_target="no host target: give --mcp-host-command",
 )
@@ -78,21 +84,13 @@ GATEWAY = Role(
     profiles=("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
               "sequential-pipeline"),
     check_modules=("conformance.gateway.record", "conformance.gateway.sequential_pipeline"),
-    target_options=("mcpx_gateway_command", "mcpx_gateway_adapter"),
+    recorder="conformance.gateway.record:record_run",
     default_timeout=10.0,
     missing_target="no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter",
     not_recorded=(("sequential-pipeline", "pipeline semantics need --mcp-gateway-adapter"),
                   ("*", "transparency needs --mcp-gateway-command")),
 )
 ROLES: dict[str, Role] = {role.name: role for role in (SERVER, HOST, GATEWAY)}
-
-
-def selected(option: Callable[[str], object]) -> Role | None:
-    """The role whose target the run names; a host or gateway target wins over a server target."""
-    for role in (HOST, GATEWAY, SERVER):
-        if role.given(option):
-            return role
-    return None
 
 
 def load_all() -> None:

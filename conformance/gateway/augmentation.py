@@ -6,7 +6,8 @@ from ..core.judging import canonical
 from ..core.model import Violation, check
 from ..server.common import AUDIO_BLOCK, EMBEDDED_BLOCK, IMAGE_BLOCK, TEXT_BLOCK, blocks
 from ..server.recording import Recording
-from .common import wire_check
+from ..server.session import Plan
+from .common import claimer, wire_check
 from .methods import Methods
 
 PROFILE = "augmentation"
@@ -39,4 +40,4 @@ def augment_every_content_type_unchanged(rec: Recording):
 
 
 wire_check(PROFILE)
-DRIVER = AUGMENTATION.driver
+PLAN = Plan(claimer, AUGMENTATION.driver)

@@ -6,7 +6,8 @@ from ..core.judging import canonical
 from ..core.model import Violation, check
 from ..server.common import EVERY_CONTENT_TYPE, blocks
 from ..server.recording import Recording
-from .common import wire_check
+from ..server.session import Plan
+from .common import claimer, wire_check
 from .methods import Methods
 
 PROFILE = "context-middleware"
@@ -30,4 +31,4 @@ def invoke_every_content_type_unchanged(rec: Recording):
 
 
 wire_check(PROFILE)
-DRIVER = MIDDLEWARE.driver
+PLAN = Plan(claimer, MIDDLEWARE.driver)

@@ -10,7 +10,8 @@ import json
 
 from ..core.judging import find_named, short
 from ..core.model import NotApplicable, NotObserved, Violation, check
-from ..server.recording import Recording, Session
+from ..server.recording import Recording
+from ..server.session import Session
 from .common import UPSTREAM_CAPABILITIES, listed_name, upstream_received, upstream_requests
 
 

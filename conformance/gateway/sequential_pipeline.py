@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from ..core.judging import canonical
 from ..core.model import NotObserved, Violation, check
-from .replay import PROFILE, PipelineRecording
+from .recording import PipelineRecording
+from .replay import Plan
 
+PROFILE = "sequential-pipeline"
 PREFIX = f"{PROFILE}/gateway/"
+
 
 def differences(expected: dict, actual: dict) -> list[str]:
     """What in `actual` disagrees with the fields `expected` states (pure; [] when it agrees)."""
@@ -164,3 +167,4 @@ def verdicts(rec: PipelineRecording) -> list[dict]:
 
     return [evaluate(REGISTRY[cid], rec).to_json() for cid in CHECK_IDS]
 
+PLAN = Plan()

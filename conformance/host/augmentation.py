@@ -11,7 +11,7 @@ ORIGINAL-<nonce>.
 from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
-from .common import host_wire_check
+from .common import Plan, host_wire_check
 from .recording import HostRecording, last_user_message
 
 PROFILE = "augmentation"
@@ -67,3 +67,5 @@ def append_applied(rec: HostRecording):
                         actual=text)
 
 host_wire_check(PROFILE, SCENARIOS)
+
+PLAN = Plan(SCENARIOS)

@@ -10,11 +10,20 @@ each Chat Completions request.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core import base_schemas
 from ..core.model import NotObserved, Violation, check
 from ..core.wire import envelope_problems
 from .harness import HostRun
 from .recording import HostRecording
+
+@dataclass(frozen=True)
+class Plan:
+    """A host profile module's PLAN (core/profile.py): the scenarios (scenarios.yaml) the host is run through."""
+
+    scenarios: tuple[str, ...]
+
 
 EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentation/augment": "augment-params",
                     "interceptor/invoke": "interceptor-invoke-params"}

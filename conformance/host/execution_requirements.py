@@ -16,7 +16,7 @@ model byte for byte.
 from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
-from .common import host_wire_check
+from .common import Plan, host_wire_check
 from .recording import HostRecording, named, tool_names
 
 PROFILE = "execution-requirements"
@@ -106,3 +106,5 @@ def known_unsatisfiable(rec: HostRecording):
         "er_known_false was offered (filtering is optional)"
 
 host_wire_check(PROFILE, SCENARIOS)
+
+PLAN = Plan(SCENARIOS)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 
 from ..core.model import NotObserved, Violation, check
-from .common import host_wire_check
+from .common import Plan, host_wire_check
 from .harness import HostRun
 from .recording import HostRecording
 
@@ -357,3 +357,5 @@ def fail_open(rec: HostRecording):
 
 
 host_wire_check(PROFILE, SCENARIOS)
+
+PLAN = Plan(SCENARIOS)

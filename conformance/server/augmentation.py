@@ -29,7 +29,8 @@ from .common import (
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "augmentation"
 CAPABILITY = "augmentation"
@@ -147,3 +148,5 @@ unadvertised_check("augmentation/server/unadvertised-method-rejected",
 
 
 wire_check(PROFILE)
+
+PLAN = Plan(claimer, driver, unclaimed_driver)

@@ -34,7 +34,8 @@ from .common import (
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "context-middleware"
 CAPABILITY = "contextMiddleware"
@@ -190,3 +191,5 @@ unadvertised_check("context-middleware/server/unadvertised-method-rejected",
 
 
 wire_check(PROFILE)
+
+PLAN = Plan(claimer, driver, unclaimed_driver)

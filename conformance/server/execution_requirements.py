@@ -17,7 +17,8 @@ import re
 
 from ..core.model import NotObserved, Violation, check
 from .common import error_text, failed, judge_shapes, require_result, shape_violations, short, text_of, wire_check
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "execution-requirements"
 SATISFIED = "conformance:satisfied"
@@ -234,3 +235,5 @@ def unmet_error_names_requirement(rec: Recording):
 
 
 wire_check(PROFILE)
+
+PLAN = Plan(claimer, driver)

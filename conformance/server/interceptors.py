@@ -35,7 +35,8 @@ from .common import (
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "interceptors"
 EXTENSION_ID = "io.modelcontextprotocol/interceptors"
@@ -433,3 +434,5 @@ unadvertised_check("interceptors/server/unadvertised-method-rejected",
 
 
 wire_check(PROFILE)
+
+PLAN = Plan(claimer, driver, unclaimed_driver)

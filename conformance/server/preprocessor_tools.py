@@ -15,7 +15,8 @@ import uuid
 
 from ..core.model import NotObserved, Violation, check
 from .common import judge_shapes, require_result, shape_violations, short, text_of, wire_check
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "preprocessor-tools"
 MEMORIES, ECHO = "conformance_memories", "conformance_echo"
@@ -100,3 +101,5 @@ def ordinary_tool_unaffected(rec: Recording):
 
 
 wire_check(PROFILE)
+
+PLAN = Plan(claimer, driver)
