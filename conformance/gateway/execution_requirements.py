@@ -67,5 +67,5 @@ def unmet_error_passes_through(rec: Recording):
     return "each unmet call failed, naming its unmet requirement(s)"
 
 
-wire_check(PROFILE)
+wire_check("execution-requirements/gateway/wire-messages-valid")
 DRIVER = requirements_driver

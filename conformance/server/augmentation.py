@@ -146,4 +146,4 @@ unadvertised_check("augmentation/server/unadvertised-method-rejected",
                    methods=["augmentation/list", "augmentation/augment"], capability=CAPABILITY)
 
 
-wire_check(PROFILE)
+wire_check("augmentation/server/wire-messages-valid")

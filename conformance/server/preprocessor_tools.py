@@ -99,4 +99,4 @@ def ordinary_tool_unaffected(rec: Recording):
                         actual=short(result))
 
 
-wire_check(PROFILE)
+wire_check("preprocessor-tools/server/wire-messages-valid")
