@@ -1,7 +1,8 @@
 """The check model: ids, levels, outcomes, and how a judgement becomes a verdict.
 
 Rules (docs/check-model.md):
-- A check id is `profile/role/slug`, stable forever.
+- A check id is `profile/role/slug`, stable forever, and written out in full where the check is
+  registered (factories and tables take full ids), so a search for a failing id finds its judge.
 - Each check carries two sentences: what the suite does (`does`) and what the
   implementation must do (`must`). Failures print both, then expected vs actual.
 - The catalog (conformance/requirements/*.yaml) is the one place that says
@@ -15,7 +16,9 @@ Rules (docs/check-model.md):
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Callable
 
 PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
@@ -65,6 +68,7 @@ class Check:
     judge: Callable[[Any], str | None]
     needs: tuple[str, ...] = ()  # fixtures, e.g. "tool:conformance_echo", "middleware:conformance_identity"
     when: str = "claimed"  # "claimed" | "unclaimed" (runs only when the profile is NOT claimed) | "always"
+    site: str = ""  # the module whose top level registered the check (where its id is written)
 
     @property
     def profile(self) -> str:
@@ -93,14 +97,24 @@ def check(check_id: str, *, does: str, must: str, needs: tuple[str, ...] = (), w
     """Register the decorated judge as check `check_id`."""
     profile, role, slug = check_id.split("/")
     assert profile in PROFILES and role in ROLES and slug, check_id
+    site = _registering_module()
 
     def register(judge):
         if check_id in REGISTRY:
             raise ValueError(f"duplicate check id {check_id}")
-        REGISTRY[check_id] = Check(check_id, does, must, judge, tuple(needs), when)
+        REGISTRY[check_id] = Check(check_id, does, must, judge, tuple(needs), when, site)
         return judge
 
     return register
+
+
+def _registering_module() -> str:
+    """The module whose top-level code is running this registration (through any factory in between):
+    the first module-level frame up the stack. Its source is where the check id is written."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "") if frame is not None else ""
 
 
 @dataclass

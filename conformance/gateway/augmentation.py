@@ -19,7 +19,8 @@ AUGMENT_CONTEXT = blocks(TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK)
 AUGMENTATION = Methods("augmentation", "augmentation", "augmentation/list", "augmentations", "augmentation/augment",
                        {"conformance_identity": {"arguments": {}, "context": AUGMENT_CONTEXT},
                         "conformance_prepend_note": {"arguments": {}, "context": blocks(TEXT_BLOCK)}})
-AUGMENTATION.register("augment")
+AUGMENTATION.register("augmentation/gateway/capability-forwarded-or-refused",
+                      "augmentation/gateway/augment-params-arrive-unchanged")
 
 
 @check("augmentation/gateway/augment-every-content-type-unchanged",
@@ -39,5 +40,5 @@ def augment_every_content_type_unchanged(rec: Recording):
     return "identity content and the prepend hint came back unchanged"
 
 
-wire_check(PROFILE)
+wire_check("augmentation/gateway/wire-messages-valid")
 PLAN = Plan(claimer, AUGMENTATION.driver)

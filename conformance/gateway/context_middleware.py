@@ -15,7 +15,8 @@ PROFILE = "context-middleware"
 MIDDLEWARE = Methods("context-middleware", "contextMiddleware", "middleware/list", "middleware", "middleware/invoke",
                      {"conformance_identity": {"arguments": {}, "context": blocks(*EVERY_CONTENT_TYPE)}})
 
-MIDDLEWARE.register("invoke")
+MIDDLEWARE.register("context-middleware/gateway/capability-forwarded-or-refused",
+                    "context-middleware/gateway/invoke-params-arrive-unchanged")
 
 
 @check("context-middleware/gateway/invoke-every-content-type-unchanged",
@@ -30,5 +31,5 @@ def invoke_every_content_type_unchanged(rec: Recording):
     return f"{len(want)} blocks came back unchanged"
 
 
-wire_check(PROFILE)
+wire_check("context-middleware/gateway/wire-messages-valid")
 PLAN = Plan(claimer, MIDDLEWARE.driver)

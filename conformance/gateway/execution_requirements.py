@@ -68,5 +68,5 @@ def unmet_error_passes_through(rec: Recording):
     return "each unmet call failed, naming its unmet requirement(s)"
 
 
-wire_check(PROFILE)
+wire_check("execution-requirements/gateway/wire-messages-valid")
 PLAN = Plan(claimer, requirements_driver)

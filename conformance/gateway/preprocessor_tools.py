@@ -51,5 +51,5 @@ def tool_calls_pass_through(rec: Recording):
     return "both calls came back with the upstream's text"
 
 
-wire_check(PROFILE)
+wire_check("preprocessor-tools/gateway/wire-messages-valid")
 PLAN = Plan(claimer, preprocessor_driver)

@@ -147,6 +147,5 @@ unadvertised_check("augmentation/server/unadvertised-method-rejected",
                    methods=["augmentation/list", "augmentation/augment"], capability=CAPABILITY)
 
 
-wire_check(PROFILE)
-
+wire_check("augmentation/server/wire-messages-valid")
 PLAN = Plan(claimer, driver, unclaimed_driver)

@@ -104,9 +104,10 @@ def real_items(rec: Recording, kind: str) -> list[dict]:
     return out
 
 
-def wire_check(profile: str) -> None:
-    """Register `<profile>/server/wire-messages-valid`, the same judge for every profile."""
-    check(f"{profile}/server/wire-messages-valid",
+def wire_check(check_id: str) -> None:
+    """Register `check_id`, a profile's `<profile>/server/wire-messages-valid`: the same judge for every profile."""
+    assert check_id.split("/")[1:] == ["server", "wire-messages-valid"], check_id
+    check(check_id,
           does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
           must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")(judge_wire)
 

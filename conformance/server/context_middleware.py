@@ -190,6 +190,5 @@ unadvertised_check("context-middleware/server/unadvertised-method-rejected",
                    methods=["middleware/list", "middleware/invoke"], capability=CAPABILITY)
 
 
-wire_check(PROFILE)
-
+wire_check("context-middleware/server/wire-messages-valid")
 PLAN = Plan(claimer, driver, unclaimed_driver)

@@ -234,6 +234,5 @@ def unmet_error_names_requirement(rec: Recording):
     return f"{read} error(s) name what is unmet"
 
 
-wire_check(PROFILE)
-
+wire_check("execution-requirements/server/wire-messages-valid")
 PLAN = Plan(claimer, driver)

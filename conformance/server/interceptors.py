@@ -433,6 +433,5 @@ unadvertised_check("interceptors/server/unadvertised-method-rejected",
                    methods=[LIST, INVOKE], capability=f'extensions["{EXTENSION_ID}"]')
 
 
-wire_check(PROFILE)
-
+wire_check("interceptors/server/wire-messages-valid")
 PLAN = Plan(claimer, driver, unclaimed_driver)

@@ -100,6 +100,5 @@ def ordinary_tool_unaffected(rec: Recording):
                         actual=short(result))
 
 
-wire_check(PROFILE)
-
+wire_check("preprocessor-tools/server/wire-messages-valid")
 PLAN = Plan(claimer, driver)
