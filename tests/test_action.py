@@ -227,4 +227,5 @@ def test_readme_names_every_input_and_output_of_the_action():
     line = README[README.index("Inputs: "):]
     line = line[:line.index(". ")]
     named = set(re.findall(r"`([\w-]+)`", line))
-    assert named == set(ACTION["inputs"]) | set(ACTION["outputs"]), named ^ (set(ACTION["inputs"]) | set(ACTION["outputs"]))
+    declared = set(ACTION["inputs"]) | set(ACTION["outputs"])
+    assert named == declared, named ^ declared
