@@ -23,7 +23,7 @@ import nox
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
-# Releases the reference implementations must run on (the SDK matrix, README "Development").
+# Releases the reference implementations must run on (the SDK matrix, docs/contributing.md, "Development commands").
 SDK_RELEASES = ["1.9.4", "1.23.3", "1.30.0", "2.0.0", "2.3.0"]
 # Field-survival rows beside them: FastMCP's newest two majors that install from the registry here (4.1.6 and
 # 3.4.11 need a newer certifi than the mirror has), and the TypeScript SDK around its 1.22.0 and 1.24.0 schema

@@ -2,7 +2,7 @@
 
 Each framework runs twice: `host.py`, written the way its docs teach (stock), and `recipe.py`, the same
 host plus the framework's own hooks and `ecosystem/hosts/context_recipe.py` (conforming). Pinned
-findings (README "Hosts built on agent frameworks"): every stock host offers preprocessor tools to
+findings (docs/ecosystem.md, "Hosts built on agent frameworks"): every stock host offers preprocessor tools to
 the model, never runs them, and has nowhere to put context middleware; it offers tools with
 execution requirements as if the field were absent (which passes). Every recipe passes every check,
 augmentation included (claimed for recipes only: no stock host has anywhere to put it).
@@ -166,7 +166,7 @@ def test_fast_agent_tools_filter_hides_but_does_not_stop_a_call_by_name():
 
 
 def test_every_adapter_is_pinned_or_named():
-    """A new adapter directory gets a row here (and in the README) before it lands."""
+    """A new adapter directory gets a row here (and in docs/ecosystem.md) before it lands."""
     on_disk = {p.parent.name for p in HOSTS.glob("*/host.py")}
     assert on_disk == set(FRAMEWORKS)
     assert {f for f, p in EXPECTED if p == "recipe"} == {p.parent.name for p in HOSTS.glob("*/recipe.py")}

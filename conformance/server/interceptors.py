@@ -9,7 +9,7 @@ Methods" section; the other spellings in its prose are `disputed` catalog rows.
 
 Black-box checks apply to every listed interceptor (shapes; real interceptors
 are invoked on their first hook with a small payload); fixture checks pin the
-behaviour down (README "Server fixture contract"): a validator that rejects a
+behaviour down (docs/fixture-contract.md): a validator that rejects a
 marker string, an uppercasing mutator, an audit-mode wildcard validator, a
 response-only validator and an interceptor that always fails.
 
