@@ -93,7 +93,7 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Ho
         say(f"running the host through its scenarios: {run.command}")
 
     def progress(host_run, done, total):
-        if say:
+        if say and not (host_run.fatal or "").startswith("not run"):
             trouble = f"; {host_run.fatal}" if host_run.fatal else ""
             say(f"  [{done}/{total}] {host_run.scenario}: {host_run.answered()}/{len(host_run.turns)} turn(s) "
                 f"answered, {len(host_run.model)} model request(s), {host_run.duration:.1f} s{trouble}")
