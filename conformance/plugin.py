@@ -19,6 +19,7 @@ import time
 import pytest
 
 from . import options
+from .core import background
 from .core import roles
 from .core.model import REGISTRY, Result, format_failure
 
@@ -86,61 +87,6 @@ def _record(config, role: roles.Role, profiles: list[str], claimed: set[str], sa
         return {}
 
 
-def _warm_up() -> None:
-    """Load what judging and the reports need while the recording waits on the target (a server's own
-    start-up is often a second of waiting): jsonschema and the schemas, the catalog, the report writers."""
-    import threading
-
-    def warm() -> None:
-        try:
-            from .core import catalog, schemas_loader, wire
-
-            wire.warm()
-            schemas_loader.validator("capabilities")
-            catalog.load()
-            from .report import badges, html as html_report, results as reports  # noqa: F401 - imported for the report at the end
-        except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
-            pass
-
-    threading.Thread(target=warm, name="mcpx-warm-up", daemon=True).start()
-
-
-class _EarlyRecording:
-    """The recording, begun when the session starts instead of when the first check asks for it, so that
-    the target starts up (often a second of imports) while pytest collects. Its progress lines wait in a
-    queue for the main thread to print: output capture is not to be touched from another thread."""
-
-    _DONE = object()
-
-    def __init__(self, config, role: roles.Role, profiles: list[str], claimed: set[str]):
-        import queue
-        import threading
-
-        self.profiles = profiles
-        self.lines: queue.SimpleQueue = queue.SimpleQueue()
-        self.outcome: tuple = (None, None)
-        self.thread = threading.Thread(target=self._record, args=(config, role, profiles, claimed),
-                                       name="mcpx-recording", daemon=True)
-        self.thread.start()
-
-    def _record(self, config, role, profiles, claimed) -> None:
-        try:
-            self.outcome = (_record(config, role, profiles, claimed, self.lines.put), None)
-        except BaseException as exc:  # noqa: BLE001 - raised again on the main thread, by result()
-            self.outcome = (None, exc)
-        finally:
-            self.lines.put(self._DONE)
-
-    def result(self, say) -> dict:
-        while (line := self.lines.get()) is not self._DONE:
-            if say:
-                say(line)
-        recordings, error = self.outcome
-        if error is not None:
-            raise error
-        return recordings
-
-
 def _profiles_to_record(role: roles.Role, claimed: set[str], wanted) -> list[str]:
     return [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
 
@@ -157,9 +103,10 @@ def pytest_sessionstart(session):
             or getattr(option, "collectonly", False) or getattr(option, "showfixtures", False)):
         return
     claimed = _claimed(config, role)
-    _warm_up()
-    config._mcpx_early = _EarlyRecording(config, role, _profiles_to_record(role, claimed, role.profiles),
-                                         claimed)
+    background.warm_up()
+    profiles = _profiles_to_record(role, claimed, role.profiles)
+    config._mcpx_early = background.BackgroundRecording(
+        lambda say: _record(config, role, profiles, claimed, say), profiles)
 
 
 @pytest.fixture(scope="session")
@@ -180,7 +127,7 @@ def mcpx_recordings(request):
         if early.profiles != profiles:  # collection narrowed the run after all: record what it needs
             recordings = _record(config, role, profiles, claimed, _say(config))
     else:
-        _warm_up()
+        background.warm_up()
         recordings = _record(config, role, profiles, claimed, _say(config))
     from .core.diagnosis import diagnose
 
