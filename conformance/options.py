@@ -234,8 +234,8 @@ def plugin_options() -> Iterable[tuple[Option, str | None]]:
             yield option, None
 
 
-def _pytest_type(option: Option):
-    """The plugin's argparse type: the checker, its ValueError made an argparse error (one line)."""
+def _argparse_type(option: Option):
+    """The checker as an argparse type: its ValueError becomes argparse's one-line error."""
     if option.parse is None:
         return None
     import argparse
@@ -250,22 +250,26 @@ def _pytest_type(option: Option):
     return parse
 
 
+def _argparse_kw(option: Option, dest: str, help_text: str, default: Any) -> dict[str, Any]:
+    """add_argument's keywords for `option`, the same for the CLI and the plugin."""
+    kw: dict[str, Any] = {"dest": dest, "help": help_text}
+    if option.flag:
+        return {**kw, "action": "store_true", "default": False}
+    kw.update(default=[] if option.many else default, type=_argparse_type(option))
+    if option.many:
+        kw["action"] = "append"
+    if option.choices:
+        kw["choices"] = option.choices
+    if option.metavar:
+        kw["metavar"] = option.metavar
+    return kw
+
+
 def add_plugin_options(group) -> None:
     for option, role in plugin_options():
         flag, dest = option.plugin(role)
         help_text = option.help if role is None else f"{role} role: {option.help}"
-        kw: dict[str, Any] = {"dest": dest, "help": help_text}
-        if option.flag:
-            kw.update(action="store_true", default=False)
-        else:
-            kw.update(default=[] if option.many else option.default, type=_pytest_type(option))
-            if option.many:
-                kw["action"] = "append"
-            if option.choices:
-                kw["choices"] = option.choices
-            if option.metavar:
-                kw["metavar"] = option.metavar
-        group.addoption(flag, **kw)
+        group.addoption(flag, **_argparse_kw(option, dest, help_text, option.default))
 
 
 @dataclass
@@ -330,34 +334,10 @@ def selected_role(getoption: Callable[[str], Any]) -> Role | None:
 # -- the CLI side ------------------------------------------------------------------------------------------
 
 def add_cli_options(parser, role: str) -> None:
-    import argparse
-
     for option in for_role(role):
-        flags = ["-k"] if option.name == "k" else [f"--{option.name}"]
-        if option.name == "verbose":
-            flags = ["-v", "--verbose"]
-        kw: dict[str, Any] = {"dest": option.attr, "help": option.help}
-        if option.flag:
-            kw.update(action="store_true", default=False)
-        else:
-            default = DEFAULT_REPORT_DIR if option.name == "report-dir" else option.default
-            kw.update(default=[] if option.many else default)
-            if option.parse is not None:
-                def parse(text, _option=option):
-                    try:
-                        return _option.parse(text)
-                    except ValueError as exc:
-                        raise argparse.ArgumentTypeError(str(exc)) from None
-
-                parse.__name__ = option.name
-                kw["type"] = parse
-            if option.many:
-                kw["action"] = "append"
-            if option.choices:
-                kw["choices"] = option.choices
-            if option.metavar:
-                kw["metavar"] = option.metavar
-        parser.add_argument(*flags, **kw)
+        flags = {"k": ["-k"], "verbose": ["-v", "--verbose"]}.get(option.name, [f"--{option.name}"])
+        default = DEFAULT_REPORT_DIR if option.name == "report-dir" else option.default
+        parser.add_argument(*flags, **_argparse_kw(option, option.attr, option.help, default))
 
 
 def pytest_argv(args, role: str) -> list[str]:
