@@ -236,13 +236,14 @@ def plugin_options() -> Iterable[tuple[Option, str | None]]:
 
 def _argparse_type(option: Option):
     """The checker as an argparse type: its ValueError becomes argparse's one-line error."""
-    if option.parse is None:
+    checker = option.parse
+    if checker is None:
         return None
     import argparse
 
     def parse(text: str):
         try:
-            return option.parse(text)
+            return checker(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 

@@ -144,7 +144,7 @@ class Result:
         return self.id.split("/")[1]
 
     def to_json(self) -> dict:
-        out = {
+        out: dict[str, Any] = {
             "id": self.id, "profile": self.profile, "role": self.role, "slug": self.id.split("/")[2],
             "level": self.level, "outcome": self.outcome, "rows": self.rows,
             "requirement": self.requirement, "description": self.description,

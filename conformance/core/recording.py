@@ -17,7 +17,7 @@ a pipeline adapter's fixture runs); each satisfies `Recording` and gets `cite` f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, runtime_checkable
 
 from .model import NotObserved
 
@@ -57,6 +57,8 @@ class Citing:
     """`cite(label)`: the evidence under `label`, remembered as cited by the current judge."""
 
     cited: list[str] = field(default_factory=list, kw_only=True)
+    if TYPE_CHECKING:  # each recording class declares it (a dataclass field there, not here)
+        exchanges: Mapping[str, Any]
 
     def cite(self, label: str) -> Any:
         self._note(label)

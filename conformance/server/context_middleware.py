@@ -43,7 +43,7 @@ IDENTITY, UPPERCASE, STRICT = "conformance_identity", "conformance_uppercase", "
 UNKNOWN = "conformance_no_such_middleware"
 MAX_REAL = 10
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what is on the calendar today?"}]
-UPPERCASE_INPUT = [{"type": "text", "text": "Hello, World"}, IMAGE_BLOCK,
+UPPERCASE_INPUT: list[dict] = [{"type": "text", "text": "Hello, World"}, IMAGE_BLOCK,
                    {"type": "text", "text": "second block, mixed Case"}, EMBEDDED_BLOCK]
 
 

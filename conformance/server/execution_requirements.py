@@ -44,7 +44,9 @@ COUNTER = "conformance_side_effects"
 NAMESPACED = re.compile(r"^[^\s:/]+[:/]\S")
 
 
-def requirements_of(tool: dict):
+def requirements_of(tool: dict | None):
+    if tool is None:
+        return None
     execution = tool.get("execution")
     return execution.get("requirements") if isinstance(execution, dict) else None
 

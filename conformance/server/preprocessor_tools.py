@@ -61,7 +61,7 @@ def flag_is_boolean(rec: Recording):
        must="the preprocessor fixture is listed with \"preprocessor\": true",
        needs=(f"tool:{MEMORIES}",))
 def fixture_flagged(rec: Recording):
-    tool = rec.tool(MEMORIES)
+    tool = rec.fixture(MEMORIES)
     if tool.get("preprocessor") is not True:
         raise Violation("conformance_memories is not flagged as a preprocessor", expected={"preprocessor": True},
                         actual={"preprocessor": tool.get("preprocessor", "(absent)")})
@@ -88,7 +88,7 @@ def preprocessor_tool_callable(rec: Recording):
        must="an ordinary tool beside preprocessors is listed without the flag (or false) and works as before",
        needs=(f"tool:{ECHO}",))
 def ordinary_tool_unaffected(rec: Recording):
-    tool = rec.tool(ECHO)
+    tool = rec.fixture(ECHO)
     if tool.get("preprocessor", False) is not False:
         raise Violation("the ordinary fixture tool is flagged", expected="preprocessor absent or false",
                         actual={"preprocessor": tool.get("preprocessor")})

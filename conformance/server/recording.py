@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.model import NotObserved
 from ..core.recording import Citing
 from ..targets import Exchange, WireEvent
 
@@ -38,6 +39,13 @@ class Recording(Citing):
             if isinstance(tool, dict) and tool.get("name") == name:
                 return tool
         return None
+
+    def fixture(self, name: str) -> dict:
+        """A fixture tool a check `needs` (the runner judges only when it is listed)."""
+        tool = self.tool(name)
+        if tool is None:
+            raise NotObserved(f"the fixture tool {name} is not listed")
+        return tool
 
     def listed(self, kind: str, name: str) -> dict | None:
         for item in self.listing.get(kind) or ():

@@ -68,7 +68,7 @@ class Session:
         items: list[dict] = []
         cursor = None
         for page in range(MAX_PAGES):
-            params = {"cursor": cursor} if cursor else {}
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
             ex = await self.send(label if page == 0 else f"{label}#{page + 1}", method, params)
             if not ex.has_result or not isinstance(ex.result, dict):
                 return None if page == 0 else items
