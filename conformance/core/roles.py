@@ -35,11 +35,12 @@ class Role:
         for module in self.check_modules:
             importlib.import_module(module)
 
-    def check_ids(self) -> list[str]:
+    def check_ids(self, target: str = "live") -> list[str]:
+        """The role's checks that judge a target of this kind (model.Check.target)."""
         from .model import REGISTRY
 
         self.load()
-        return sorted(cid for cid, check in REGISTRY.items() if check.role == self.name)
+        return sorted(cid for cid, check in REGISTRY.items() if check.role == self.name and check.target == target)
 
     def profile_error(self, profiles) -> str | None:
         """Why `--profile` names something this role cannot claim, or None."""
@@ -58,10 +59,12 @@ SERVER = Role(
     name="server",
     suite_plays="the client",
     profiles=("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors"),
-    check_modules=("conformance.server.record",),
-    target_options=("mcpx_server_command", "mcpx_server_url", "mcpx_server_docker_image"),
+    check_modules=("conformance.server.record", "conformance.server.wg_fixtures"),
+    target_options=("mcpx_server_command", "mcpx_server_url", "mcpx_server_docker_image", "mcpx_server_adapter"),
     default_timeout=10.0,
-    missing_target="no server target: give --mcp-server-command, --mcp-server-url or --mcp-server-docker-image",
+    missing_target="no server target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image or "
+                   "--mcp-server-adapter with --mcp-wg-fixtures",
+    not_recorded=(("*", "the working group's fixture replay records the interceptors profile only"),),
 )
 HOST = Role(
     name="host",

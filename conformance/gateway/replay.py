@@ -22,7 +22,6 @@ and judges without the CLI, for interpreters that hold a gateway the suite's own
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import threading
@@ -32,7 +31,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core import schemas_loader
-from ..core.judging import canonical
+from ..core.adapters import load_adapter
+from ..core.judging import canonical_sorted
 from ..core.recording import Citing
 
 PROFILE = "sequential-pipeline"
@@ -68,22 +68,6 @@ def load_fixtures(directory: Path = FIXTURE_DIR) -> list[dict]:
     if not fixtures:
         raise FixtureError(f"no fixtures in {directory}")
     return fixtures
-
-
-# ------------------------------------------------------------------------------------------ adapter loading
-
-def load_adapter(spec: str) -> Callable:
-    """"package.module:factory" -> the factory; ImportError/AttributeError/ValueError say what is wrong."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"adapter must be given as module:factory, not {spec!r}")
-    module = importlib.import_module(module_name)
-    target: Any = module
-    for part in attr.split("."):
-        target = getattr(target, part)
-    if not callable(target):
-        raise ValueError(f"{spec} is not callable")
-    return target
 
 
 # ------------------------------------------------------------------------------------------ recording
@@ -161,7 +145,7 @@ def _shape_problem(outcome: Any) -> str | None:
                                               for a in audit):
         return "outcome.audit is not a list of {plugin, ...} records"
     try:
-        canonical(outcome)
+        canonical_sorted(outcome)
     except (TypeError, ValueError) as exc:
         return f"outcome is not JSON: {exc}"
     return None
@@ -186,7 +170,7 @@ async def _replay(factory: Callable, fixture: dict) -> dict:
         raise TypeError(problem)
     out = {"allowed": outcome["allowed"], "response": outcome.get("response"), "reason": outcome.get("reason"),
            "stages": list(outcome["stages"]), "audit": list(outcome.get("audit", []))}
-    return json.loads(canonical(out))  # detach from anything the adapter still holds
+    return json.loads(canonical_sorted(out))  # detach from anything the adapter still holds
 
 
 async def _run_bounded(factory: Callable, fixture: dict, timeout: float) -> tuple[dict | None, str | None, bool]:
