@@ -1,6 +1,7 @@
 """The command line: a thin layer that builds a pytest run of the conformance plugin.
 
     mcp-ext-conformance server --command "CMD ARGS" | --url URL   [--profile P]...
+    mcp-ext-conformance server --adapter MODULE:FACTORY --wg-fixtures DIR
     mcp-ext-conformance host   --command "CMD ARGS"               [--profile P]...
     mcp-ext-conformance gateway --command "CMD ARGS" | --adapter MODULE:FACTORY   [--profile P]...
     mcp-ext-conformance list   [--role R] [--profile P]
@@ -59,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
     where.add_argument("--docker-image", metavar="IMAGE",
                        help="run a container of IMAGE (its default command) and speak stdio through it")
+    where.add_argument("--adapter", metavar="MODULE:FACTORY",
+                       help="with --wg-fixtures: replay the interceptors working group's fixtures through this "
+                            "adapter (the working group's four-function adapter contract)")
+    server.add_argument("--wg-fixtures", metavar="DIR",
+                        help="with --adapter: the working group's conformance/fixtures directory")
     server.add_argument("--no-network", action="store_true", help="with --docker-image: no network in the container")
     server.add_argument("--docker-port", type=int, metavar="PORT",
                         help="with --docker-image: the container serves Streamable HTTP at PORT (path /mcp), "
@@ -263,6 +269,8 @@ def _profile_error(role: str, profiles: list[str]) -> bool:
 def cmd_server(args) -> int:
     if _profile_error("server", args.profiles):
         return 2
+    if args.adapter or args.wg_fixtures:
+        return _cmd_server_wg_fixtures(args)
     if args.command:
         role_args = ["--mcp-server-command", args.command]
     elif args.url:
@@ -280,6 +288,23 @@ def cmd_server(args) -> int:
     role_args += ["--mcp-isolate-profiles"] if args.isolate_profiles else []
     _clear(args.report_dir)
     return run_pytest(pytest_args(args, role_args), args.report_dir)
+
+
+def _cmd_server_wg_fixtures(args) -> int:
+    """The server role's second kind of target: the working group's fixtures replayed through an adapter."""
+    from .server.wg_fixtures import usage_error
+
+    live = [flag for flag, value in (("--command", args.command), ("--url", args.url),
+                                     ("--docker-image", args.docker_image)) if value]
+    problem = usage_error(args.adapter, args.wg_fixtures, live, args.profiles)
+    if problem is None and not Path(args.wg_fixtures).is_dir():
+        problem = f"--wg-fixtures {args.wg_fixtures} is not a directory"
+    if problem:
+        print(f"mcp-ext-conformance: {problem}", file=sys.stderr)
+        return 2
+    _clear(args.report_dir)
+    return run_pytest(pytest_args(args, ["--mcp-server-adapter", args.adapter, "--mcp-wg-fixtures", args.wg_fixtures]),
+                      args.report_dir)
 
 
 def cmd_host(args) -> int:

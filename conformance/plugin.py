@@ -34,6 +34,11 @@ def pytest_addoption(parser):
                     help="run server-role checks against this Streamable HTTP URL")
     group.addoption("--mcp-server-docker-image", dest="mcpx_server_docker_image", default=None,
                     help="run server-role checks against a container of this image, over its stdio")
+    group.addoption("--mcp-server-adapter", dest="mcpx_server_adapter", default=None,
+                    help="replay the interceptors working group's fixtures (--mcp-wg-fixtures) through this adapter, "
+                         "module:factory (the working group's four-function adapter contract)")
+    group.addoption("--mcp-wg-fixtures", dest="mcpx_wg_fixtures", default=None,
+                    help="with --mcp-server-adapter: the working group's conformance/fixtures directory")
     group.addoption("--mcp-docker-port", dest="mcpx_docker_port", type=int, default=None,
                     help="the container serves Streamable HTTP on this port (published on a free loopback port)")
     group.addoption("--mcp-docker-command", dest="mcpx_docker_command", default=None,
@@ -88,6 +93,7 @@ def pytest_configure(config):
             config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
+    _wg_fixtures_usage(config)
     if config.getoption("mcpx_report_dir", None) or _role(config):
         config.pluginmanager.register(Reporter(config), "mcpx-reporter")
 
@@ -97,12 +103,33 @@ def pytest_generate_tests(metafunc):
     if "check_id" not in metafunc.fixturenames or "mcpx_recordings" not in metafunc.fixturenames:
         return
     role = _role(metafunc.config)
-    ids = role.check_ids() if role else [cid for r in roles.ROLES.values() for cid in r.check_ids()]
+    ids = role.check_ids(_target_kind(metafunc.config)) if role else [
+        cid for r in roles.ROLES.values() for cid in r.check_ids()]
     metafunc.parametrize("check_id", sorted(ids))
 
 
 def _role(config) -> roles.Role | None:
     return roles.selected(lambda dest: config.getoption(dest, None))
+
+
+def _wg_fixtures_usage(config) -> None:
+    """--mcp-server-adapter and --mcp-wg-fixtures name one target together, and no other server target."""
+    if not (config.getoption("mcpx_server_adapter", None) or config.getoption("mcpx_wg_fixtures", None)):
+        return
+    from .server.wg_fixtures import usage_error
+
+    live = [f"--mcp-server-{name}" for name in ("command", "url", "docker-image")
+            if config.getoption(f"mcpx_server_{name.replace('-', '_')}", None)]
+    problem = usage_error(config.getoption("mcpx_server_adapter", None), config.getoption("mcpx_wg_fixtures", None),
+                          live, config.getoption("mcpx_profiles", None) or [])
+    if problem:
+        raise pytest.UsageError(problem)
+
+
+def _target_kind(config) -> str:
+    """"wg-fixtures" when the server target is an adapter replaying the working group's fixtures, else "live"."""
+    return "wg-fixtures" if _role(config) is roles.SERVER and config.getoption("mcpx_server_adapter", None) \
+        else "live"
 
 
 def _env(config) -> dict[str, str]:
@@ -152,6 +179,11 @@ def _target_description(config) -> dict:
         return _gateway_target(config)
     if role is roles.HOST:
         return {"kind": "stdio", "command": config.getoption("mcpx_host_command")}
+    if _target_kind(config) == "wg-fixtures":
+        from .server import wg_fixtures
+
+        return wg_fixtures.target_description(config.getoption("mcpx_server_adapter"),
+                                              config.getoption("mcpx_wg_fixtures"))
     spec = _server_target(config)
     return spec.describe() if spec else {"kind": "stdio", "command": "?"}
 
@@ -159,6 +191,11 @@ def _target_description(config) -> dict:
 # -- recording, one function per role: each returns {profile: Recording} (conformance/core/recording.py) -------------
 
 def _record_server(config, profiles: list[str], claimed: set[str], say) -> dict:
+    if _target_kind(config) == "wg-fixtures":
+        from .server import wg_fixtures
+
+        return wg_fixtures.record_run(config.getoption("mcpx_server_adapter"), config.getoption("mcpx_wg_fixtures"),
+                                      profiles, timeout=_timeout(config, roles.SERVER), say=say)
     from .server import record
 
     spec = _server_target(config)
@@ -290,8 +327,9 @@ def pytest_sessionstart(session):
         return
     claimed = _claimed(config, role)
     _warm_up()
-    config._mcpx_early = _EarlyRecording(config, role, _profiles_to_record(role, claimed, role.profiles),
-                                         claimed)
+    kind = _target_kind(config)  # a fixture replay records only the profiles its checks judge
+    wanted = role.profiles if kind == "live" else {REGISTRY[cid].profile for cid in role.check_ids(kind)}
+    config._mcpx_early = _EarlyRecording(config, role, _profiles_to_record(role, claimed, wanted), claimed)
 
 
 @pytest.fixture(scope="session")

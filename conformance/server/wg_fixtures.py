@@ -277,6 +277,21 @@ def record_run(adapter: str, fixtures: str, profiles, *, timeout: float, say=Non
     return {PROFILE: rec}
 
 
+def usage_error(adapter: str | None, fixtures: str | None, live_targets: list[str], profiles) -> str | None:
+    """Why the options naming this target do not go together, or None (`live_targets`: the live target options
+    also given, by flag)."""
+    if not adapter and not fixtures:
+        return None
+    if not adapter or not fixtures:
+        return ("an adapter (module:factory) and the working group's fixtures directory go together: "
+                "give both, or neither")
+    if live_targets:
+        return f"the fixture replay's adapter is a target of its own; drop {', '.join(live_targets)}"
+    if profiles and PROFILE not in profiles:
+        return f"the working group's fixtures judge the {PROFILE} profile only, not {', '.join(sorted(profiles))}"
+    return None
+
+
 def target_description(adapter: str, fixtures: str) -> dict:
     """results.json's `target` for such a run."""
     return {"kind": "adapter", "adapter": adapter, "fixtures": fixtures}
@@ -382,17 +397,16 @@ def judge_kind(rec: WgFixtureRecording, kind: str) -> str:
     if failing:
         raise Violation(
             f"{len(failing)} of {len(replays)} {kind} fixtures failed: " + "; ".join(
-                f"{r.id} [{vocabulary(r.fixture)['generation']}] step {f[0]['step']}: {_clip(f[0]['reason'])}"
-                for r, f in failing),
+                f"{r.id} ({vocabulary(r.fixture)['generation']} vocabulary) step {f[0]['step']}: "
+                f"{_clip(f[0]['reason'])}" for r, f in failing),
             actual=[{"fixture": r.id, "file": r.file, "requirement": r.fixture["requirement"],
                      "vocabulary": vocabulary(r.fixture), "failures": f} for r, f in failing])
-    not_judged = "; ".join(f"{r.id} ({r.lacks})" for r in lacking)
+    not_judged = "; ".join(f"{r.id}: adapter lacks behaviour {r.lacks}" for r in lacking)
     if len(lacking) == len(replays):
-        raise NotApplicable(f"the adapter lacks a behaviour of every {kind} fixture: adapter lacks behaviour "
-                            f"{not_judged}")
+        raise NotApplicable(f"the adapter lacks a behaviour of every {kind} fixture: {not_judged}")
     judged = [r for r in replays if not r.lacks]
     note = f"{len(judged)}/{len(replays)} {kind} fixtures passed; vocabulary {generations(judged)}"
-    return note + (f"; not judged, the adapter lacks behaviour: {not_judged}" if lacking else "")
+    return note + (f"; not judged: {not_judged}" if lacking else "")
 
 
 @check("interceptors/server/wg-protocol-fixtures", target=TARGET_KIND,
