@@ -64,7 +64,6 @@ SERVER = Role(
     default_timeout=10.0,
     missing_target="no server target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image or "
                    "--mcp-server-adapter with --mcp-wg-fixtures",
-    not_recorded=(("*", "the working group's fixture replay records the interceptors profile only"),),
 )
 HOST = Role(
     name="host",
