@@ -91,10 +91,19 @@ def load_fixtures(directory: Path) -> list[tuple[str, dict]]:
             continue  # manifest.json and other files are not fixtures
         if doc["kind"] not in KINDS:
             raise FixtureError(f"{path}: kind {doc['kind']!r} is neither of the working group's {' nor '.join(KINDS)}")
+        shapes = {"id": isinstance(doc["id"], str), "steps": _objects(doc["steps"]) and bool(doc["steps"]),
+                  "interceptors": _objects(doc["interceptors"]), "volatile": isinstance(doc["volatile"], list)}
+        if not all(shapes.values()):
+            raise FixtureError(f"{path}: malformed {', '.join(k for k, ok in shapes.items() if not ok)} "
+                               "(the working group's fixture schema)")
         fixtures.append((path.relative_to(directory).as_posix(), doc))
     if not fixtures:
         raise FixtureError(f"no working group fixtures under {directory} (give its conformance/fixtures directory)")
     return fixtures
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
 
 
 def vocabulary(fixture: dict) -> dict:

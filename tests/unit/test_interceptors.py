@@ -136,6 +136,8 @@ def test_a_kind_without_fixtures_skips_saying_so(tmp_path):
     ("not readable as JSON", lambda d: (d / "bad.json").write_text("{") and d),
     ("neither of the working group's", lambda d: (d / "k.json").write_text(
         (FIXTURES / "suite-fail-closed.json").read_text().replace('"kind": "protocol"', '"kind": "other"')) and d),
+    ("malformed steps", lambda d: (d / "s.json").write_text(
+        (FIXTURES / "suite-invoke-unknown.json").read_text().replace('"steps": [', '"steps": [1, ')) and d),
 ])
 def test_fixtures_that_cannot_be_read_make_every_check_fail_with_why(tmp_path, problem, setup):
     rec = replay(wg_adapter, setup(tmp_path))
