@@ -9,7 +9,7 @@
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
     nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
-    nox -s wg_fixtures -- --fixtures DIR [--adapter MODULE:FACTORY]
+    nox -s wg_fixtures -- --wg-fixtures DIR [--adapter MODULE:FACTORY]
                                  the interceptors WG's fixtures (or DIR in MCPX_WG_FIXTURES) -> reports/wg-fixtures/
 """
 
