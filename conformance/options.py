@@ -112,6 +112,12 @@ def writable_dir(text: str) -> str:
     return text
 
 
+def directory(text: str) -> str:
+    if not os.path.isdir(text):
+        raise ValueError(f"{text!r} is not a directory")
+    return text
+
+
 def module_factory(text: str) -> str:
     """MODULE:FACTORY, importable now (importing it is what the run would do first)."""
     module, sep, name = text.partition(":")
@@ -170,8 +176,12 @@ OPTIONS: tuple[Option, ...] = (
            parse=url_template, scoped=True, target=True, metavar="URL"),
     Option("docker-image", SERVER, "run a container of IMAGE and speak stdio through it",
            scoped=True, target=True, metavar="IMAGE"),
-    Option("adapter", GATEWAY, "replay the sequential-pipeline fixtures through this adapter "
-           "(docs/gateway.md#adapter)", parse=module_factory, scoped=True, target=True, metavar="MODULE:FACTORY"),
+    Option("adapter", SERVER + GATEWAY, "gateway: replay the sequential-pipeline fixtures through this adapter "
+           "(docs/gateway.md); server, with --wg-fixtures: replay the interceptors working group's fixtures "
+           "through this adapter (its four-function contract)", parse=module_factory, scoped=True, target=True,
+           metavar="MODULE:FACTORY"),
+    Option("wg-fixtures", SERVER, "with --adapter: the interceptors working group's fixtures directory",
+           parse=directory, metavar="DIR"),
     # how it is reached
     Option("header", SERVER + GATEWAY, "HTTP header for an HTTP target, 'Name: value' (repeatable); ${VAR} in the "
            "value is read from the environment; values never reach reports", parse=header, many=True,
@@ -287,6 +297,12 @@ class Run:
             raise AttributeError(name) from None
 
     @property
+    def target_kind(self) -> str:
+        """"wg-fixtures" for the server role's replay of the working group's fixtures, else "live"
+        (model.Check.target: which checks judge the run)."""
+        return "wg-fixtures" if self.role.name == "server" and self.values.get("adapter") else "live"
+
+    @property
     def timeout(self) -> float:
         return self.values.get("timeout") or self.role.default_timeout
 
@@ -366,6 +382,11 @@ def conflicts(values: dict[str, Any], role: str) -> str | None:
         return bool(value) and value != BY_NAME[name].default
 
     targets = [o.name for o in for_role(role) if o.target and given(o.name)]
+    if role == "server" and (given("adapter") or given("wg-fixtures")):
+        from .server.wg_fixtures import usage_error  # the fixture replay's own rules
+
+        return usage_error(values.get("adapter"), values.get("wg_fixtures"),
+                           [f"--{t}" for t in targets if t != "adapter"], values.get("profile") or [])
     if role == "server":
         if len(targets) != 1:
             return ("give one target: --command, --url or --docker-image" if not targets

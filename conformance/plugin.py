@@ -41,7 +41,12 @@ def pytest_configure(config):
             config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
-    if config.getoption("mcpx_report_dir", None) or _role(config):
+    role = _role(config)
+    if role is not None:
+        problem = options.conflicts(_run(config, role).values, role.name)
+        if problem:
+            raise pytest.UsageError(problem)
+    if config.getoption("mcpx_report_dir", None) or role:
         config.pluginmanager.register(Reporter(config), "mcpx-reporter")
 
 
@@ -50,7 +55,8 @@ def pytest_generate_tests(metafunc):
     if "check_id" not in metafunc.fixturenames or "mcpx_recordings" not in metafunc.fixturenames:
         return
     role = _role(metafunc.config)
-    ids = role.check_ids() if role else [cid for r in roles.ROLES.values() for cid in r.check_ids()]
+    ids = role.check_ids(_run(metafunc.config, role).target_kind) if role else [
+        cid for r in roles.ROLES.values() for cid in r.check_ids()]
     metafunc.parametrize("check_id", sorted(ids))
 
 
@@ -104,7 +110,9 @@ def pytest_sessionstart(session):
         return
     claimed = _claimed(config, role)
     background.warm_up()
-    profiles = _profiles_to_record(role, claimed, role.profiles)
+    kind = _run(config, role).target_kind  # a fixture replay records only the profiles its checks judge
+    wanted = role.profiles if kind == "live" else {REGISTRY[cid].profile for cid in role.check_ids(kind)}
+    profiles = _profiles_to_record(role, claimed, wanted)
     config._mcpx_early = background.BackgroundRecording(
         lambda say: _record(config, role, profiles, claimed, say), profiles)
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from conformance.core import schemas_loader
+from conformance.core.roles import SERVER
 from tests.helpers import ROOT, SERVER_CHECKS, fake_command
 
 
@@ -23,7 +24,8 @@ def test_list_prints_every_check_with_rows_and_level():
     proc = cli("list", "--role", "server")
     assert proc.returncode == 0
     assert "execution-requirements/server/unmet-requirement-fails-call" in proc.stdout
-    assert "MUST" in proc.stdout and f"{len(SERVER_CHECKS)} checks" in proc.stdout
+    replay_checks = SERVER.check_ids("wg-fixtures")  # the working group's fixture replay: a target of its own
+    assert "MUST" in proc.stdout and f"{len(SERVER_CHECKS) + len(replay_checks)} checks" in proc.stdout
 
 
 def test_list_as_json():
@@ -140,3 +142,56 @@ def test_whole_profile_baseline_goes_stale_when_nothing_fails(tmp_path):
     proc = cli("server", "--command", fake_command(), "--expected-failures", str(baseline), "--report-dir", str(tmp_path))
     assert proc.returncode == 1
     assert "STALE expected-failures entry 'augmentation'" in proc.stdout
+
+
+# -- the server role's other target: the interceptors working group's fixtures, replayed through an adapter ------
+WG_FIXTURES = str(ROOT / "tests" / "data" / "interceptor-fixtures")
+WG_REFERENCE = "reference_servers.interceptor_chain:wg_adapter"
+
+
+def test_wg_fixture_replay_runs_through_the_cli_with_the_suites_reports(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from conformance.report import dashboard
+
+    proc = cli("server", "--adapter", WG_REFERENCE, "--wg-fixtures", WG_FIXTURES, "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "9 fixture(s): 8 protocol, 1 behavior" in proc.stdout
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert schemas_loader.errors("results", doc) == []
+    assert doc["target"] == {"kind": "adapter", "adapter": WG_REFERENCE, "fixtures": WG_FIXTURES}
+    assert doc["profiles"]["interceptors"]["claimedBy"] == "option"
+    assert {c["id"]: c["outcome"] for c in doc["checks"]} == {
+        "interceptors/server/wg-behavior-fixtures": "pass", "interceptors/server/wg-protocol-fixtures": "pass"}
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")  # pytest's writer, as for every run
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "0", "0")
+    for name in ("summary.md", "index.html", "badges/server-interceptors.svg", "pytest-report.json"):
+        assert (tmp_path / name).exists(), name
+    assert dashboard.load(str(tmp_path)).doc["checks"] == doc["checks"]
+
+
+def test_wg_fixture_replay_of_a_broken_adapter_exits_1_naming_the_fixture(tmp_path):
+    proc = cli("server", "--adapter", "tests.servers.broken_wg_adapters:FailOpenByDefault", "--wg-fixtures",
+               WG_FIXTURES, "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 1
+    doc = json.loads((tmp_path / "results.json").read_text())
+    failed = [c for c in doc["checks"] if c["outcome"] == "fail"]
+    assert [c["id"] for c in failed] == ["interceptors/server/wg-protocol-fixtures"]
+    assert "protocol/suite-fail-closed" in failed[0]["reason"] and "protocol/suite-fail-closed" in proc.stdout
+    assert failed[0]["actual"][0]["vocabulary"] == {"words": ["apply"], "generation": "newer"}
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--adapter", WG_REFERENCE], "go together"),
+    (["--adapter", WG_REFERENCE, "--wg-fixtures", "/nonexistent/fixtures"], "is not a directory"),
+    (["--adapter", WG_REFERENCE, "--wg-fixtures", WG_FIXTURES, "--profile", "augmentation"],
+     "interceptors profile only"),
+    (["--adapter", WG_REFERENCE, "--command", "x", "--wg-fixtures", WG_FIXTURES], "not allowed with"),
+    (["--adapter", "no_such_module_here:factory", "--wg-fixtures", WG_FIXTURES], "ModuleNotFoundError"),
+])
+def test_wg_fixture_replay_usage_mistakes_exit_2_in_one_line(tmp_path, argv, says):
+    proc = cli("server", *argv, "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 2 and says in proc.stdout + proc.stderr, proc.stdout + proc.stderr

@@ -1,6 +1,9 @@
 """Small pure readers every role's judges share: one rule each, so a verdict never hangs on which copy ran.
 
-- `canonical` / `short`: JSON equality and short display.
+- `canonical_sorted` / `short`: JSON equality inside the suite (sorted keys, compact) and short display.
+- `canonical_rfc8785`: RFC 8785 (JCS) canonical JSON, the form the interceptors working group's fixtures state
+  their expectations in. The two differ (number and string serialisation), so each has its own name: a
+  comparison with a precomputed string from a fixture needs the RFC's form, any other equality the sorted one.
 - `text_of`, `error_text`, `failed`: what a tools/call (or any call) answered.
 - `match_name` / `find_named`: a name as offered, or a prefixed form of it. Gateways and hosts may prefix
   what they aggregate (`fixture__conformance_echo`, `server.tool`); the match is the exact name, else a
@@ -14,13 +17,20 @@ import json
 from typing import Any
 
 
-def canonical(value: Any) -> str:
-    """Canonical JSON for equality: sorted keys, no insignificant whitespace."""
+def canonical_sorted(value: Any) -> str:
+    """JSON for equality within the suite: sorted keys, no insignificant whitespace (not RFC 8785)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def canonical_rfc8785(value: Any) -> str:
+    """RFC 8785 (JSON Canonicalization Scheme) text of `value`, by the `rfc8785` package."""
+    import rfc8785  # imported here: only the working group's fixture replay compares with this form
+
+    return rfc8785.dumps(value).decode("utf-8")
+
+
 def short(value: Any, limit: int = 300) -> str:
-    text = canonical(value)
+    text = canonical_sorted(value)
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -40,8 +50,8 @@ def failed(ex) -> bool:
 def error_text(ex) -> str:
     """Everything an error says, whether it came as a JSON-RPC error or an isError result."""
     if ex.has_error:
-        return canonical(ex.error)
-    return text_of(ex.result) + canonical((ex.result or {}).get("structuredContent"))
+        return canonical_sorted(ex.error)
+    return text_of(ex.result) + canonical_sorted((ex.result or {}).get("structuredContent"))
 
 
 def match_name(names, wanted: str) -> str | None:

@@ -42,11 +42,12 @@ class Role:
         """Register the role's checks."""
         importlib.import_module(self.recorder.partition(":")[0])
 
-    def check_ids(self) -> list[str]:
+    def check_ids(self, target: str = "live") -> list[str]:
+        """The role's checks that judge a target of this kind (model.Check.target)."""
         from .model import REGISTRY
 
         self.load()
-        return sorted(cid for cid, check in REGISTRY.items() if check.role == self.name)
+        return sorted(cid for cid, check in REGISTRY.items() if check.role == self.name and check.target == target)
 
     def profile_error(self, profiles) -> str | None:
         """Why `--profile` names something this role cannot claim, or None."""
@@ -67,7 +68,8 @@ SERVER = Role(
     profiles=tuple(p for p in PROFILES if p != "sequential-pipeline"),
     recorder="conformance.server.record:record_run",
     default_timeout=10.0,
-    missing_target="no server target: give --mcp-server-command, --mcp-server-url or --mcp-server-docker-image",
+    missing_target="no server target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image or "
+                   "--mcp-server-adapter with --mcp-wg-fixtures",
 )
 HOST = Role(
     name="host",

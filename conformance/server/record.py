@@ -13,6 +13,7 @@ import anyio
 from ..core.profile import profile_modules
 from ..core.roles import SERVER
 from ..targets import TargetSpec
+from . import wg_fixtures  # the replay target's checks register with the role's
 from .recording import Recording
 from .session import progress_lines, record, record_shared
 
@@ -63,6 +64,8 @@ def target_spec(run) -> TargetSpec:
 
 
 def describe(run) -> dict:
+    if run.target_kind == "wg-fixtures":
+        return wg_fixtures.target_description(run.adapter, run.wg_fixtures)
     return target_spec(run).describe()
 
 
@@ -82,6 +85,8 @@ def published(run, spec: TargetSpec):
 
 def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Recording]:
     """The role's recorder (core/roles.py): every profile asked for, as the options say."""
+    if run.target_kind == "wg-fixtures":
+        return wg_fixtures.record_run(run.adapter, run.wg_fixtures, profiles, timeout=run.timeout, say=say)
     with published(run, target_spec(run)) as spec:
         if say:
             say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
