@@ -128,7 +128,7 @@ def module_factory(text: str) -> str:
     try:
         load_adapter(text)
     except Exception as exc:  # noqa: BLE001 - the user reads why their adapter does not load
-        raise ValueError(f"{text!r} cannot be loaded: {exc}") from None
+        raise ValueError(f"{text!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
     return text
 
 
