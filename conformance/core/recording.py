@@ -17,7 +17,7 @@ a pipeline adapter's fixture runs); each satisfies `Recording` and gets `cite` f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 from .model import NotObserved
 
@@ -57,13 +57,12 @@ class Citing:
     """`cite(label)`: the evidence under `label`, remembered as cited by the current judge."""
 
     cited: list[str] = field(default_factory=list, kw_only=True)
-    if TYPE_CHECKING:  # each recording class declares it (a dataclass field there, not here)
-        exchanges: Mapping[str, Any]
 
     def cite(self, label: str) -> Any:
         self._note(label)
-        if label in self.exchanges:
-            return self.exchanges[label]
+        exchanges: Mapping[str, Any] = getattr(self, "exchanges")  # each recording class's own field
+        if label in exchanges:
+            return exchanges[label]
         raise NotObserved(self.never_observed(label))
 
     def never_observed(self, label: str) -> str:
