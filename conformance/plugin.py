@@ -381,6 +381,8 @@ def mcpx_verdict(request):
     """Evaluate a check against its recording and turn the verdict into a test outcome."""
     from .core.runner import evaluate
 
+    from .core.recording import peer_identity
+
     def verdict(check_id: str, recordings: dict) -> Result:
         check = REGISTRY[check_id]
         rec = recordings.get(check.profile)
@@ -400,6 +402,7 @@ def mcpx_verdict(request):
                 result.outcome = outcome
         payload = result.to_json()
         payload["claim"] = result.claim
+        payload["peer"] = peer_identity(rec)  # the target's serverInfo, for the reports' header
         request.node.user_properties.append((PROPERTY, json.dumps(payload)))
         if result.outcome == "skip":
             pytest.skip(result.reason)
@@ -419,6 +422,7 @@ class Reporter:
         self.config = config
         self.results: dict[str, Result] = {}
         self.claims: dict[str, dict] = {}
+        self.peer: dict | None = None  # the target's own name and version (serverInfo), once a verdict brings it
         self.started = time.time()
 
     @pytest.hookimpl(tryfirst=True)
@@ -428,6 +432,7 @@ class Reporter:
             if key == PROPERTY:
                 data = json.loads(value)
                 claim = data.pop("claim", None)
+                self.peer = data.pop("peer", None) or self.peer
                 result = Result.from_json(data, claim)
                 self.results[result.id] = result
                 if claim is not None:
@@ -471,7 +476,7 @@ class Reporter:
             role=(_role(self.config) or roles.SERVER).name, target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
             results=results, claims=self.claims, started=self.started, finished=finished,
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
-            unavailable=getattr(self.config, "_mcpx_unavailable", None))
+            unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer)
         reports.write_all(directory, document)
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -479,7 +484,9 @@ class Reporter:
             return
         from .report import results as reports
 
-        for line in reports.terminal_table(list(self.results.values()), self.claims):
-            terminalreporter.write_line(line)
+        role = (_role(self.config) or roles.SERVER).name
+        for line in reports.terminal_table(list(self.results.values()), self.claims, role=role):
+            # The run's one warning (nothing claimed, a field where the proposal puts none) stands out.
+            terminalreporter.write_line(line, yellow=line.startswith(reports.ATTENTION), bold=line.startswith(reports.ATTENTION))
         for profile in self.stale_profiles():
             terminalreporter.write_line(f"  STALE expected-failures entry {profile!r}: no check of it fails now")

@@ -46,6 +46,9 @@ UPPERCASE_INPUT = [{"type": "text", "text": "Hello, World"}, IMAGE_BLOCK,
                    {"type": "text", "text": "second block, mixed Case"}, EMBEDDED_BLOCK]
 
 
+HOW_TO_CLAIM = "advertise capabilities.contextMiddleware in the initialize result"
+
+
 def claimer(rec: Recording) -> str | None:
     return f"capabilities.{CAPABILITY} is advertised" if CAPABILITY in rec.capabilities else None
 

@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from ..core.judging import meta_carriage
+from ..core.judging import experimental_carriage, meta_carriage
 from ..core.recording import Citing
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 
@@ -39,6 +39,8 @@ class Recording(Citing):
     claimed: bool = False
     claimed_by: str | None = None  # "option" | "advertisement" | None
     claim_reason: str = ""
+    misplaced: list[str] = field(default_factory=list)  # the profile's fields where the proposal puts none
+    how_to_claim: str = ""  # what a server does to claim the profile (besides --profile)
     capabilities: dict = field(default_factory=dict)
     tools: list[dict] | None = None  # None: tools/list failed or was not offered
     exchanges: dict[str, Exchange] = field(default_factory=dict)
@@ -185,11 +187,18 @@ async def _claim_and_drive(session: Session, rec: Recording, claimer: Claimer, d
     elif shown:
         rec.claimed, rec.claimed_by, rec.claim_reason = True, "advertisement", shown
     else:
-        rec.claim_reason = "the server shows nothing of this profile"
+        # Named, never counted: the proposals define no _meta carriage and no experimental capability.
         carried = meta_carriage(rec.tools, rec.profile)
-        if carried:  # named, never counted: the proposals define no _meta carriage
-            rec.claim_reason += (f"; the field is only under _meta, which the proposal does not define "
-                                 f"({', '.join(carried[:3])})")
+        advertised = experimental_carriage(rec.capabilities, rec.profile)
+        found = []
+        if carried:
+            found.append(f"the field is only under _meta, which the proposal does not define "
+                         f"({', '.join(carried[:3])}{', …' if len(carried) > 3 else ''})")
+        if advertised:
+            found.append(f"the capability is only under capabilities.experimental, which the proposal does "
+                         f"not define ({', '.join(advertised)})")
+        rec.claim_reason = "; ".join(found) or "the server shows nothing of this profile"
+        rec.misplaced = carried + advertised
     if rec.claimed:
         await driver(session, rec)
     elif unclaimed_driver is not None:
