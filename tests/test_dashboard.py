@@ -200,7 +200,7 @@ def test_run_report_has_an_anchor_per_check_for_the_dashboard_links():
     from conformance.report.html import render
 
     page = render(results("server", [check(FLAG, "pass"), check(UNMET, "fail", "ran anyway")]))
-    assert f"id='{FLAG}'" in page and f"id='{UNMET}'" in page
+    assert f'id="{FLAG}"' in page and f'id="{UNMET}"' in page
 
 
 def test_run_report_cites_each_rows_source_by_name_and_link():
@@ -208,7 +208,7 @@ def test_run_report_cites_each_rows_source_by_name_and_link():
 
     real = {**check(UNMET, "fail", "ran anyway"), "rows": ["er.server.fail-unmet", "PT-1"]}  # PT-1: not a row here
     page = render(results("server", [real]))
-    assert "<dt>sources</dt><dd><a href='https://github.com/modelcontextprotocol/modelcontextprotocol/pull/2487'>" \
+    assert '<dt>sources</dt><dd><a href="https://github.com/modelcontextprotocol/modelcontextprotocol/pull/2487">' \
            "SEP-2487 §" in page
     assert "<dt>sources</dt><dd>—</dd>" in render(results("server", [check(FLAG, "pass")]))
 

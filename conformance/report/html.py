@@ -30,6 +30,8 @@ from markupsafe import Markup, escape
 from ..core.model import OUTCOMES
 from . import results as reports
 
+COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "warn": "#9a6700", "info": "#0969da", "skip": "#6e7781",
+           "xfail": "#8250df", "stale": "#bc4c00"}
 LEGEND_OUTCOMES = (
     ("pass", "the implementation did what the requirement asks, observed on the wire"),
     ("fail", "a MUST was violated, or a claimed behaviour was never observed: the run exits 1"),
@@ -63,6 +65,7 @@ def environment():
     env.filters["seconds"] = seconds
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
     env.filters["link_docs"] = link_docs
+    env.globals["COLOURS"] = COLOURS
     return env
 
 

@@ -99,23 +99,31 @@ def headline(role: str, gaps: dict, passed: int = 0) -> list[str]:
         n = len(gaps["unclaimed"])
         ran = (f" (the {passed} that passed only judge that an unclaimed profile's methods are refused)"
                if passed else "")
+        drop = ("" if gaps["misplaced"] or role != "server" else
+                f" A server that sets the fields and shows none of them here may be on an SDK that drops them: "
+                f"{SDK_SURVIVAL}")
         out.append(f"Nothing of the MCP extensions was tested: the {role} claimed none of its {n} profile(s), so "
                    f"no check of a profile's behaviour ran{ran}. Below: why each was not claimed, and how to "
-                   f"claim it.")
+                   f"claim it.{drop}")
     if gaps["misplaced"]:
-        where = sorted({"capabilities.experimental" if m.startswith("capabilities.experimental") else "_meta"
-                        for p in gaps["misplaced"] for m in gaps["unclaimed"][p]["misplaced"]})
-        out.append(f"Not tested: {', '.join(gaps['misplaced'])}: the fields are only under {' and '.join(where)}, "
-                   f"which no proposal defines (as an SDK that drops unknown fields invites). How to keep them "
-                   f"where the proposals put them, SDK by SDK: {SDK_SURVIVAL}")
+        found = {m for p in gaps["misplaced"] for m in gaps["unclaimed"][p]["misplaced"]}
+        what = []
+        if any(not m.startswith("capabilities.experimental") for m in found):
+            what.append("tool fields are only under the tool's _meta")
+        if any(m.startswith("capabilities.experimental") for m in found):
+            what.append("capabilities are only under capabilities.experimental")
+        out.append(f"Not tested: {', '.join(gaps['misplaced'])}: the {' and the '.join(what)}, which no proposal "
+                   f"defines. How to put them where the proposals do, SDK by SDK: {SDK_SURVIVAL}")
     return out
 
 
 def _wrap(text: str, first: str, rest: str, width: int = 100) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,
-                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    # An option and its value stay on one line: "--profile" alone at a line's end reads as a typo.
+    lines = textwrap.wrap(text.replace("--profile ", "--profile\u00a0"), width=width, initial_indent=first,
+                          subsequent_indent=rest, break_long_words=False, break_on_hyphens=False)
+    return [line.replace("\u00a0", " ") for line in lines] or [first.rstrip()]
 
 
 def summary_markdown(doc: dict) -> str:
