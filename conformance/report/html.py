@@ -1,7 +1,7 @@
 """index.html: one self-contained page a person opens to see what was tested, what failed and why.
 
 The page, top to bottom: who the target says it is (its `serverInfo`) and how it was run; what the run did
-not test (nothing claimed, fields where no proposal puts them); the role's profiles, each claimed or not with
+not test (nothing claimed, fields where no proposal puts them); the checks not passing, linked; the role's profiles, each claimed or not with
 the reason and how to claim it; a legend of every outcome and claim kind; then one section a profile, in the
 table's order, each check with its requirement (the catalog's Markdown, rendered), the sources its catalog
 rows cite, the verdict with its whole reason, expected against actual, and the exchanges it judged, with the
@@ -52,6 +52,8 @@ LEGEND_CLAIMS = (
 _NAMED_LISTS = {"tool": "tools", "middleware": "middleware", "augmentation": "augmentations",
                 "interceptor": "interceptors", "prompt": "prompts", "resource": "resources"}
 _AT = re.compile(r"(?:\b(" + "|".join(_NAMED_LISTS) + r") '([^']*)': )?at (/[^\s:,;]*)")
+# What a reason says before ": at <pointer>": often the label of the exchange the pointer is in.
+_BEFORE_AT = re.compile(r"([^:;]+): at (/[^\s:,;]*)")
 _SEVERITY = {"fail": 0, "stale": 1, "warn": 2, "xfail": 3, "info": 4, "pass": 5, "skip": 6}
 
 
@@ -127,9 +129,15 @@ def fault_paths(check: dict, exchange: dict) -> list[tuple[str, list]]:
     actual = check.get("actual")
     said += [a for a in actual if isinstance(a, str)] if isinstance(actual, list) else [actual] if isinstance(
         actual, str) else []
+    labels = {ex.get("label") for ex in check.get("exchanges", ())}
     found: list[tuple[str, list]] = []
     for text in said:
+        # A pointer said of another exchange ("invoke real stamp: at /metadata") is not this one's.
+        elsewhere = {pointer for before, pointer in _BEFORE_AT.findall(text)
+                     if _label_in(before, labels) not in (None, exchange.get("label"))}
         for kind, name, pointer in _AT.findall(text):
+            if pointer in elsewhere:
+                continue
             parts = _parse_pointer(pointer)
             for side in ("response", "request"):
                 message = exchange.get(side)
@@ -152,6 +160,14 @@ def fault_paths(check: dict, exchange: dict) -> list[tuple[str, list]]:
                     continue
                 break
     return found
+
+
+def _label_in(text: str, labels) -> str | None:
+    """The exchange label `text` ends with ("first: invoke real stamp" -> "invoke real stamp"), if any."""
+    text = text.strip()
+    hits = [label for label in labels if label and (text == label or text.endswith(" " + label)
+                                                    or text.startswith(label + " "))]
+    return max(hits, key=len) if hits else None
 
 
 def json_html(value: Any, marked: list[list], path: tuple = ()) -> Markup:
@@ -194,8 +210,11 @@ def _exchange(check: dict, ex: dict) -> dict:
     marks = []
     for side, path in paths:
         # The element in its nearest enclosing object (a tool, an error), so it shows without scrolling.
-        cut = max((i for i in range(len(path)) if isinstance(path[i - 1] if i else None, int)), default=0)
-        cut = cut if cut else max(len(path) - 1, 0)
+        if path and isinstance(path[-1], int):  # an item of a list: the item itself, marked whole
+            cut = len(path)
+        else:
+            cut = max((i for i in range(len(path)) if isinstance(path[i - 1] if i else None, int)), default=0)
+            cut = cut if cut else max(len(path) - 1, 0)
         _, around, _ = _resolve(ex[side], [str(p) for p in path[:cut]])
         name = around.get("name") if isinstance(around, dict) and isinstance(around.get("name"), str) else None
         marks.append({"where": side + " ", "pointer": _format_pointer(path),
@@ -248,6 +267,8 @@ def context(doc: dict) -> dict:
         "headline": reports.headline(role, gaps, counts.get("pass", 0)),
         "counts": [(o, counts[o]) for o in OUTCOMES if counts[o]], "outcomes": OUTCOMES,
         "profile_rows": rows, "sections": sections,
+        "not_passing": [c for section in sections for c in section["checks"]
+                        if c["outcome"] in ("fail", "stale", "warn")],
         "legend": {"outcomes": LEGEND_OUTCOMES, "claims": LEGEND_CLAIMS},
     }
 
