@@ -261,7 +261,7 @@ def context(doc: dict) -> dict:
     return {
         "doc": doc, "gaps": gaps,
         "identity": {k: (doc.get("targetInfo") or {}).get(k) for k in ("name", "title", "version")}
-        if doc.get("targetInfo") else None,
+        if doc.get("targetInfo") else None, "speaks": reports.speaks_for_itself(doc),
         "where": target.get("command") or target.get("url") or target.get("image") or target.get("adapter") or "?",
         "plays": known.suite_plays if known else "the other parts",
         "headline": reports.headline(role, gaps, counts.get("pass", 0)),

@@ -39,8 +39,11 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
         claim = claims.get(profile)
         if claim is None:
             has_checks = any(r.profile == profile for r in results)
+            own = profile in role_profiles(role)
             claim = {"claimed": False, "claimedBy": None,
-                     "reason": unavailable or ("not recorded" if has_checks else f"no {role}-role checks ran")}
+                     "reason": unavailable or ("not recorded" if has_checks else
+                                               _why_not_recorded(role, profile) if own else
+                                               f"no {role}-role checks")}
         profiles[profile] = claim
     doc = {
         "format": "mcp-ext-conformance/results", "formatVersion": 1,
@@ -63,6 +66,12 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
 
 SDK_SURVIVAL = "docs/ecosystem.md#sdk-survival"  # which SDK drops which field, and the way around it
 ATTENTION = "! "  # the console's prefix for the lines a reader must not miss
+
+
+def _why_not_recorded(role: str, profile: str) -> str:
+    from ..core import roles
+
+    return roles.ROLES[role].why_not_recorded(profile) if role in roles.ROLES else "not recorded in this run"
 
 
 def role_profiles(role: str) -> tuple[str, ...]:
@@ -140,7 +149,7 @@ def summary_markdown(doc: dict) -> str:
     passed = sum(c["outcome"] == "pass" for c in doc["checks"])
     for sentence in headline(role, gaps, passed):
         lines += [f"> ⚠️ {_link_docs(sentence)}", ""]
-    identity = _identity(doc.get("targetInfo"))
+    identity = _identity(doc.get("targetInfo")) if speaks_for_itself(doc) else ""
     lines += [f"Target: `{_md_code(where)}` ({target.get('kind')}){identity} · "
               f"{doc['durationSeconds']:.1f} s · exit code {doc['exitCode']}", ""]
     if doc.get("unavailable"):
@@ -175,6 +184,12 @@ def summary_markdown(doc: dict) -> str:
     else:
         lines += ["", "Every check that ran passed."]
     return "\n".join(lines) + "\n"
+
+
+def speaks_for_itself(doc: dict) -> bool:
+    """Whether the target answers initialize with a serverInfo (a server or a gateway; not a host, which is
+    a client, nor an adapter, which is called in-process)."""
+    return bool(doc.get("targetInfo")) or (doc["role"] != "host" and doc["target"].get("kind") != "adapter")
 
 
 def _identity(info: dict | None) -> str:
