@@ -487,6 +487,7 @@ class Reporter:
         role = (_role(self.config) or roles.SERVER).name
         for line in reports.terminal_table(list(self.results.values()), self.claims, role=role):
             # The run's one warning (nothing claimed, a field where the proposal puts none) stands out.
-            terminalreporter.write_line(line, yellow=line.startswith(reports.ATTENTION), bold=line.startswith(reports.ATTENTION))
+            attention = line.startswith(reports.ATTENTION)
+            terminalreporter.write_line(line, yellow=attention, bold=attention)
         for profile in self.stale_profiles():
             terminalreporter.write_line(f"  STALE expected-failures entry {profile!r}: no check of it fails now")

@@ -1,11 +1,12 @@
 """index.html: one self-contained page a person opens to see what was tested, what failed and why.
 
-The page, top to bottom: who the target says it is (its `serverInfo`) and how it was run; what the run did
-not test (nothing claimed, fields where no proposal puts them); the checks not passing, linked; the role's profiles, each claimed or not with
-the reason and how to claim it; a legend of every outcome and claim kind; then one section a profile, in the
-table's order, each check with its requirement (the catalog's Markdown, rendered), the sources its catalog
-rows cite, the verdict with its whole reason, expected against actual, and the exchanges it judged, with the
-element at fault marked. No scripts, no external assets: the page works from a CI artifact or an email.
+The page, top to bottom: who the target says it is (its `serverInfo`) and how it was run; what the run
+did not test (nothing claimed, fields where no proposal puts them); the checks not passing, linked; the
+role's profiles, each claimed or not with the reason and how to claim it; a legend of every outcome and
+claim kind; then one section a profile, in the table's order, each check with its requirement (the
+catalog's Markdown, rendered), the sources its catalog rows cite, the verdict with its whole reason,
+expected against actual, and the exchanges it judged, with the element at fault marked. No scripts, no
+external assets: the page works from a CI artifact or an email attachment.
 
 Built from Jinja2 templates (conformance/report/templates/) with autoescaping on, so whatever the target
 sent (tool names, error texts, its serverInfo) is escaped wherever it lands; the two things marked safe are
@@ -14,7 +15,9 @@ escapes every string it emits.
 
 The element at fault: a reason or `actual` that says "at <JSON pointer>" (schema violations say so), with
 the item it belongs to when it names one ("tool 'x': at /preprocessor"), is resolved in each exchange's
-request and response; what resolves is marked in the pretty-printed JSON and quoted above it.
+request and response; what resolves is marked in the pretty-printed JSON, and shown above it within its
+nearest enclosing item (the tool, the result), so it is seen without scrolling. The suite's judges say
+where as text; a failure whose reason names no pointer (a wrong value of a fixture) is not marked.
 """
 
 from __future__ import annotations

@@ -161,7 +161,8 @@ def summary_markdown(doc: dict) -> str:
     for profile in role_profiles(role):
         claim = doc["profiles"].get(profile) or {"claimed": False, "claimedBy": None, "reason": ""}
         c = by_profile.get(profile, Counter())
-        claimed = f"yes ({claim['claimedBy']})" if claim["claimed"] else "**no**" if profile in gaps["unclaimed"] else "no"
+        claimed = (f"yes ({claim['claimedBy']})" if claim["claimed"] else
+                   "**no**" if profile in gaps["unclaimed"] else "not run")
         lines.append(f"| {profile} | {claimed} | {c['pass']} | {c['fail']} | {c['warn']} | {c['info']} | {c['skip']} |")
     if gaps["unclaimed"]:
         lines += ["", "## Not claimed, so not tested", ""]
