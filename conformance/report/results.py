@@ -126,6 +126,17 @@ def headline(role: str, gaps: dict, passed: int = 0) -> list[str]:
     return out
 
 
+def closing_line(role: str, claims: dict) -> str | None:
+    """The console's last line when the run left the extensions untested, so pytest's counts do not end it."""
+    gaps = untested(role, claims)
+    if gaps["nothing"]:
+        return f"{ATTENTION}Nothing of the MCP extensions was tested: no profile was claimed (why: above)."
+    if gaps["misplaced"]:
+        return (f"{ATTENTION}Not tested: {', '.join(gaps['misplaced'])}: fields where no proposal puts them "
+                f"(above).")
+    return None
+
+
 def _wrap(text: str, first: str, rest: str, width: int = 100) -> list[str]:
     import textwrap
 
