@@ -48,8 +48,10 @@ LEGEND_CLAIMS = (
     ("advertisement", "the target showed the profile (a capability, a tool field): its checks ran"),
     ("option", "claimed with --profile: every check ran, and a missing fixture fails instead of skipping"),
     ("default", "a host claims its core profiles unless --profile narrows them"),
-    ("not claimed", "the target showed nothing of the profile: only the checks that an unclaimed profile's "
-                    "methods are refused ran"),
+    ("not claimed", "the target showed nothing of the profile where its proposal puts it: only the checks "
+                    "that an unclaimed profile's methods are refused ran; the reason says what was seen instead"),
+    ("not run", "the run did not record the profile (--profile or -k left it out, or the role needs another "
+                "option for it)"),
 )
 # The items a reason may name before "at <pointer>", and the list of the result that holds them.
 _NAMED_LISTS = {"tool": "tools", "middleware": "middleware", "augmentation": "augmentations",
