@@ -231,6 +231,8 @@ def _warm_up() -> None:
             schemas_loader.validator("capabilities")
             catalog.load()
             from .report import badges, html as html_report, results as reports  # noqa: F401 - imported for the report at the end
+
+            html_report.warm()
         except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
             pass
 
