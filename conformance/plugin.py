@@ -169,6 +169,7 @@ def _say(config):
 @pytest.fixture
 def mcpx_verdict(request):
     """Evaluate a check against its recording and turn the verdict into a test outcome."""
+    from .core.recording import peer_identity
     from .core.runner import evaluate
 
     def verdict(check_id: str, recordings: dict) -> Result:
@@ -190,6 +191,7 @@ def mcpx_verdict(request):
                 result.outcome = outcome
         payload = result.to_json()
         payload["claim"] = result.claim
+        payload["peer"] = peer_identity(rec)  # the target's serverInfo, for the reports' header
         request.node.user_properties.append((PROPERTY, json.dumps(payload)))
         if result.outcome == "skip":
             pytest.skip(result.reason)
@@ -209,6 +211,7 @@ class Reporter:
         self.config = config
         self.results: dict[str, Result] = {}
         self.claims: dict[str, dict] = {}
+        self.peer: dict | None = None  # the target's own name and version (serverInfo), once a verdict brings it
         self.started = time.time()
 
     @pytest.hookimpl(tryfirst=True)
@@ -218,6 +221,7 @@ class Reporter:
             if key == PROPERTY:
                 data = json.loads(value)
                 claim = data.pop("claim", None)
+                self.peer = data.pop("peer", None) or self.peer
                 result = Result.from_json(data, claim)
                 self.results[result.id] = result
                 if claim is not None:
@@ -261,19 +265,37 @@ class Reporter:
             role=(_role(self.config) or roles.SERVER).name, target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
             results=results, claims=self.claims, started=self.started, finished=finished,
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
-            unavailable=getattr(self.config, "_mcpx_unavailable", None))
+            unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer)
         reports.write_all(directory, document)
+
+    def role_name(self) -> str:
+        return (_role(self.config) or roles.SERVER).name
 
     def summary_lines(self) -> list[str]:
         from .report import results as reports
 
-        lines = reports.terminal_table(list(self.results.values()), self.claims)
+        lines = reports.terminal_table(list(self.results.values()), self.claims, role=self.role_name())
         lines += [f"  STALE expected-failures entry {profile!r}: no check of it fails now"
                   for profile in self.stale_profiles()]
         return lines
 
+    def closing_line(self) -> str | None:
+        """The run's one warning again after the counts, which alone would read as a clean bill of health."""
+        from .report import results as reports
+
+        return reports.closing_line(self.role_name(), self.claims) if self.results else None
+
     def pytest_terminal_summary(self, terminalreporter):
         if not self.results:
             return
+        from .report import results as reports
+
         for line in self.summary_lines():
-            terminalreporter.write_line(line)
+            attention = line.startswith(reports.ATTENTION)  # the run's one warning stands out
+            terminalreporter.write_line(line, yellow=attention, bold=attention)
+
+    def pytest_unconfigure(self, config):
+        writer = config.pluginmanager.get_plugin("terminalreporter")
+        closing = self.closing_line()
+        if closing and writer is not None:
+            writer.write_line(closing, yellow=True, bold=True)

@@ -65,7 +65,8 @@ def test_broken_server_exits_1_naming_the_check(tmp_path):
     assert [c["id"] for c in doc["checks"] if c["outcome"] == "fail"] == [
         "execution-requirements/server/all-requirements-enforced"]
     assert "1 failed" in (tmp_path / "badges" / "server-execution-requirements.svg").read_text()
-    assert "<details class=check open>" in (tmp_path / "index.html").read_text()
+    assert '<details class="check fail" open id="execution-requirements/server/all-requirements-enforced">' in \
+        (tmp_path / "index.html").read_text()
 
 
 def test_warning_fails_only_under_strict(tmp_path):
@@ -80,6 +81,36 @@ def test_plain_server_reports_profiles_not_claimed(tmp_path):
     assert proc.returncode == 0
     doc = json.loads((tmp_path / "results.json").read_text())
     assert not any(p["claimed"] for p in doc["profiles"].values())
+    # Claiming nothing is the first thing the closing summary and summary.md say, never "passed" alone.
+    table = proc.stdout.split("[100%]", 1)[1].strip().splitlines()
+    assert table[0].startswith("! Nothing of the MCP extensions was tested: the server claimed none of its 5")
+    assert "--profile context-middleware" in proc.stdout and "advertise capabilities.contextMiddleware" in proc.stdout
+    assert all(len(line) <= 100 for line in table if not line.startswith(("=", "FAILED"))), table
+    assert table[-1].startswith("! Nothing of the MCP extensions was tested")  # after pytest's "3 passed"
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.splitlines()[0] == "# ⚠️ Nothing of the MCP extensions was tested: server role"
+    assert "Every check that ran passed" not in summary
+    assert "sequential-pipeline" not in summary  # a gateway-role profile: not the server's to claim
+
+
+def test_fields_under_meta_are_named_with_the_fix(tmp_path):
+    """The natural attempt on an SDK that drops unknown Tool fields: the fields under _meta. Nothing fails,
+    so the console and summary.md must say why the profiles went untested, and where the fix is."""
+    proc = cli("server", "--command", fake_command("--meta-carriage"), "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0
+    table = proc.stdout.split("[100%]", 1)[1].strip().splitlines()
+    assert table[0].startswith("! Not tested: preprocessor-tools, execution-requirements: the tool fields are only")
+    assert "docs/ecosystem.md#sdk-survival" in proc.stdout
+    assert table[-1].startswith("! Not tested: preprocessor-tools, execution-requirements")
+    assert "why: the field is only under _meta, which the proposal does not define" in proc.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert "only under the tool's _meta, which no proposal defines" in summary
+    assert "[SDK survival](docs/ecosystem.md#sdk-survival)" in summary
+    assert "Every check that ran passed." not in summary
+    claim = json.loads((tmp_path / "results.json").read_text())["profiles"]["preprocessor-tools"]
+    assert claim["misplaced"] == ["conformance_memories: _meta['com.example/preprocessor']"]
+    assert claim["howToClaim"].startswith('carry "preprocessor": true')
 
 
 def test_unstartable_target_exits_2_without_traceback(tmp_path):

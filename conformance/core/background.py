@@ -21,6 +21,8 @@ def warm_up() -> None:
             schemas_loader.validator("capabilities")
             catalog.load()
             from ..report import badges, html, results  # noqa: F401 - imported for the report at the end
+
+            html.warm()
         except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
             pass
 

@@ -9,6 +9,7 @@
   what they aggregate (`fixture__conformance_echo`, `server.tool`); the match is the exact name, else a
   name ending in it right after a non-alphanumeric separator.
 - `meta_carriage`: a profile's tool field found under a tool's `_meta` instead of where the proposal puts it.
+- `experimental_carriage`: a profile's capability advertised under `capabilities.experimental` instead.
 """
 
 from __future__ import annotations
@@ -97,3 +98,27 @@ def meta_carriage(tools: Any, profile: str) -> list[str]:
         found += [f"{tool.get('name')}: _meta[{key!r}]" for key in tool["_meta"]
                   if str(key).replace("/", ".").rsplit(".", 1)[-1] in segments]
     return found
+
+
+# Where each profile's capability belongs (capabilities.<key>; the interceptors under capabilities.extensions).
+_CAPABILITY_KEYS = {
+    "context-middleware": "contextMiddleware",
+    "augmentation": "augmentation",
+    "interceptors": "io.modelcontextprotocol/interceptors",
+}
+
+
+def experimental_carriage(capabilities: Any, profile: str) -> list[str]:
+    """`capabilities.experimental.<key>` when the profile's capability is advertised only there.
+
+    The Python SDKs (and FastMCP) offer `experimental_capabilities` as the one way to advertise a capability
+    they do not know, but the proposals put the capability at the top level (the interceptors under
+    `extensions`), so a client reading where the proposal says sees nothing; named, never counted.
+    """
+    key = _CAPABILITY_KEYS.get(profile)
+    if key is None or not isinstance(capabilities, dict):
+        return []
+    experimental = capabilities.get("experimental")
+    if not isinstance(experimental, dict) or key not in experimental:
+        return []
+    return [f"capabilities.experimental[{key!r}]"]

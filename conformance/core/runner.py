@@ -23,7 +23,15 @@ WRONG_TARGET = {
 
 
 def claim_of(rec) -> dict:
-    return {"claimed": rec.claimed, "claimedBy": rec.claimed_by, "reason": rec.claim_reason}
+    """The profile's claim as results.json shows it; an unclaimed one also says where the target put the
+    profile's fields instead (`misplaced`) and how the profile is claimed (`howToClaim`), when known."""
+    claim = {"claimed": rec.claimed, "claimedBy": rec.claimed_by, "reason": rec.claim_reason}
+    if not rec.claimed:
+        if getattr(rec, "misplaced", None):
+            claim["misplaced"] = list(rec.misplaced)
+        if getattr(rec, "how_to_claim", ""):
+            claim["howToClaim"] = rec.how_to_claim
+    return claim
 
 
 def evaluate(check: Check, rec) -> Result:

@@ -42,6 +42,9 @@ REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the
 MAX_REAL = 10
 
 
+HOW_TO_CLAIM = "advertise capabilities.augmentation in the initialize result"
+
+
 def claimer(rec: Recording) -> str | None:
     return f"capabilities.{CAPABILITY} is advertised" if CAPABILITY in rec.capabilities else None
 

@@ -47,6 +47,9 @@ UPPERCASE_INPUT: list[dict] = [{"type": "text", "text": "Hello, World"}, IMAGE_B
                    {"type": "text", "text": "second block, mixed Case"}, EMBEDDED_BLOCK]
 
 
+HOW_TO_CLAIM = "advertise capabilities.contextMiddleware in the initialize result"
+
+
 def claimer(rec: Recording) -> str | None:
     return f"capabilities.{CAPABILITY} is advertised" if CAPABILITY in rec.capabilities else None
 

@@ -51,6 +51,9 @@ def requirements_of(tool: dict | None):
     return execution.get("requirements") if isinstance(execution, dict) else None
 
 
+HOW_TO_CLAIM = "declare execution.requirements on a tool in tools/list (the fixtures conformance_gated_*)"
+
+
 def claimer(rec: Recording) -> str | None:
     gated = [t.get("name") for t in rec.tools or () if isinstance(t, dict) and requirements_of(t) is not None]
     return f"tools declare execution.requirements: {', '.join(map(str, gated[:5]))}" if gated else None

@@ -86,6 +86,9 @@ def extension(rec: Recording):
     return extensions.get(EXTENSION_ID) if isinstance(extensions, dict) else None
 
 
+HOW_TO_CLAIM = f"advertise capabilities.extensions[\"{EXTENSION_ID}\"] in the initialize result"
+
+
 def claimer(rec: Recording) -> str | None:
     if extension(rec) is not None:
         return f'capabilities.extensions["{EXTENSION_ID}"] is advertised'

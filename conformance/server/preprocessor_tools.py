@@ -22,6 +22,9 @@ PROFILE = "preprocessor-tools"
 MEMORIES, ECHO = "conformance_memories", "conformance_echo"
 
 
+HOW_TO_CLAIM = "carry \"preprocessor\": true on a tool in tools/list (the fixture conformance_memories)"
+
+
 def claimer(rec: Recording) -> str | None:
     flagged = [t.get("name") for t in rec.tools or () if isinstance(t, dict) and "preprocessor" in t]
     return f"tools carry the preprocessor field: {', '.join(map(str, flagged[:5]))}" if flagged else None

@@ -32,7 +32,8 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     profiles = list(profiles)
     if not isolate and len(profiles) > 1:
         plans = {p: MODULES[p].PLAN for p in profiles}
-        return await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout, progress=progress)
+        return _with_claim_hints(await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout,
+                                                     progress=progress))
     out: dict[str, Recording] = {}
 
     async def one(profile: str) -> None:
@@ -44,7 +45,14 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     async with anyio.create_task_group() as tg:
         for profile in profiles:
             tg.start_soon(one, profile)
-    return out
+    return _with_claim_hints(out)
+
+
+def _with_claim_hints(recordings: dict[str, Recording]) -> dict[str, Recording]:
+    """Each recording learns how its profile is claimed, for the reports of a profile left unclaimed."""
+    for profile, rec in recordings.items():
+        rec.how_to_claim = MODULES[profile].HOW_TO_CLAIM
+    return recordings
 
 
 def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float, progress=None,

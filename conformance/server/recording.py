@@ -18,6 +18,8 @@ class Recording(Citing):
     claimed: bool = False
     claimed_by: str | None = None  # "option" | "advertisement" | None
     claim_reason: str = ""
+    misplaced: list[str] = field(default_factory=list)  # the profile's fields where the proposal puts none
+    how_to_claim: str = ""  # what a server does to claim the profile (besides --profile)
     capabilities: dict = field(default_factory=dict)
     tools: list[dict] | None = None  # None: tools/list failed or was not offered
     exchanges: dict[str, Exchange] = field(default_factory=dict)
