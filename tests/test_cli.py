@@ -75,6 +75,12 @@ def test_warning_fails_only_under_strict(tmp_path):
     assert cli("server", "--command", mutant, "--report-dir", str(tmp_path), "--strict").returncode == 1
 
 
+def summary_lines(stdout: str) -> list[str]:
+    """What the console says after the recording's progress lines."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    return [line for line in lines if not line.startswith(("recording ", "  ["))]
+
+
 def test_plain_server_reports_profiles_not_claimed(tmp_path):
     proc = cli("server", "--command", fake_command("--plain"), "--report-dir", str(tmp_path))
     assert_clean(proc)
@@ -82,7 +88,7 @@ def test_plain_server_reports_profiles_not_claimed(tmp_path):
     doc = json.loads((tmp_path / "results.json").read_text())
     assert not any(p["claimed"] for p in doc["profiles"].values())
     # Claiming nothing is the first thing the closing summary and summary.md say, never "passed" alone.
-    table = proc.stdout.split("[100%]", 1)[1].strip().splitlines()
+    table = summary_lines(proc.stdout)
     assert table[0].startswith("! Nothing of the MCP extensions was tested: the server claimed none of its 5")
     assert "--profile context-middleware" in proc.stdout and "advertise capabilities.contextMiddleware" in proc.stdout
     assert all(len(line) <= 100 for line in table if not line.startswith(("=", "FAILED"))), table
@@ -99,7 +105,7 @@ def test_fields_under_meta_are_named_with_the_fix(tmp_path):
     proc = cli("server", "--command", fake_command("--meta-carriage"), "--report-dir", str(tmp_path))
     assert_clean(proc)
     assert proc.returncode == 0
-    table = proc.stdout.split("[100%]", 1)[1].strip().splitlines()
+    table = summary_lines(proc.stdout)
     assert table[0].startswith("! Not tested: preprocessor-tools, execution-requirements: the tool fields are only")
     assert "docs/ecosystem.md#sdk-survival" in proc.stdout
     assert table[-1].startswith("! Not tested: preprocessor-tools, execution-requirements")
