@@ -13,7 +13,7 @@
     nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
     nox -s dashboard -- --pages-only
                                  only the HTML pages, from the results kept in reports/ecosystem/ (git keeps no HTML)
-    nox -s wg_fixtures -- --fixtures DIR [--adapter MODULE:FACTORY]
+    nox -s wg_fixtures -- --wg-fixtures DIR [--adapter MODULE:FACTORY]
                                  the interceptors WG's fixtures (or DIR in MCPX_WG_FIXTURES) -> reports/wg-fixtures/
 """
 
@@ -27,7 +27,7 @@ import nox
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
-# Releases the reference implementations must run on (the SDK matrix, README "Development").
+# Releases the reference implementations must run on (the SDK matrix, docs/contributing.md, "Development commands").
 SDK_RELEASES = ["1.9.4", "1.23.3", "1.30.0", "2.0.0", "2.3.0"]
 # Field-survival rows beside them: FastMCP's newest two majors that install from the registry here (4.1.6 and
 # 3.4.11 need a newer certifi than the mirror has), and the TypeScript SDK around its 1.22.0 and 1.24.0 schema
@@ -119,21 +119,24 @@ def dashboard(session):
 
 
 WG_FIXTURES_HELP = ("no fixtures to replay: give the interceptors working group's conformance/fixtures directory "
-                    "as `nox -s wg_fixtures -- --fixtures DIR` or in MCPX_WG_FIXTURES (the suite does not ship "
+                    "as `nox -s wg_fixtures -- --wg-fixtures DIR` or in MCPX_WG_FIXTURES (the suite does not ship "
                     "them: their repository has no licence file)")
 
 
 @nox.session
 def wg_fixtures(session):
-    """The interceptors working group's fixtures replayed through an adapter (default: the reference), with the
-    suite's reports (results.json, summary.md, index.html, badges, junit.xml) in reports/wg-fixtures/."""
+    """The interceptors working group's fixtures replayed through an adapter (default: the reference) by the server
+    role (`mcp-ext-conformance server --adapter MODULE:FACTORY --wg-fixtures DIR`), with the suite's reports
+    (results.json, summary.md, index.html, badges, junit.xml) in reports/wg-fixtures/."""
     args = list(session.posargs)
-    if not any(a == "--fixtures" or a.startswith("--fixtures=") for a in args):
+    if not any(a == "--wg-fixtures" or a.startswith("--wg-fixtures=") for a in args):
         if not os.environ.get("MCPX_WG_FIXTURES"):
             session.skip(WG_FIXTURES_HELP)
-        args = ["--fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
+        args = ["--wg-fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
+    if not any(a == "--adapter" or a.startswith("--adapter=") for a in args):
+        args = ["--adapter", "reference_servers.interceptor_chain:wg_adapter", *args]
     session.install("-e", ".[reference]")
-    session.run("python", "-m", "conformance.tools.interceptors_replay", *args, "--report-dir", "reports/wg-fixtures")
+    session.run("python", "-m", "conformance", "server", *args, "--report-dir", "reports/wg-fixtures")
 
 
 @nox.session

@@ -25,8 +25,8 @@ is not the server's business: the server only declares defaults (`mode`,
 states as a MUST (narrow only, reject widening); it is here for invokers built
 on this package and for the suite's own tests.
 
-The interceptors: the conformance fixtures (fixed names, see the README's
-fixture contract), and three a team would deploy: `pii-redactor` (mutation) and
+The interceptors: the conformance fixtures (fixed names, see
+docs/fixture-contract.md), and three a team would deploy: `pii-redactor` (mutation) and
 `pii-detector` (validation) on `reference_servers/middleware/pii.py`'s public
 API, and `audit-logger` (validation, audit mode, fail-open), which logs each
 invocation to stderr with PII redacted.

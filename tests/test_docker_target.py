@@ -100,7 +100,7 @@ def test_container_runs_confined(image):
             "'pids':read('/sys/fs/cgroup/pids.max','/sys/fs/cgroup/pids/pids.max')}}),flush=True)")
 
     async def main():
-        async with DockerConnection(image, command=["python3", "-c", code], request_timeout=30) as conn:
+        async with DockerConnection(image, command=["python3", "-c", code], timeout=30) as conn:
             return await conn.request("ping", {})
 
     ex = anyio.run(main)

@@ -61,7 +61,9 @@ def judge_wire(rec: Recording) -> str:
     return common_judge_wire(rec, peer="gateway")
 
 
-def wire_check(profile: str) -> None:
-    check(f"{profile}/gateway/wire-messages-valid",
+def wire_check(check_id: str) -> None:
+    """Register `check_id`, a profile's `<profile>/gateway/wire-messages-valid`: the same judge for every profile."""
+    assert check_id.split("/")[1:] == ["gateway", "wire-messages-valid"], check_id
+    check(check_id,
           does="validates every message the gateway sent on this profile's connection",
           must="every message a gateway sends is valid JSON-RPC 2.0 and valid MCP")(judge_wire)

@@ -16,6 +16,7 @@ what is left and ends the session with DELETE.
 from __future__ import annotations
 
 import json
+import ssl
 
 import anyio
 import httpx
@@ -29,18 +30,22 @@ from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 class HttpConnection(Connection):
     kind = "http"
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, **kw):
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, ca_bundle: str | None = None, **kw):
         super().__init__(**kw)
         self.url = url
         self.extra_headers = dict(headers or {})
+        self.ca_bundle = ca_bundle
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._tg = None
 
     async def __aenter__(self) -> "HttpConnection":
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=self.request_timeout),
-                                         follow_redirects=False, trust_env=False)
+        verify: ssl.SSLContext | bool = True
+        if self.ca_bundle:
+            verify = ssl.create_default_context(cafile=self.ca_bundle)
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=self.timeout),
+                                         follow_redirects=False, trust_env=False, verify=verify)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         return self
@@ -60,7 +65,7 @@ class HttpConnection(Connection):
     async def probe(self) -> None:
         """Raise TargetUnavailable when nothing listens at the URL."""
         try:
-            with anyio.fail_after(self.request_timeout):
+            with anyio.fail_after(self.timeout):
                 # Headers are enough: a server may answer a GET with an event stream that never ends.
                 async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream"}):
                     pass
@@ -138,8 +143,10 @@ class HttpConnection(Connection):
             await self._on_incoming(data)
             if self._answered_id(message["id"]):
                 return
+        challenge = resp.headers.get("www-authenticate") if resp.status_code in (401, 403) else None
         self._fail_request(message, f"HTTP {resp.status_code} ({ctype or 'no content type'}) for {method}: "
-                                    f"{clip(data.decode('utf-8', 'replace'), 200) or 'empty body'}")
+                                    f"{clip(data.decode('utf-8', 'replace'), 200) or 'empty body'}"
+                                    + (f" (WWW-Authenticate: {clip(challenge, 300)})" if challenge else ""))
 
     def _answered_id(self, rid) -> bool:
         pending = self._pending.get(rid)
