@@ -98,6 +98,8 @@ def test_the_wheel_and_the_sdist_carry_every_runtime_file(release):
     hint = "missing from the release: add its pattern to [tool.setuptools.package-data] in pyproject.toml"
     in_wheel = set(zipfile.ZipFile(release["wheel"]).namelist())
     assert not wanted - in_wheel, (hint, sorted(wanted - in_wheel))
+    unexpected = {name for name in in_wheel - wanted if ".dist-info/" not in name}
+    assert not unexpected, ("in the wheel but not in git", sorted(unexpected))
     with tarfile.open(release["sdist"]) as sdist:
         in_sdist = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     assert not wanted - in_sdist, (hint, sorted(wanted - in_sdist))
