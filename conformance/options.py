@@ -94,6 +94,18 @@ def readable_file(text: str) -> str:
     return text
 
 
+def ca_bundle(text: str) -> str:
+    """A file of PEM CA certificates that TLS can load (loading it is what the run would do first)."""
+    import ssl
+
+    readable_file(text)
+    try:
+        ssl.create_default_context(cafile=text)
+    except (ssl.SSLError, ValueError):
+        raise ValueError(f"{text!r} holds no CA certificate TLS can load (PEM expected)") from None
+    return text
+
+
 def writable_dir(text: str) -> str:
     """A directory the run can write into: made now if missing, and a file written and removed in it (the
     only test that holds on every file system: permissions say yes on /proc, where nothing can be made)."""
@@ -176,8 +188,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("header", SERVER + GATEWAY, "HTTP header for an HTTP target, 'Name: value' (repeatable); ${VAR} in the "
            "value is read from the environment; values never reach reports", parse=header, many=True,
            metavar="'NAME: VALUE'"),
-    Option("ca-bundle", SERVER + GATEWAY, "verify an https target against the CA certificates in FILE",
-           parse=readable_file, metavar="FILE"),
+    Option("ca-bundle", SERVER + GATEWAY, "verify an https target against the CA certificates in FILE (PEM)",
+           parse=ca_bundle, metavar="FILE"),
     Option("no-network", SERVER, "with --docker-image: no network in the container", flag=True,
            plugin_flag="--mcp-docker-no-network"),
     Option("docker-port", SERVER, "with --docker-image: the container serves Streamable HTTP at PORT (path /mcp), "

@@ -64,10 +64,17 @@ def diagnose(role: str, recordings: dict, run) -> str | None:
 
 def _unavailable(reason: str, run) -> str:
     fix = ""
-    if reason.startswith("cannot start"):
+    if reason.startswith("cannot start") and "not an executable file" in reason:
+        fix = "make it executable (chmod +x) or start it through its interpreter (python server.py)"
+    elif reason.startswith("cannot start"):
         fix = "is the program installed and on PATH? (the command runs without a shell: no pipes or ~)"
     elif reason.startswith("nothing answers at"):
         fix = "is the server running and listening at that URL?"
+    elif reason.startswith("TLS certificate verification failed"):
+        fix = ("a certificate from a private CA: give its CA certificates with --ca-bundle FILE (PEM); "
+               "otherwise check that the URL's host name is the one in the certificate")
+    elif reason.startswith("TLS handshake failed"):
+        fix = "does the server speak https at that port? (a plain-HTTP server needs an http:// URL)"
     elif "docker" in reason.lower() or "image" in reason.lower():
         fix = "is the Docker daemon running and the image built or pulled? (a first pull can take minutes)"
     return _block(f"the target could not be started or reached: {_clip(reason)}", fix)
@@ -118,8 +125,9 @@ def _host(recs, run) -> str | None:
         return _unavailable(unavailable, run)
     first = next((r for r in runs if r.fatal and not r.fatal.startswith("not run")), runs[0])
     printed = next((t.line for t in first.turns if t.line), None)
-    return _block("the host answered no turn of any scenario: is the command a host speaking the harness "
-                  "contract (docs/host.md: one JSON line per turn on stdin, one JSON answer per line on stdout)?",
+    return _block("the command answered no turn of a scenario: it may not be a host (an MCP server is checked "
+                  "with `mcp-ext-conformance server --command ...`)",
+                  "a host reads one JSON turn per line on stdin and prints one JSON answer per line (docs/host.md)",
                   f"first scenario: {_clip(first.fatal or 'no answer')}",
                   f"it printed: {_clip(printed, 160)}" if printed else "",
                   f"its stderr ends: {_clip(first.stderr_tail)}" if first.stderr_tail else "")
