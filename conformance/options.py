@@ -76,15 +76,30 @@ HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # visible ASCII, spaces and tabs: what HTTP/1.1 sends as is
+
+
+def header_value(value: str) -> str:
+    """A --header value with each ${VAR} read from the environment (a secret: never into a message)."""
+    return ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), ""), value.strip())
+
+
 def header(text: str) -> str:
     """`Name: value`; `${VAR}` in the value is read from the suite's environment when the run starts, so a
-    secret need not stand on the command line (single-quote it so the shell leaves it alone)."""
+    secret need not stand on the command line (single-quote it so the shell leaves it alone). The value is
+    checked here, where the message can name the header and the variable without the value: a token read
+    with its newline would otherwise fail in the HTTP client, whose error quotes it."""
     name, sep, value = text.partition(":")
     if not sep or not HEADER_NAME.fullmatch(name.strip()):
         raise ValueError(f"{text.split(':')[0]!r}...: give a header as 'Name: value'")
-    missing = [var for var in ENV_REFERENCE.findall(value) if var not in os.environ]
+    name, variables = name.strip(), ENV_REFERENCE.findall(value)
+    missing = [var for var in variables if var not in os.environ]
     if missing:
-        raise ValueError(f"header {name.strip()!r} reads ${{{missing[0]}}}, which is not set in the environment")
+        raise ValueError(f"header {name!r} reads ${{{missing[0]}}}, which is not set in the environment")
+    if not HEADER_VALUE.fullmatch(header_value(value)):
+        source = f" (read from {', '.join('${' + var + '}' for var in variables)})" if variables else ""
+        raise ValueError(f"header {name!r}: its value{source} holds a line break, a control or a non-ASCII "
+                         "character, which HTTP cannot send")
     return text
 
 
@@ -311,7 +326,7 @@ class Run:
         out = {}
         for item in self.values.get("header") or ():
             name, _, value = item.partition(":")
-            out[name.strip()] = ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), ""), value.strip())
+            out[name.strip()] = header_value(value)
         return out
 
 

@@ -73,7 +73,7 @@ class HttpConnection(Connection):
             tls = _tls_failure(exc)
             if tls:
                 raise TargetUnavailable(f"{tls[0]} at {self.url}: {tls[1]}") from None
-            raise TargetUnavailable(f"nothing answers at {self.url} ({describe(exc)})") from None
+            raise TargetUnavailable(f"nothing answers at {self.url} ({self._redacted(describe(exc))})") from None
         except (httpx.HTTPError, TimeoutError):
             pass  # it is there; how it answers a GET is not this probe's business
 
@@ -155,7 +155,16 @@ class HttpConnection(Connection):
         pending = self._pending.get(rid)
         return pending is None or pending.exchange.response is not None
 
+    def _redacted(self, text: str) -> str:
+        """`text` without the --header values (credentials), should an error of the HTTP client quote one."""
+        for value in self.extra_headers.values():
+            if len(value) >= 4:  # a short value ("1", "yes") is no secret, and replacing it would garble text
+                for form in {value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]}:
+                    text = text.replace(form, "[header value]")
+        return text
+
     def _fail_request(self, message: dict, reason: str) -> None:
+        reason = self._redacted(reason)
         pending = self._pending.get(message.get("id"))
         if pending is not None and pending.exchange.response is None:
             pending.exchange.failure = reason
