@@ -124,6 +124,17 @@ def test_a_url_where_nothing_listens_is_the_reason_alone(tmp_path):
     assert run.results()["unavailable"].startswith("the target could not be started or reached")
 
 
+def test_a_url_of_a_web_server_that_is_no_mcp_endpoint_quotes_its_answer_on_one_line(tmp_path):
+    port = free_port()
+    with spawn([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=tmp_path) as web:
+        assert web.wait_listening(port, timeout=20), web.stderr_tail()
+        url = f"http://127.0.0.1:{port}/mcp"
+        run = cli(tmp_path, "server", "--url", url, "--timeout", "5")
+    assert_short_answer(run, 2, "never answered initialize: HTTP 501 (text/html)", "<title>Error response</title>",
+                        f"is {url} the server's MCP endpoint?")
+    assert len(run.lines) == 3, run.output
+
+
 # -- usage mistakes: exit 2 before anything starts -------------------------------------------------------
 
 MARKER = """

@@ -21,7 +21,8 @@ CLIP = 300
 
 
 def _clip(text: str, limit: int = CLIP) -> str:
-    text = printable(text)
+    """One printable line: a quoted HTML error page or a multi-line message must not break the block's shape."""
+    text = " ".join(printable(text).split())
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -102,11 +103,18 @@ def _initialize_failed(recs, run) -> str | None:
         return _block(f"the target never answered {first_message}: its stdout carries lines that are not "
                       "JSON-RPC (stdout must carry only JSON-RPC messages; log to stderr instead)",
                       *(f"stdout: {_clip(line, 160)}" for line in junk), _stderr(first))
+    over_http = bool(_option(run, "url")) and not _option(run, "command")  # a server the suite did not start
     if "within" in failure and "no response" in failure:
         timeout = getattr(run, "timeout", None)
         return _block(f"the target never answered {first_message} within {timeout:g} s" if timeout else
                       f"the target never answered {first_message}", _stderr(first),
-                      "a first npx/uvx start or image pull can take longer: try --timeout 60")
+                      "the server took the request and sent nothing back; if it is only slow, try --timeout 60"
+                      if over_http else "a first npx/uvx start or image pull can take longer: try --timeout 60")
+    status = re.search(r"HTTP (\d{3})\b", failure)
+    if status:
+        return _block(f"the target never answered {first_message}: {_clip(failure)}",
+                      f"is {_option(run, 'url') or 'the URL'} the server's MCP endpoint? (Streamable HTTP: JSON-RPC "
+                      "POSTed to one path, often /mcp)")
     if "closed stdout" in failure or "exit code" in failure:
         code = re.search(r"exit code (-?\d+)", failure)
         said = re.search(r"stderr ends: (.*?)\) during", failure)
@@ -114,6 +122,14 @@ def _initialize_failed(recs, run) -> str | None:
                       f"{first_message}", f"its stderr ends: {_clip(said.group(1))}" if said else _stderr(first),
                       "does the command start an MCP server on stdio? (run it by hand: it should wait for input)")
     return _block(f"the target never answered {first_message}: {_clip(failure)}", _stderr(first))
+
+
+def _option(run, name: str):
+    """An option of the run, or None (the run of another role has no such option)."""
+    try:
+        return getattr(run, name, None)
+    except Exception:  # noqa: BLE001 - a run object that cannot say is one without the option
+        return None
 
 
 def _host(recs, run) -> str | None:
