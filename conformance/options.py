@@ -121,6 +121,20 @@ def ca_bundle(text: str) -> str:
     return text
 
 
+def expected_failures(text: str) -> str:
+    """A readable expected-failures file that loads: YAML, a list or mapping, every entry a check id or a profile."""
+    readable_file(text)
+    from .core import roles
+    from .report.baseline import BaselineError, load
+
+    roles.load_all()  # the checks an entry may name
+    try:
+        load(text)
+    except BaselineError as exc:  # a YAML error spans lines: the user reads one
+        raise ValueError(" ".join(str(exc).split())) from None
+    return text
+
+
 def writable_dir(text: str) -> str:
     """A directory the run can write into: made now if missing, and a file written and removed in it (the
     only test that holds on every file system: permissions say yes on /proc, where nothing can be made)."""
@@ -232,7 +246,7 @@ OPTIONS: tuple[Option, ...] = (
            many=True, metavar="P"),
     Option("strict", ALL, "SHOULD-level violations (warn) fail the run", flag=True),
     Option("expected-failures", ALL, "YAML list of check ids or profiles expected to fail; a listed check that "
-           "passes is stale and fails", parse=readable_file, metavar="FILE"),
+           "passes is stale and fails", parse=expected_failures, metavar="FILE"),
     Option("report-dir", ALL, "where to write results.json, summary.md, junit.xml, index.html (CLI default "
            "reports/latest)", parse=writable_dir, metavar="DIR"),
     Option("k", ALL, "only checks whose id matches EXPR (pytest -k)", cli_only=True, metavar="EXPR"),

@@ -152,12 +152,15 @@ USAGE = {  # id: (argv after the subcommand's target, words of the one line)
     "report-dir-unwritable": (["--report-dir", "/proc/nope"], ["'/proc/nope' is not a directory the run can write"]),
     "header-on-stdio": (["--header", "X-Api-Key: k"], ["--header goes with an HTTP target"]),
     "no-select": (["-k", "nomatch"], ["no check matches -k 'nomatch'", "mcp-ext-conformance list"]),
+    "expected-failures-unknown-id": (["--expected-failures", "baseline.yaml"], ["'no/such/check' is no check id"]),
+    "expected-failures-not-yaml": (["--expected-failures", "afile.txt"], ["a list or a mapping of check ids"]),
 }
 
 
 @pytest.mark.parametrize("argv, words", USAGE.values(), ids=USAGE.keys())
 def test_a_usage_mistake_is_one_line_before_the_target_starts(tmp_path, argv, words):
     (tmp_path / "afile.txt").write_text("not a directory")
+    (tmp_path / "baseline.yaml").write_text("- no/such/check\n")
     run = cli(tmp_path, "server", "--command", script(tmp_path, "server.py", MARKER), *argv)
     assert_short_answer(run, 2, *words)
     assert len(run.lines) == 1, run.output
