@@ -9,7 +9,7 @@
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
     nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
-    nox -s wg_fixtures -- --fixtures DIR [--adapter MODULE:FACTORY]
+    nox -s wg_fixtures -- --wg-fixtures DIR [--adapter MODULE:FACTORY]
                                  the interceptors WG's fixtures (or DIR in MCPX_WG_FIXTURES) -> reports/wg-fixtures/
 """
 
@@ -111,21 +111,24 @@ def dashboard(session):
 
 
 WG_FIXTURES_HELP = ("no fixtures to replay: give the interceptors working group's conformance/fixtures directory "
-                    "as `nox -s wg_fixtures -- --fixtures DIR` or in MCPX_WG_FIXTURES (the suite does not ship "
+                    "as `nox -s wg_fixtures -- --wg-fixtures DIR` or in MCPX_WG_FIXTURES (the suite does not ship "
                     "them: their repository has no licence file)")
 
 
 @nox.session
 def wg_fixtures(session):
-    """The interceptors working group's fixtures replayed through an adapter (default: the reference), with the
-    suite's reports (results.json, summary.md, index.html, badges, junit.xml) in reports/wg-fixtures/."""
+    """The interceptors working group's fixtures replayed through an adapter (default: the reference) by the server
+    role (`mcp-ext-conformance server --adapter MODULE:FACTORY --wg-fixtures DIR`), with the suite's reports
+    (results.json, summary.md, index.html, badges, junit.xml) in reports/wg-fixtures/."""
     args = list(session.posargs)
-    if not any(a == "--fixtures" or a.startswith("--fixtures=") for a in args):
+    if not any(a == "--wg-fixtures" or a.startswith("--wg-fixtures=") for a in args):
         if not os.environ.get("MCPX_WG_FIXTURES"):
             session.skip(WG_FIXTURES_HELP)
-        args = ["--fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
+        args = ["--wg-fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
+    if not any(a == "--adapter" or a.startswith("--adapter=") for a in args):
+        args = ["--adapter", "reference_servers.interceptor_chain:wg_adapter", *args]
     session.install("-e", ".[reference]")
-    session.run("python", "-m", "conformance.tools.interceptors_replay", *args, "--report-dir", "reports/wg-fixtures")
+    session.run("python", "-m", "conformance", "server", *args, "--report-dir", "reports/wg-fixtures")
 
 
 @nox.session

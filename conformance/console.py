@@ -95,6 +95,9 @@ class Console:
                 self.write(line)
         if self.ran or self.errors:
             self.write(self.closing_line())
+        warning = reporter.closing_line() if reporter is not None else None
+        if warning:
+            self.write(warning)
 
     def closing_line(self) -> str:
         order = ("failed", "passed", "skipped", "xfailed", "error")

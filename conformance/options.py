@@ -153,6 +153,12 @@ def writable_dir(text: str) -> str:
     return text
 
 
+def directory(text: str) -> str:
+    if not os.path.isdir(text):
+        raise ValueError(f"{text!r} is not a directory")
+    return text
+
+
 def module_factory(text: str) -> str:
     """MODULE:FACTORY, importable now (importing it is what the run would do first)."""
     module, sep, name = text.partition(":")
@@ -163,7 +169,7 @@ def module_factory(text: str) -> str:
     try:
         load_adapter(text)
     except Exception as exc:  # noqa: BLE001 - the user reads why their adapter does not load
-        raise ValueError(f"{text!r} cannot be loaded: {exc}") from None
+        raise ValueError(f"{text!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
     return text
 
 
@@ -211,8 +217,12 @@ OPTIONS: tuple[Option, ...] = (
            parse=url_template, scoped=True, target=True, metavar="URL"),
     Option("docker-image", SERVER, "run a container of IMAGE and speak stdio through it",
            scoped=True, target=True, metavar="IMAGE"),
-    Option("adapter", GATEWAY, "replay the sequential-pipeline fixtures through this adapter "
-           "(docs/gateway.md#adapter)", parse=module_factory, scoped=True, target=True, metavar="MODULE:FACTORY"),
+    Option("adapter", SERVER + GATEWAY, "gateway: replay the sequential-pipeline fixtures through this adapter "
+           "(docs/gateway.md); server, with --wg-fixtures: replay the interceptors working group's fixtures "
+           "through this adapter (its four-function contract)", parse=module_factory, scoped=True, target=True,
+           metavar="MODULE:FACTORY"),
+    Option("wg-fixtures", SERVER, "with --adapter: the interceptors working group's fixtures directory",
+           parse=directory, metavar="DIR"),
     # how it is reached
     Option("header", SERVER + GATEWAY, "HTTP header for an HTTP target, 'Name: value' (repeatable); ${VAR} in the "
            "value is read from the environment; values never reach reports", parse=header, many=True,
@@ -275,15 +285,16 @@ def plugin_options() -> Iterable[tuple[Option, str | None]]:
             yield option, None
 
 
-def _pytest_type(option: Option):
-    """The plugin's argparse type: the checker, its ValueError made an argparse error (one line)."""
-    if option.parse is None:
+def _argparse_type(option: Option):
+    """The checker as an argparse type: its ValueError becomes argparse's one-line error."""
+    checker = option.parse
+    if checker is None:
         return None
     import argparse
 
     def parse(text: str):
         try:
-            return option.parse(text)
+            return checker(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -291,22 +302,26 @@ def _pytest_type(option: Option):
     return parse
 
 
+def _argparse_kw(option: Option, dest: str, help_text: str, default: Any) -> dict[str, Any]:
+    """add_argument's keywords for `option`, the same for the CLI and the plugin."""
+    kw: dict[str, Any] = {"dest": dest, "help": help_text}
+    if option.flag:
+        return {**kw, "action": "store_true", "default": False}
+    kw.update(default=[] if option.many else default, type=_argparse_type(option))
+    if option.many:
+        kw["action"] = "append"
+    if option.choices:
+        kw["choices"] = option.choices
+    if option.metavar:
+        kw["metavar"] = option.metavar
+    return kw
+
+
 def add_plugin_options(group) -> None:
     for option, role in plugin_options():
         flag, dest = option.plugin(role)
         help_text = option.help if role is None else f"{role} role: {option.help}"
-        kw: dict[str, Any] = {"dest": dest, "help": help_text}
-        if option.flag:
-            kw.update(action="store_true", default=False)
-        else:
-            kw.update(default=[] if option.many else option.default, type=_pytest_type(option))
-            if option.many:
-                kw["action"] = "append"
-            if option.choices:
-                kw["choices"] = option.choices
-            if option.metavar:
-                kw["metavar"] = option.metavar
-        group.addoption(flag, **kw)
+        group.addoption(flag, **_argparse_kw(option, dest, help_text, option.default))
 
 
 @dataclass
@@ -321,6 +336,12 @@ class Run:
             return self.values[name]
         except KeyError:
             raise AttributeError(name) from None
+
+    @property
+    def target_kind(self) -> str:
+        """"wg-fixtures" for the server role's replay of the working group's fixtures, else "live"
+        (model.Check.target: which checks judge the run)."""
+        return "wg-fixtures" if self.role.name == "server" and self.values.get("adapter") else "live"
 
     @property
     def timeout(self) -> float:
@@ -371,34 +392,10 @@ def selected_role(getoption: Callable[[str], Any]) -> Role | None:
 # -- the CLI side ------------------------------------------------------------------------------------------
 
 def add_cli_options(parser, role: str) -> None:
-    import argparse
-
     for option in for_role(role):
-        flags = ["-k"] if option.name == "k" else [f"--{option.name}"]
-        if option.name == "verbose":
-            flags = ["-v", "--verbose"]
-        kw: dict[str, Any] = {"dest": option.attr, "help": option.help}
-        if option.flag:
-            kw.update(action="store_true", default=False)
-        else:
-            default = DEFAULT_REPORT_DIR if option.name == "report-dir" else option.default
-            kw.update(default=[] if option.many else default)
-            if option.parse is not None:
-                def parse(text, _option=option):
-                    try:
-                        return _option.parse(text)
-                    except ValueError as exc:
-                        raise argparse.ArgumentTypeError(str(exc)) from None
-
-                parse.__name__ = option.name
-                kw["type"] = parse
-            if option.many:
-                kw["action"] = "append"
-            if option.choices:
-                kw["choices"] = option.choices
-            if option.metavar:
-                kw["metavar"] = option.metavar
-        parser.add_argument(*flags, **kw)
+        flags = {"k": ["-k"], "verbose": ["-v", "--verbose"]}.get(option.name, [f"--{option.name}"])
+        default = DEFAULT_REPORT_DIR if option.name == "report-dir" else option.default
+        parser.add_argument(*flags, **_argparse_kw(option, option.attr, option.help, default))
 
 
 def pytest_argv(args, role: str) -> list[str]:
@@ -426,6 +423,11 @@ def conflicts(values: dict[str, Any], role: str) -> str | None:
         return bool(value) and value != BY_NAME[name].default
 
     targets = [o.name for o in for_role(role) if o.target and given(o.name)]
+    if role == "server" and (given("adapter") or given("wg-fixtures")):
+        from .server.wg_fixtures import usage_error  # the fixture replay's own rules
+
+        return usage_error(values.get("adapter"), values.get("wg_fixtures"),
+                           [f"--{t}" for t in targets if t != "adapter"], values.get("profile") or [])
     if role == "server":
         if len(targets) != 1:
             return ("give one target: --command, --url or --docker-image" if not targets

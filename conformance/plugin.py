@@ -19,6 +19,7 @@ import time
 import pytest
 
 from . import options
+from .core import background
 from .core import roles
 from .core.model import REGISTRY, Result, format_failure
 
@@ -40,7 +41,12 @@ def pytest_configure(config):
             config._mcpx_baseline = load(config.getoption("mcpx_expected_failures"))
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
-    if config.getoption("mcpx_report_dir", None) or _role(config):
+    role = _role(config)
+    if role is not None:
+        problem = options.conflicts(_run(config, role).values, role.name)
+        if problem:
+            raise pytest.UsageError(problem)
+    if config.getoption("mcpx_report_dir", None) or role:
         config.pluginmanager.register(Reporter(config), "mcpx-reporter")
 
 
@@ -49,7 +55,8 @@ def pytest_generate_tests(metafunc):
     if "check_id" not in metafunc.fixturenames or "mcpx_recordings" not in metafunc.fixturenames:
         return
     role = _role(metafunc.config)
-    ids = role.check_ids() if role else [cid for r in roles.ROLES.values() for cid in r.check_ids()]
+    ids = role.check_ids(_run(metafunc.config, role).target_kind) if role else [
+        cid for r in roles.ROLES.values() for cid in r.check_ids()]
     metafunc.parametrize("check_id", sorted(ids))
 
 
@@ -86,61 +93,6 @@ def _record(config, role: roles.Role, profiles: list[str], claimed: set[str], sa
         return {}
 
 
-def _warm_up() -> None:
-    """Load what judging and the reports need while the recording waits on the target (a server's own
-    start-up is often a second of waiting): jsonschema and the schemas, the catalog, the report writers."""
-    import threading
-
-    def warm() -> None:
-        try:
-            from .core import catalog, schemas_loader, wire
-
-            wire.warm()
-            schemas_loader.validator("capabilities")
-            catalog.load()
-            from .report import badges, html as html_report, results as reports  # noqa: F401 - imported for the report at the end
-        except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
-            pass
-
-    threading.Thread(target=warm, name="mcpx-warm-up", daemon=True).start()
-
-
-class _EarlyRecording:
-    """The recording, begun when the session starts instead of when the first check asks for it, so that
-    the target starts up (often a second of imports) while pytest collects. Its progress lines wait in a
-    queue for the main thread to print: output capture is not to be touched from another thread."""
-
-    _DONE = object()
-
-    def __init__(self, config, role: roles.Role, profiles: list[str], claimed: set[str]):
-        import queue
-        import threading
-
-        self.profiles = profiles
-        self.lines: queue.SimpleQueue = queue.SimpleQueue()
-        self.outcome: tuple = (None, None)
-        self.thread = threading.Thread(target=self._record, args=(config, role, profiles, claimed),
-                                       name="mcpx-recording", daemon=True)
-        self.thread.start()
-
-    def _record(self, config, role, profiles, claimed) -> None:
-        try:
-            self.outcome = (_record(config, role, profiles, claimed, self.lines.put), None)
-        except BaseException as exc:  # noqa: BLE001 - raised again on the main thread, by result()
-            self.outcome = (None, exc)
-        finally:
-            self.lines.put(self._DONE)
-
-    def result(self, say) -> dict:
-        while (line := self.lines.get()) is not self._DONE:
-            if say:
-                say(line)
-        recordings, error = self.outcome
-        if error is not None:
-            raise error
-        return recordings
-
-
 def _profiles_to_record(role: roles.Role, claimed: set[str], wanted) -> list[str]:
     return [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
 
@@ -157,9 +109,12 @@ def pytest_sessionstart(session):
             or getattr(option, "collectonly", False) or getattr(option, "showfixtures", False)):
         return
     claimed = _claimed(config, role)
-    _warm_up()
-    config._mcpx_early = _EarlyRecording(config, role, _profiles_to_record(role, claimed, role.profiles),
-                                         claimed)
+    background.warm_up()
+    kind = _run(config, role).target_kind  # a fixture replay records only the profiles its checks judge
+    wanted = role.profiles if kind == "live" else {REGISTRY[cid].profile for cid in role.check_ids(kind)}
+    profiles = _profiles_to_record(role, claimed, wanted)
+    config._mcpx_early = background.BackgroundRecording(
+        lambda say: _record(config, role, profiles, claimed, say), profiles)
 
 
 @pytest.fixture(scope="session")
@@ -180,7 +135,7 @@ def mcpx_recordings(request):
         if early.profiles != profiles:  # collection narrowed the run after all: record what it needs
             recordings = _record(config, role, profiles, claimed, _say(config))
     else:
-        _warm_up()
+        background.warm_up()
         recordings = _record(config, role, profiles, claimed, _say(config))
     from .core.diagnosis import diagnose
 
@@ -214,6 +169,7 @@ def _say(config):
 @pytest.fixture
 def mcpx_verdict(request):
     """Evaluate a check against its recording and turn the verdict into a test outcome."""
+    from .core.recording import peer_identity
     from .core.runner import evaluate
 
     def verdict(check_id: str, recordings: dict) -> Result:
@@ -235,6 +191,7 @@ def mcpx_verdict(request):
                 result.outcome = outcome
         payload = result.to_json()
         payload["claim"] = result.claim
+        payload["peer"] = peer_identity(rec)  # the target's serverInfo, for the reports' header
         request.node.user_properties.append((PROPERTY, json.dumps(payload)))
         if result.outcome == "skip":
             pytest.skip(result.reason)
@@ -254,6 +211,7 @@ class Reporter:
         self.config = config
         self.results: dict[str, Result] = {}
         self.claims: dict[str, dict] = {}
+        self.peer: dict | None = None  # the target's own name and version (serverInfo), once a verdict brings it
         self.started = time.time()
 
     @pytest.hookimpl(tryfirst=True)
@@ -263,6 +221,7 @@ class Reporter:
             if key == PROPERTY:
                 data = json.loads(value)
                 claim = data.pop("claim", None)
+                self.peer = data.pop("peer", None) or self.peer
                 result = Result.from_json(data, claim)
                 self.results[result.id] = result
                 if claim is not None:
@@ -306,19 +265,37 @@ class Reporter:
             role=(_role(self.config) or roles.SERVER).name, target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
             results=results, claims=self.claims, started=self.started, finished=finished,
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
-            unavailable=getattr(self.config, "_mcpx_unavailable", None))
+            unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer)
         reports.write_all(directory, document)
+
+    def role_name(self) -> str:
+        return (_role(self.config) or roles.SERVER).name
 
     def summary_lines(self) -> list[str]:
         from .report import results as reports
 
-        lines = reports.terminal_table(list(self.results.values()), self.claims)
+        lines = reports.terminal_table(list(self.results.values()), self.claims, role=self.role_name())
         lines += [f"  STALE expected-failures entry {profile!r}: no check of it fails now"
                   for profile in self.stale_profiles()]
         return lines
 
+    def closing_line(self) -> str | None:
+        """The run's one warning again after the counts, which alone would read as a clean bill of health."""
+        from .report import results as reports
+
+        return reports.closing_line(self.role_name(), self.claims) if self.results else None
+
     def pytest_terminal_summary(self, terminalreporter):
         if not self.results:
             return
+        from .report import results as reports
+
         for line in self.summary_lines():
-            terminalreporter.write_line(line)
+            attention = line.startswith(reports.ATTENTION)  # the run's one warning stands out
+            terminalreporter.write_line(line, yellow=attention, bold=attention)
+
+    def pytest_unconfigure(self, config):
+        writer = config.pluginmanager.get_plugin("terminalreporter")
+        closing = self.closing_line()
+        if closing and writer is not None:
+            writer.write_line(closing, yellow=True, bold=True)

@@ -3,6 +3,10 @@
 tests/servers/fake_interceptor_server.py is an SDK-free implementation of the `interceptors` fixture
 contract. Unbroken it passes every interceptors check; with `--break X` it breaks one rule and exactly the
 checks listed with X in its MUTANTS stop passing. The reference server passes them all.
+
+The server role's other kind of target, the working group's fixtures replayed through an adapter, has checks of
+its own (conformance/server/wg_fixtures.py): the adapters of tests/servers/broken_wg_adapters.py fail exactly
+one of them each, naming exactly the fixtures that pin the rule they break; the reference adapter passes both.
 """
 
 import shlex
@@ -12,14 +16,18 @@ from pathlib import Path
 import pytest
 
 from conformance.core.model import REGISTRY
+from conformance.core.roles import SERVER
 from conformance.core.runner import evaluate
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from tests.helpers import not_ok, reference_command
+from tests.servers import broken_wg_adapters
 from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS
 
 FAKE = Path(__file__).resolve().parent / "servers" / "fake_interceptor_server.py"
-CHECKS = sorted(c for c in REGISTRY if c.startswith("interceptors/server/"))
+CHECKS = sorted(c for c in SERVER.check_ids() if c.startswith("interceptors/server/"))
+WG_CHECKS = sorted(c for c in SERVER.check_ids("wg-fixtures") if c.startswith("interceptors/server/"))
+WG_FIXTURES = Path(__file__).resolve().parent / "data" / "interceptor-fixtures"
 UNCLAIMED_ONLY = {"interceptors/server/unadvertised-method-rejected"}
 
 
@@ -69,3 +77,35 @@ def test_plain_server_claims_nothing():
     assert not_ok(got) == {}
     ran = {cid for cid, r in got.items() if r.outcome != "skip"}
     assert ran == UNCLAIMED_ONLY
+
+
+# -- the working group's fixtures, replayed through an adapter ---------------------------------------------------
+def wg_verdicts(factory) -> dict:
+    from conformance.server import wg_fixtures
+
+    rec = wg_fixtures.record(factory, WG_FIXTURES, adapter=getattr(factory, "__name__", "adapter"))
+    return {cid: evaluate(REGISTRY[cid], rec) for cid in WG_CHECKS}
+
+
+def test_every_replay_check_has_a_mutant():
+    assert WG_CHECKS and set().union(*(fails for fails, _ in broken_wg_adapters.MUTANTS.values())) == set(WG_CHECKS)
+
+
+def test_reference_adapter_passes_every_replay_check():
+    from reference_servers.interceptor_chain import wg_adapter
+
+    got = wg_verdicts(wg_adapter)
+    assert {cid: r.outcome for cid, r in got.items()} == {cid: "pass" for cid in WG_CHECKS}, not_ok(got)
+
+
+@pytest.mark.parametrize("mutant", sorted(broken_wg_adapters.MUTANTS))
+def test_broken_adapter_fails_exactly_its_check_naming_its_fixtures(mutant):
+    expected, _ = broken_wg_adapters.MUTANTS[mutant]
+    got = wg_verdicts(broken_wg_adapters.ADAPTERS[mutant])
+    assert set(not_ok(got)) == expected, not_ok(got)
+    assert all(r.outcome == "pass" for cid, r in got.items() if cid not in expected)
+    for cid in expected:
+        result = got[cid]
+        assert result.outcome == "fail" and "internal error" not in result.reason
+        assert {f["fixture"] for f in result.actual} == broken_wg_adapters.FIXTURES[mutant]
+        assert all(fixture in result.reason for fixture in broken_wg_adapters.FIXTURES[mutant])

@@ -1,5 +1,10 @@
-"""Loading an adapter named on the command line as MODULE:FACTORY (the gateway's pipeline adapters, the
-interceptors working group's fixture adapters): one loader, so both say the same thing when it fails."""
+"""Loading an adapter named `module:factory`: the one loader of every adapter target.
+
+Two targets are adapters rather than processes: the gateway role's pipeline fixtures
+(conformance/gateway/replay.py, contract in conformance/gateway/ADAPTER.md) and the server role's replay
+of the interceptors working group's fixtures (conformance/server/wg_fixtures.py). Both name a Python
+callable as `package.module:factory`; the attribute part may be dotted (`module:Class.create`).
+"""
 
 from __future__ import annotations
 

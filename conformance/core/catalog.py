@@ -185,11 +185,12 @@ def problems() -> list[str]:
     for src in sources().values():
         out.extend(_source_problems(src))
     for row in rows.values():
-        src, _ = cite(row)
-        if src is None:
+        cited, _ = cite(row)
+        if cited is None:
             out.append(f"{row.id}: source {row.source!r} names no source declared in {row.profile}.yaml")
-        elif row.notes.get("basis") != src.basis:
-            out.append(f"{row.id}: basis {row.notes.get('basis')!r}, but its source {src.name!r} is {src.basis!r}")
+        elif row.notes.get("basis") != cited.basis:
+            out.append(f"{row.id}: basis {row.notes.get('basis')!r}, but its source {cited.name!r} is "
+                       f"{cited.basis!r}")
         if row.quote_sha256 != quote_digest(row.quote):
             out.append(f"{row.id}: quote_sha256 does not match the quote (an edited quote must be checked "
                        f"against its source again before its hash is updated)")

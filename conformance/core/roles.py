@@ -1,11 +1,12 @@
-"""The three roles, declared once: what the suite plays, which profiles each has checks for, how a run names
-its target, and where its checks live.
+"""The three roles, declared once: what the suite plays, which profiles each has checks for, its timeouts,
+and where its recorder and checks live.
 
 A role is the part the implementation under test plays; the suite plays every other part. Each role has
-one package (`conformance/server/`, `conformance/host/`, `conformance/gateway/`) with one module per
-profile, a `record` step that produces one recording per profile (conformance/core/recording.py says what a
-recording offers its judges), and checks that are pure functions of those recordings. This module is
-plain data, so the command line can validate a run without importing any check.
+one package (`conformance/server/`, `conformance/host/`, `conformance/gateway/`) of one shape: one module
+per profile (core/profile.py), `recording.py` (what a recording keeps; core/recording.py says what it
+offers its judges), `record.py` (the recorder: the target the run's options name, one recording per
+profile) and `common.py`; the checks are pure functions of the recordings. This module is plain data, so
+the command line can validate a run without importing any check; the options are in conformance/options.py.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from .model import PROFILES
+
 
 @dataclass(frozen=True)
 class Role:
     name: str
     suite_plays: str  # the parts the suite plays against the implementation
     profiles: tuple[str, ...]  # the profiles this role has checks for (a test pins it to the check modules)
-    check_modules: tuple[str, ...]  # importing these registers the role's checks
-    recorder: str  # "module:function" that records a run of this role (see conformance/plugin.py)
+    recorder: str  # "module:function" recording a run of this role; importing the module registers its checks
     default_timeout: float  # seconds for one response (server, gateway) or one turn's answer (host)
     missing_target: str  # the skip reason when no target of this role is given
     not_recorded: tuple[tuple[str, str], ...] = ()  # (profile or "*", what records it) when a run leaves it out
@@ -38,14 +40,14 @@ class Role:
 
     def load(self) -> None:
         """Register the role's checks."""
-        for module in self.check_modules:
-            importlib.import_module(module)
+        importlib.import_module(self.recorder.partition(":")[0])
 
-    def check_ids(self) -> list[str]:
+    def check_ids(self, target: str = "live") -> list[str]:
+        """The role's checks that judge a target of this kind (model.Check.target)."""
         from .model import REGISTRY
 
         self.load()
-        return sorted(cid for cid, check in REGISTRY.items() if check.role == self.name)
+        return sorted(cid for cid, check in REGISTRY.items() if check.role == self.name and check.target == target)
 
     def profile_error(self, profiles) -> str | None:
         """Why `--profile` names something this role cannot claim, or None."""
@@ -63,17 +65,16 @@ class Role:
 SERVER = Role(
     name="server",
     suite_plays="the client",
-    profiles=("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors"),
-    check_modules=("conformance.server.record",),
+    profiles=tuple(p for p in PROFILES if p != "sequential-pipeline"),
     recorder="conformance.server.record:record_run",
     default_timeout=10.0,
-    missing_target="no server target: give --mcp-server-command, --mcp-server-url or --mcp-server-docker-image",
+    missing_target="no server target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image or "
+                   "--mcp-server-adapter with --mcp-wg-fixtures",
 )
 HOST = Role(
     name="host",
     suite_plays="the model (an OpenAI-compatible endpoint) and every MCP server the host connects to",
-    profiles=("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors"),
-    check_modules=("conformance.host.record",),
+    profiles=tuple(p for p in PROFILES if p != "sequential-pipeline"),
     recorder="conformance.host.record:record_run",
     default_timeout=20.0,
     missing_target="no host target: give --mcp-host-command",
@@ -81,9 +82,7 @@ HOST = Role(
 GATEWAY = Role(
     name="gateway",
     suite_plays="the upstream server and the downstream client; the pipeline fixtures through an adapter",
-    profiles=("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
-              "sequential-pipeline"),
-    check_modules=("conformance.gateway.record", "conformance.gateway.sequential_pipeline"),
+    profiles=tuple(p for p in PROFILES if p != "interceptors"),
     recorder="conformance.gateway.record:record_run",
     default_timeout=10.0,
     missing_target="no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter",

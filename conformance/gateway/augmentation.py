@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.judging import canonical
+from ..core.judging import canonical_sorted
 from ..core.model import Violation, check
 from ..server.common import AUDIO_BLOCK, EMBEDDED_BLOCK, IMAGE_BLOCK, TEXT_BLOCK, blocks
 from ..server.recording import Recording
@@ -30,12 +30,12 @@ AUGMENTATION.register("augmentation/gateway/capability-forwarded-or-refused",
 def augment_every_content_type_unchanged(rec: Recording):
     identity = AUGMENTATION.result_of(rec, "conformance_identity")
     want = [{"content": b} for b in AUGMENTATION.calls["conformance_identity"]["context"]]
-    if canonical(identity.get("content")) != canonical(want):
+    if canonical_sorted(identity.get("content")) != canonical_sorted(want):
         raise Violation("the identity augmentation's content arrives changed", expected=want,
                         actual=identity.get("content"))
     note = AUGMENTATION.result_of(rec, "conformance_prepend_note")
     got = {k: note.get(k) for k in PREPEND_NOTE}
-    if canonical(got) != canonical(PREPEND_NOTE):
+    if canonical_sorted(got) != canonical_sorted(PREPEND_NOTE):
         raise Violation("conformance_prepend_note's result arrives changed", expected=PREPEND_NOTE, actual=got)
     return "identity content and the prepend hint came back unchanged"
 

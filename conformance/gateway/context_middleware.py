@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.judging import canonical
+from ..core.judging import canonical_sorted
 from ..core.model import Violation, check
 from ..server.common import EVERY_CONTENT_TYPE, blocks
 from ..server.recording import Recording
@@ -26,7 +26,7 @@ MIDDLEWARE.register("context-middleware/gateway/capability-forwarded-or-refused"
 def invoke_every_content_type_unchanged(rec: Recording):
     result = MIDDLEWARE.result_of(rec, "conformance_identity")
     want = MIDDLEWARE.calls["conformance_identity"]["context"]
-    if canonical(result.get("content")) != canonical(want):
+    if canonical_sorted(result.get("content")) != canonical_sorted(want):
         raise Violation("the identity middleware's content arrives changed", expected=want, actual=result.get("content"))
     return f"{len(want)} blocks came back unchanged"
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core import schemas_loader
-from ..core.judging import canonical
 from ..core.adapters import load_adapter
+from ..core.judging import canonical_sorted
 from .recording import FixtureRun, PipelineRecording
 
 PROFILE = PipelineRecording.PROFILE
@@ -95,7 +95,7 @@ def _shape_problem(outcome: Any) -> str | None:
                                               for a in audit):
         return "outcome.audit is not a list of {plugin, ...} records"
     try:
-        canonical(outcome)
+        canonical_sorted(outcome)
     except (TypeError, ValueError) as exc:
         return f"outcome is not JSON: {exc}"
     return None
@@ -120,7 +120,7 @@ async def _replay(factory: Callable, fixture: dict) -> dict:
         raise TypeError(problem)
     out = {"allowed": outcome["allowed"], "response": outcome.get("response"), "reason": outcome.get("reason"),
            "stages": list(outcome["stages"]), "audit": list(outcome.get("audit", []))}
-    return json.loads(canonical(out))  # detach from anything the adapter still holds
+    return json.loads(canonical_sorted(out))  # detach from anything the adapter still holds
 
 
 async def _run_bounded(factory: Callable, fixture: dict, timeout: float) -> tuple[dict | None, str | None, bool]:

@@ -8,7 +8,7 @@ and actual. Only the fields a fixture's `expected` states are compared.
 
 from __future__ import annotations
 
-from ..core.judging import canonical
+from ..core.judging import canonical_sorted
 from ..core.model import NotObserved, Violation, check
 from .recording import PipelineRecording
 from .replay import Plan
@@ -32,7 +32,7 @@ def differences(expected: dict, actual: dict) -> list[str]:
         out.append(f"allowed is {actual['allowed']}, expected {expected['allowed']}")
     if "stages" in expected and actual["stages"] != expected["stages"]:
         out.append(f"stages ran {actual['stages']}, expected {expected['stages']}")
-    if expected["allowed"] and "response" in expected and canonical(actual["response"]) != canonical(
+    if expected["allowed"] and "response" in expected and canonical_sorted(actual["response"]) != canonical_sorted(
             expected["response"]):
         out.append("the final response differs")
     if not expected["allowed"]:
@@ -48,7 +48,7 @@ def differences(expected: dict, actual: dict) -> list[str]:
                        f"expected {[e['plugin'] for e in expected['audit']]}")
         else:
             for want, have in zip(expected["audit"], got):
-                if "response" in want and canonical(want["response"]) != canonical(have.get("response")):
+                if "response" in want and canonical_sorted(want["response"]) != canonical_sorted(have.get("response")):
                     out.append(f"{want['plugin']} saw a different response")
     return out
 
@@ -80,7 +80,7 @@ def judge_predictable(rec: PipelineRecording) -> str:
     for run in runs:
         if run.error or run.repeat_error:
             continue  # an adapter fault is its own fixture's failure, not a sign of unpredictability
-        if canonical(run.actual) != canonical(run.repeat):
+        if canonical_sorted(run.actual) != canonical_sorted(run.repeat):
             raise Violation(f"fixture {run.id}: a second replay with a freshly built pipeline gave another outcome",
                             expected=run.actual, actual=run.repeat)
     compared = [r for r in runs if not (r.error or r.repeat_error)]

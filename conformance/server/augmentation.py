@@ -17,7 +17,7 @@ from .common import (
     IMAGE_BLOCK,
     TEXT_BLOCK,
     blocks,
-    canonical,
+    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
@@ -40,6 +40,9 @@ UNKNOWN = "conformance_no_such_augmentation"
 AUGMENT_CONTENT_TYPES = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the Q4 plan?"}]
 MAX_REAL = 10
+
+
+HOW_TO_CLAIM = "advertise capabilities.augmentation in the initialize result"
 
 
 def claimer(rec: Recording) -> str | None:
@@ -114,7 +117,7 @@ def identity_returns_context(rec: Recording):
     result = require_result(rec, "augment conformance_identity")
     sent = ex.request["params"]["context"]
     got = [item.get("content") if isinstance(item, dict) else item for item in result.get("content") or ()]
-    if canonical(got) != canonical(sent):
+    if canonical_sorted(got) != canonical_sorted(sent):
         raise Violation("the augmented content is not the context", expected=[{"content": b} for b in sent],
                         actual=result.get("content"))
 
@@ -128,7 +131,7 @@ def prepend_note_hint(rec: Recording):
     want = {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
     got = {"content": [{"content": (i or {}).get("content")} for i in result.get("content") or ()
                        if isinstance(i, dict)], "hint": result.get("hint")}
-    if canonical(got) != canonical(want):
+    if canonical_sorted(got) != canonical_sorted(want):
         raise Violation("not one NOTE block with hint prepend", expected=want, actual=short(result))
 
 

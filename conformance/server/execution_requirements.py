@@ -44,9 +44,14 @@ COUNTER = "conformance_side_effects"
 NAMESPACED = re.compile(r"^[^\s:/]+[:/]\S")
 
 
-def requirements_of(tool: dict):
+def requirements_of(tool: dict | None):
+    if tool is None:
+        return None
     execution = tool.get("execution")
     return execution.get("requirements") if isinstance(execution, dict) else None
+
+
+HOW_TO_CLAIM = "declare execution.requirements on a tool in tools/list (the fixtures conformance_gated_*)"
 
 
 def claimer(rec: Recording) -> str | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
 from .common import (
-    canonical,
+    canonical_sorted,
     judge_list_result,
     judge_shapes,
     malformed_check,
@@ -84,6 +84,9 @@ REAL_PAYLOAD = {"method": "tools/call", "params": {"name": "conformance_probe",
 def extension(rec: Recording):
     extensions = rec.capabilities.get("extensions")
     return extensions.get(EXTENSION_ID) if isinstance(extensions, dict) else None
+
+
+HOW_TO_CLAIM = f"advertise capabilities.extensions[\"{EXTENSION_ID}\"] in the initialize result"
 
 
 def claimer(rec: Recording) -> str | None:
@@ -220,7 +223,7 @@ def fixtures_declared(rec: Recording):
     for name, want in FIXTURES.items():
         item = rec.listed("interceptors", name) or {}
         got = {key: item.get(key) for key in want}
-        if canonical(got) != canonical(want):
+        if canonical_sorted(got) != canonical_sorted(want):
             wrong[name] = {"expected": want, "actual": got}
         if name in DEFAULT_POLICY and (item.get("mode", "active") != "active" or item.get("failOpen", False) is not False):
             wrong[name] = {"expected": {"mode": "active (or absent)", "failOpen": "false (or absent)"},
@@ -345,7 +348,7 @@ def mutator_transforms_payload(rec: Recording):
     want = _upper(MIXED_PAYLOAD)
     for label in ("invoke uppercase request", "invoke uppercase response"):
         result = require_result(rec, label)
-        if canonical(result.get("payload")) != canonical(want) or result.get("modified") is not True:
+        if canonical_sorted(result.get("payload")) != canonical_sorted(want) or result.get("modified") is not True:
             raise Violation(f"{label}: the payload is not the transformed one",
                             expected={"modified": True, "payload": want},
                             actual={"modified": result.get("modified"), "payload": result.get("payload")})
@@ -367,7 +370,8 @@ def _upper(value):
        needs=(f"interceptors:{UPPERCASE}",))
 def mutator_unchanged_not_modified(rec: Recording):
     result = require_result(rec, "invoke uppercase unchanged")
-    if result.get("modified") is not False or canonical(result.get("payload")) != canonical(UPPER_PAYLOAD):
+    if result.get("modified") is not False or \
+            canonical_sorted(result.get("payload")) != canonical_sorted(UPPER_PAYLOAD):
         raise Violation("an unchanged payload was reported or returned as modified",
                         expected={"modified": False, "payload": UPPER_PAYLOAD},
                         actual={"modified": result.get("modified"), "payload": result.get("payload")})

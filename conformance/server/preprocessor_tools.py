@@ -22,6 +22,9 @@ PROFILE = "preprocessor-tools"
 MEMORIES, ECHO = "conformance_memories", "conformance_echo"
 
 
+HOW_TO_CLAIM = "carry \"preprocessor\": true on a tool in tools/list (the fixture conformance_memories)"
+
+
 def claimer(rec: Recording) -> str | None:
     flagged = [t.get("name") for t in rec.tools or () if isinstance(t, dict) and "preprocessor" in t]
     return f"tools carry the preprocessor field: {', '.join(map(str, flagged[:5]))}" if flagged else None
@@ -61,7 +64,7 @@ def flag_is_boolean(rec: Recording):
        must="the preprocessor fixture is listed with \"preprocessor\": true",
        needs=(f"tool:{MEMORIES}",))
 def fixture_flagged(rec: Recording):
-    tool = rec.tool(MEMORIES)
+    tool = rec.fixture(MEMORIES)
     if tool.get("preprocessor") is not True:
         raise Violation("conformance_memories is not flagged as a preprocessor", expected={"preprocessor": True},
                         actual={"preprocessor": tool.get("preprocessor", "(absent)")})
@@ -88,7 +91,7 @@ def preprocessor_tool_callable(rec: Recording):
        must="an ordinary tool beside preprocessors is listed without the flag (or false) and works as before",
        needs=(f"tool:{ECHO}",))
 def ordinary_tool_unaffected(rec: Recording):
-    tool = rec.tool(ECHO)
+    tool = rec.fixture(ECHO)
     if tool.get("preprocessor", False) is not False:
         raise Violation("the ordinary fixture tool is flagged", expected="preprocessor absent or false",
                         actual={"preprocessor": tool.get("preprocessor")})

@@ -13,6 +13,7 @@ import anyio
 from ..core.profile import profile_modules
 from ..core.roles import SERVER
 from ..targets import TargetSpec
+from . import wg_fixtures  # the replay target's checks register with the role's
 from .recording import Recording
 from .session import progress_lines, record, record_shared
 
@@ -31,7 +32,8 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     profiles = list(profiles)
     if not isolate and len(profiles) > 1:
         plans = {p: MODULES[p].PLAN for p in profiles}
-        return await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout, progress=progress)
+        return _with_claim_hints(await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout,
+                                                     progress=progress))
     out: dict[str, Recording] = {}
 
     async def one(profile: str) -> None:
@@ -43,7 +45,14 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     async with anyio.create_task_group() as tg:
         for profile in profiles:
             tg.start_soon(one, profile)
-    return out
+    return _with_claim_hints(out)
+
+
+def _with_claim_hints(recordings: dict[str, Recording]) -> dict[str, Recording]:
+    """Each recording learns how its profile is claimed, for the reports of a profile left unclaimed."""
+    for profile, rec in recordings.items():
+        rec.how_to_claim = MODULES[profile].HOW_TO_CLAIM
+    return recordings
 
 
 def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float, progress=None,
@@ -63,6 +72,8 @@ def target_spec(run) -> TargetSpec:
 
 
 def describe(run) -> dict:
+    if run.target_kind == "wg-fixtures":
+        return wg_fixtures.target_description(run.adapter, run.wg_fixtures)
     return target_spec(run).describe()
 
 
@@ -82,6 +93,8 @@ def published(run, spec: TargetSpec):
 
 def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Recording]:
     """The role's recorder (core/roles.py): every profile asked for, as the options say."""
+    if run.target_kind == "wg-fixtures":
+        return wg_fixtures.record_run(run.adapter, run.wg_fixtures, profiles, timeout=run.timeout, say=say)
     with published(run, target_spec(run)) as spec:
         if say:
             say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.model import NotObserved
 from ..core.recording import Citing
 from ..targets import Exchange, WireEvent
 
@@ -17,6 +18,8 @@ class Recording(Citing):
     claimed: bool = False
     claimed_by: str | None = None  # "option" | "advertisement" | None
     claim_reason: str = ""
+    misplaced: list[str] = field(default_factory=list)  # the profile's fields where the proposal puts none
+    how_to_claim: str = ""  # what a server does to claim the profile (besides --profile)
     capabilities: dict = field(default_factory=dict)
     tools: list[dict] | None = None  # None: tools/list failed or was not offered
     exchanges: dict[str, Exchange] = field(default_factory=dict)
@@ -38,6 +41,13 @@ class Recording(Citing):
             if isinstance(tool, dict) and tool.get("name") == name:
                 return tool
         return None
+
+    def fixture(self, name: str) -> dict:
+        """A fixture tool a check `needs` (the runner judges only when it is listed)."""
+        tool = self.tool(name)
+        if tool is None:
+            raise NotObserved(f"the fixture tool {name} is not listed")
+        return tool
 
     def listed(self, kind: str, name: str) -> dict | None:
         for item in self.listing.get(kind) or ():

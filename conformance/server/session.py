@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from ..core.judging import meta_carriage
+from ..core.judging import experimental_carriage, meta_carriage
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 from .recording import Recording
 
@@ -68,7 +68,7 @@ class Session:
         items: list[dict] = []
         cursor = None
         for page in range(MAX_PAGES):
-            params = {"cursor": cursor} if cursor else {}
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
             ex = await self.send(label if page == 0 else f"{label}#{page + 1}", method, params)
             if not ex.has_result or not isinstance(ex.result, dict):
                 return None if page == 0 else items
@@ -138,11 +138,18 @@ async def _claim_and_drive(session: Session, rec: Recording, plan: Plan, claimed
     elif shown:
         rec.claimed, rec.claimed_by, rec.claim_reason = True, "advertisement", shown
     else:
-        rec.claim_reason = "the server shows nothing of this profile"
+        # Named, never counted: the proposals define no _meta carriage and no experimental capability.
         carried = meta_carriage(rec.tools, rec.profile)
-        if carried:  # named, never counted: the proposals define no _meta carriage
-            rec.claim_reason += (f"; the field is only under _meta, which the proposal does not define "
-                                 f"({', '.join(carried[:3])})")
+        advertised = experimental_carriage(rec.capabilities, rec.profile)
+        found = []
+        if carried:
+            found.append(f"the field is only under _meta, which the proposal does not define "
+                         f"({', '.join(carried[:3])}{', …' if len(carried) > 3 else ''})")
+        if advertised:
+            found.append(f"the capability is only under capabilities.experimental, which the proposal does "
+                         f"not define ({', '.join(advertised)})")
+        rec.claim_reason = "; ".join(found) or "the server shows nothing of this profile"
+        rec.misplaced = carried + advertised
     if rec.claimed:
         await plan.driver(session, rec)
     elif plan.unclaimed_driver is not None:

@@ -37,7 +37,7 @@ ROLES = {"server", "host", "gateway"}
 REQUIRED = ("id", "level", "role", "source", "quote", "quote_sha256")
 SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis"}
 BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract", "harness-contract",
-         "suite-decision"}
+         "suite-decision", "wg-fixture-suite"}
 
 SERVER_CHECKS = {
     "preprocessor-tools": [
@@ -68,6 +68,7 @@ SERVER_CHECKS = {
         "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
         "failure-is-error", "invalid-config-rejected", "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
+        "wg-protocol-fixtures", "wg-behavior-fixtures",  # the working group's fixtures, replayed (--wg-fixtures)
     ],
 }
 ALL_SERVER_CHECKS = [f"{p}/server/{slug}" for p, slugs in SERVER_CHECKS.items() for slug in slugs]
