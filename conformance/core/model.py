@@ -84,7 +84,7 @@ class Check:
 
 
 REGISTRY: dict[str, Check] = {}
-FIXTURE_CONTRACT = 2  # the newest fixture contract version (docs/fixture-contract.md)
+FIXTURE_CONTRACT = 3  # the newest fixture contract version (docs/fixture-contract.md)
 
 
 def fixture_need(need: str) -> tuple[str, int]:
