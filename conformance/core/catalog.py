@@ -178,6 +178,16 @@ def _source_problems(src: Source) -> list[str]:
     return out
 
 
+def revisions(rows) -> dict[str, str]:
+    """{source name: the commit its quotes were captured at, else its revision} for the sources `rows` cite."""
+    out = {}
+    for row in rows:
+        src, _ = cite(row)
+        if src is not None and (src.commit or src.revision):
+            out[src.name] = src.commit or src.revision
+    return dict(sorted(out.items()))
+
+
 def rows_for(check_id: str) -> list[Row]:
     return [row for row in load().values() if check_id in row.checks]
 
