@@ -320,15 +320,15 @@ def result_variants(result) -> list[str]:
 
 
 def known_variants(rec: Recording, unobserved: bool) -> list[str]:
-    """The known variants the exchanges the judge cited show (all recorded invocations when the judge observed
-    nothing: then the variant is why)."""
+    """The known variants the exchanges the judge cited show; when the judge observed nothing, also a method
+    served only under its other spelling, or served without the capability (then that is why)."""
     found: list[str] = []
     cited = list(rec.cited)
     for method in (LIST, INVOKE):
         if unobserved or any(unserved(rec.exchanges.get(label)) and rec.exchanges[label].method == method
                              for label in cited):
             found.append(spelling_variant(rec, method))
-    for label in cited if not unobserved else list(rec.exchanges):
+    for label in cited:
         ex = rec.exchanges.get(label)
         if ex is None or not ex.has_result:
             continue
