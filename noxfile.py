@@ -196,6 +196,19 @@ def gateway_third_party(session):
     session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs, env=env)
 
 
+@nox.session
+def hangar_third_party(session):
+    """mcp-hangar 2.34.4 (PyPI), the installable SEP-2624 implementation, in its own virtualenv (it pins mcp 2.3.0
+    and many clients of its own): its MCP endpoint, its interceptor routes through ecosystem/gateways/hangar/bridge.py,
+    and the working group's adapter contract; pins the findings (tests/test_hangar_third_party.py)."""
+    session.install("-e", ".[reference,test]")
+    venv = f"{session.virtualenv.location}-hangar"
+    session.run("python", "-m", "venv", venv)
+    session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", "mcp-hangar==2.34.4", external=True)
+    session.run("python", "-m", "pytest", "tests/test_hangar_third_party.py", "-q", "-rs", *session.posargs,
+                env={"MCPX_HANGAR": f"{venv}/bin/mcp-hangar"})
+
+
 # Agent frameworks judged as hosts (ecosystem/hosts/), each with the releases its findings were made on,
 # mcp included: they pin conflicting SDKs. smolagents' mcpadapt 0.1.19 imports names mcp 2.x renamed and
 # the websocket client, so it gets mcp[ws] 1.x although its own metadata lets the resolver pick 2.x.

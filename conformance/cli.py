@@ -243,7 +243,9 @@ def cmd_list(args) -> int:
         cited = catalog.rows_for(check.id)
         rows.append({"id": check.id, "level": catalog.level_of(check.id),
                      "rows": [r.id for r in cited], "requirement": check.must,
-                     "sources": sorted({r.source for r in cited}), "fixtures": list(check.needs)})  # kind:name, @N: added in contract N
+                     "sources": sorted({r.source for r in cited}),
+                     "fixtures": list(check.needs),  # kind:name, @N: added in contract N
+                     "revisions": catalog.revisions(cited)})  # source name -> the commit (else revision) quoted
     if not rows:
         return usage_error(f"the {args.role} role has no {args.profile} checks (roles with them: "
                            f"{', '.join(r.name for r in roles.ROLES.values() if args.profile in r.profiles)})")
