@@ -30,7 +30,7 @@ from conformance.core.runner import evaluate
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from conformance.targets.peerkit import free_port, spawn
-from conformance.tools import interceptors_replay as replay
+from conformance.server import wg_fixtures
 from tests.helpers import ROOT, not_ok
 
 HANGAR = os.environ.get("MCPX_HANGAR")
@@ -85,9 +85,10 @@ def test_no_working_group_fixture_can_be_hosted(hangar, monkeypatch):
     from ecosystem.gateways.hangar import wg_adapter as hangar_wg_adapter
 
     monkeypatch.setenv("MCPX_HANGAR_URL", hangar)
-    report = replay.replay(ROOT / "tests" / "data" / "interceptor-fixtures", hangar_wg_adapter.factory)
-    assert len(report["fixtures"]) == 8
-    assert all(not f["passed"] and f["lacks_behaviour"] for f in report["fixtures"]), report["fixtures"]
+    rec = wg_fixtures.record(hangar_wg_adapter.factory, ROOT / "tests" / "data" / "interceptor-fixtures")
+    replays = list(rec.exchanges.values())
+    assert len(replays) == 9  # the working group's eight and the suite's own session fixture
+    assert all(r.lacks for r in replays), [(r.id, r.error) for r in replays]
 
 
 def test_the_adapter_binds_what_hangar_has(hangar, monkeypatch, tmp_path):
@@ -108,5 +109,5 @@ def test_the_adapter_binds_what_hangar_has(hangar, monkeypatch, tmp_path):
         "volatile": ["durationMs"],
     }
     (tmp_path / "hangar-built-in.json").write_text(json.dumps(fixture))
-    [result] = replay.replay(tmp_path, hangar_wg_adapter.factory)["fixtures"]
-    assert result["passed"], result
+    [replayed] = wg_fixtures.record(hangar_wg_adapter.factory, tmp_path).exchanges.values()
+    assert not replayed.lacks and wg_fixtures.fixture_failures(replayed) == [], replayed
