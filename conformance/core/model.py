@@ -65,16 +65,10 @@ class NotApplicable(Exception):
     """The check does not apply to this target (skip, with the reason)."""
 
 
-@dataclass(frozen=True)
-class Check:
+class _Identified:
+    """What a check id `profile/role/slug` names."""
+
     id: str
-    does: str  # what the suite does
-    must: str  # what the implementation must do
-    judge: Callable[[Any], str | None]
-    needs: tuple[str, ...] = ()  # fixtures, e.g. "tool:conformance_echo", "middleware:conformance_identity"
-    when: str = "claimed"  # "claimed" | "unclaimed" (runs only when the profile is NOT claimed) | "always"
-    site: str = ""  # the module whose top level registered the check (where its id is written)
-    target: str = "live"  # the kind of target it judges (TARGET_KINDS)
 
     @property
     def profile(self) -> str:
@@ -87,6 +81,19 @@ class Check:
     @property
     def slug(self) -> str:
         return self.id.split("/")[2]
+
+
+@dataclass(frozen=True)
+class Check(_Identified):
+    id: str
+    does: str  # what the suite does
+    must: str  # what the implementation must do
+    judge: Callable[[Any], str | None]
+    needs: tuple[str, ...] = ()  # fixtures, e.g. "tool:conformance_echo", "middleware:conformance_identity"
+    when: str = "claimed"  # "claimed" | "unclaimed" (runs only when the profile is NOT claimed) | "always"
+    site: str = ""  # the module whose top level registered the check (where its id is written)
+    target: str = "live"  # the kind of target it judges (TARGET_KINDS)
+
 
 
 REGISTRY: dict[str, Check] = {}
@@ -130,7 +137,7 @@ def _registering_module() -> str:
 
 
 @dataclass
-class Result:
+class Result(_Identified):
     """A check's verdict, as reports and the pytest layer see it."""
 
     id: str
@@ -147,13 +154,6 @@ class Result:
     claim: dict | None = None  # the profile's claim, for the report
     expected_failure: bool = False
 
-    @property
-    def profile(self) -> str:
-        return self.id.split("/")[0]
-
-    @property
-    def role(self) -> str:
-        return self.id.split("/")[1]
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {

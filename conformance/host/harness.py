@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..core.roles import HOST
-from ..targets.peerkit import StderrTail, open_group, stop_group
+from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group
 from ..targets.base import clip
 from ..targets.environment import scrubbed
 from ..targets.stdio import LineSplitter
@@ -282,7 +282,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
         proc = await open_group(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=scrubbed(env))
     except (OSError, ValueError) as exc:
-        run.unavailable = run.fatal = f"cannot start {command!r}: {exc}"
+        run.unavailable = run.fatal = cannot_start(argv, exc)
         return
     stderr = StderrTail(STDERR_TAIL)
     send, receive = anyio.create_memory_object_stream[tuple[str, str | None]](256)

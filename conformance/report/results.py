@@ -41,7 +41,7 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
             has_checks = any(r.profile == profile for r in results)
             own = profile in role_profiles(role)
             claim = {"claimed": False, "claimedBy": None,
-                     "reason": unavailable or ("not recorded" if has_checks else
+                     "reason": ("not run: no target was reached (the reason is above)" if unavailable else None) or ("not recorded" if has_checks else
                                                _why_not_recorded(role, profile) if own else
                                                f"no {role}-role checks")}
         profiles[profile] = claim
@@ -164,7 +164,7 @@ def summary_markdown(doc: dict) -> str:
     lines += [f"Target: `{_md_code(where)}` ({target.get('kind')}){identity} · "
               f"{doc['durationSeconds']:.1f} s · exit code {doc['exitCode']}", ""]
     if doc.get("unavailable"):
-        lines += [f"**Target unreachable:** {_md_escape(doc['unavailable'])}", ""]
+        lines += ["**No target reached: nothing was judged.**", "", *(f"> {_md_escape(line.strip())}  " for line in doc["unavailable"].splitlines()), ""]
     lines += ["| profile | claimed | pass | fail | warn | info | skip |", "|---|---|---|---|---|---|---|"]
     by_profile: dict[str, Counter] = defaultdict(Counter)
     for check in doc["checks"]:
@@ -188,6 +188,8 @@ def summary_markdown(doc: dict) -> str:
         for check in bad:
             lines.append(f"- {ICONS[check['outcome']]} **`{check['id']}`** ({check['level']}): {check['requirement']}  ")
             lines.append(f"  {_md_escape(check.get('reason') or '')}")
+    elif doc.get("unavailable"):
+        lines += ["", "No check ran: the run never reached its target (above)."]
     elif gaps["nothing"]:
         lines += ["", "No check failed, but no profile was claimed: the run says nothing of the extensions."]
     elif gaps["unclaimed"]:

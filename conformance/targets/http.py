@@ -70,7 +70,10 @@ class HttpConnection(Connection):
                 async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream"}):
                     pass
         except httpx.ConnectError as exc:
-            raise TargetUnavailable(f"nothing answers at {self.url} ({describe(exc)})") from None
+            tls = _tls_failure(exc)
+            if tls:
+                raise TargetUnavailable(f"{tls[0]} at {self.url}: {tls[1]}") from None
+            raise TargetUnavailable(f"nothing answers at {self.url} ({self._redacted(describe(exc))})") from None
         except (httpx.HTTPError, TimeoutError):
             pass  # it is there; how it answers a GET is not this probe's business
 
@@ -152,7 +155,16 @@ class HttpConnection(Connection):
         pending = self._pending.get(rid)
         return pending is None or pending.exchange.response is not None
 
+    def _redacted(self, text: str) -> str:
+        """`text` without the --header values (credentials), should an error of the HTTP client quote one."""
+        for value in self.extra_headers.values():
+            if len(value) >= 4:  # a short value ("1", "yes") is no secret, and replacing it would garble text
+                for form in {value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]}:
+                    text = text.replace(form, "[header value]")
+        return text
+
     def _fail_request(self, message: dict, reason: str) -> None:
+        reason = self._redacted(reason)
         pending = self._pending.get(message.get("id"))
         if pending is not None and pending.exchange.response is None:
             pending.exchange.failure = reason
@@ -168,6 +180,22 @@ class HttpConnection(Connection):
             version = last["result"].get("protocolVersion")
             if isinstance(version, str) and self.protocol_version is None:
                 self.protocol_version = version
+
+
+def _tls_failure(exc: BaseException | None) -> tuple[str, str] | None:
+    """What went wrong in TLS behind a failed connection, (what failed, why), or None.
+
+    A certificate the suite cannot verify is told apart from other handshake failures: the first has a fix
+    (--ca-bundle), the second usually means the URL's scheme does not match what the server speaks."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return "TLS certificate verification failed", str(exc.verify_message or exc.reason or exc)
+        if isinstance(exc, ssl.SSLError):
+            return "TLS handshake failed", str(exc.reason or exc)
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 async def _bounded_events(resp: httpx.Response, limit: int):
