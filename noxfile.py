@@ -1,7 +1,7 @@
 """Long and matrix runs, kept out of the default test run.
 
     nox -s tests                 the suite's own tests (what CI runs)
-    nox -s lint                  ruff
+    nox -s lint                  ruff, and mypy over conformance/ ([tool.mypy] in pyproject.toml)
     nox -s sdk                   the reference server on each mcp release, every server check, stdio and HTTP
     nox -s "sdk(mcp='1.9.4')"    one release
     nox -s matrix                the SDK matrix: reference and naive servers on each release -> reports/sdk-matrix.md
@@ -58,6 +58,9 @@ def tests(session):
 def lint(session):
     session.install("ruff")
     session.run("ruff", "check", "conformance", "reference_servers", "reference_clients", "tests", "bench")
+    # mypy reads the project's own imports, so the project and its test extra (mypy, the stub packages) go in.
+    session.install("-e", ".[test]")
+    session.run("mypy")
 
 
 @nox.session

@@ -249,7 +249,7 @@ def record(factory: Callable | None, directory: Path, *, adapter: str = "", time
             unavailable = f"cannot replay the working group's fixtures: {exc}"
     if unavailable is None and (factory is None or not callable(factory)):
         unavailable = f"the adapter is not callable: {factory!r}"
-    if unavailable:
+    if unavailable or factory is None:  # a None factory has its reason just above
         rec.unavailable = rec.fatal = unavailable
         return rec
     hangs = 0

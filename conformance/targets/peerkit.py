@@ -182,16 +182,20 @@ class Group:
         _track(self.proc.pid)
         return self
 
+    def _started(self) -> subprocess.Popen:
+        assert self.proc is not None, "the group is asked about after start()"
+        return self.proc
+
     @property
     def pid(self) -> int:
-        return self.proc.pid
+        return self._started().pid
 
     @property
     def returncode(self) -> int | None:
-        return self.proc.poll()
+        return self._started().poll()
 
     def wait_listening(self, port: int, timeout: float = 30.0, host: str = "127.0.0.1") -> bool:
-        return wait_for_port(port, self.proc, timeout, host)
+        return wait_for_port(port, self._started(), timeout, host)
 
     def stderr_tail(self, lines: int = 3) -> str:
         if self._stderr.closed:
