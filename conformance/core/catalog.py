@@ -180,11 +180,12 @@ def _source_problems(src: Source) -> list[str]:
 
 def revisions(rows) -> dict[str, str]:
     """{source name: the commit its quotes were captured at, else its revision} for the sources `rows` cite."""
-    out = {}
+    out: dict[str, str] = {}
     for row in rows:
         src, _ = cite(row)
-        if src is not None and (src.commit or src.revision):
-            out[src.name] = src.commit or src.revision
+        pinned = (src.commit or src.revision) if src is not None else None
+        if src is not None and pinned:
+            out[src.name] = pinned
     return dict(sorted(out.items()))
 
 

@@ -38,6 +38,7 @@ catalog.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
@@ -78,7 +79,7 @@ FIXTURE_INVOCATIONS = ("invoke validator ", "invoke uppercase ", "invoke audit "
                        "invoke failing")
 
 # What the fixture contract fixes about each fixture's declaration.
-FIXTURES = {
+FIXTURES: dict[str, dict[str, Any]] = {
     VALIDATOR: {"type": "validation", "hooks": [{"events": [EVENT], "phase": "request"}],
                 "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
                                  "additionalProperties": False}},
@@ -191,14 +192,18 @@ async def driver(session: Session, rec: Recording) -> None:
                                                         "payload": CLEAN_PAYLOAD})
     await session.send("invoke without payload", INVOKE, {"name": target, "event": EVENT, "phase": "request"})
     for item in real_interceptors(rec)[:MAX_REAL]:
-        event, phase = first_hook(item)
+        hook = first_hook(item)
+        assert hook is not None, "real_interceptors keeps only interceptors with a hook"
+        event, phase = hook
         ok = await invoke(session, f"invoke real {item['name']}", item["name"], event, phase, REAL_PAYLOAD)
         if ok.has_result:  # its invalid configs are judged against an accepted invocation
             for what, config in invalid_configs(item.get("configSchema")).items():
                 await invoke(session, f"config real {item['name']} {what}", item["name"], event, phase,
                              REAL_PAYLOAD, config=config)
     for item in config_required(rec)[:MAX_REAL]:
-        event, phase = first_hook(item)
+        hook = first_hook(item)
+        assert hook is not None, "config_required keeps only interceptors with a hook"
+        event, phase = hook
         await invoke(session, f"config real {item['name']} missing required", item["name"], event, phase,
                      REAL_PAYLOAD, config={})
     await probe_spellings(session, rec)
@@ -231,7 +236,7 @@ def invalid_configs(schema) -> dict[str, dict]:
     out: dict[str, dict] = {}
     if not isinstance(schema, dict):
         return out
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    properties: dict = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
     if schema.get("additionalProperties") is False:
         out["unknown key"] = {"conformanceUnknownKey": True}
     for key, spec in properties.items():
@@ -252,8 +257,8 @@ async def unclaimed_driver(session: Session, rec: Recording) -> None:
     await invoke(session, f"unadvertised {INVOKE}", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
 
 
-def listed_type(rec: Recording, name: str):
-    item = rec.listed("interceptors", name)
+def listed_type(rec: Recording, name: str | None):
+    item = rec.listed("interceptors", name) if name is not None else None  # the suite's requests name one
     return item.get("type") if item else None
 
 
@@ -330,7 +335,9 @@ def known_variants(rec: Recording, unobserved: bool) -> list[str]:
     for method in (LIST, INVOKE):
         if unobserved or any(unserved(rec.exchanges.get(label)) and rec.exchanges[label].method == method
                              for label in cited):
-            found.append(spelling_variant(rec, method))
+            variant = spelling_variant(rec, method)
+            if variant is not None:
+                found.append(variant)
     for label in cited:
         ex = rec.exchanges.get(label)
         if ex is None or not ex.has_result:
@@ -468,8 +475,8 @@ def list_filter_by_event(rec: Recording):
         return any(isinstance(h, dict) and (RESPONSE_ONLY_EVENT in (h.get("events") or ()) or "*" in (h.get("events") or ()))
                    for h in item.get("hooks") or ())
 
-    want = sorted(i.get("name") for i in every if isinstance(i, dict) and hooks(i))
-    have = sorted(i.get("name") for i in got if isinstance(i, dict))
+    want = sorted((i.get("name") for i in every if isinstance(i, dict) and hooks(i)), key=str)
+    have = sorted((i.get("name") for i in got if isinstance(i, dict)), key=str)
     if have != want:
         raise Violation(f"the list filtered by {RESPONSE_ONLY_EVENT} is not the interceptors hooking it",
                         expected=want, actual=have)
@@ -669,7 +676,7 @@ def invalid_config_rejected(rec: Recording):
     ok = rec.cite("invoke validator good config")
     if not ok.has_result:
         raise NotObserved(f"a valid config was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
-    accepted = []
+    accepted: list[dict] = []
     labels = [f"invoke validator bad config {what}" for what in BAD_CONFIGS] + \
              [label for label in rec.exchanges if label.startswith("config real ")]
     for label in labels:

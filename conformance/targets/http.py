@@ -20,6 +20,7 @@ import ssl
 
 import anyio
 import httpx
+from anyio.abc import TaskGroup
 
 # The decoder is httpx-sse's own field parser; the line splitting around it is bounded (see _bounded_events).
 from httpx_sse._decoders import SSEDecoder
@@ -38,7 +39,7 @@ class HttpConnection(Connection):
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._client: httpx.AsyncClient | None = None
-        self._tg = None
+        self._tg: TaskGroup | None = None
 
     async def __aenter__(self) -> "HttpConnection":
         verify: ssl.SSLContext | bool = True
@@ -46,28 +47,34 @@ class HttpConnection(Connection):
             verify = ssl.create_default_context(cafile=self.ca_bundle)
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=self.timeout),
                                          follow_redirects=False, trust_env=False, verify=verify)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
+        self._tg = tg = anyio.create_task_group()
+        await tg.__aenter__()
         return self
 
+    def _entered(self) -> tuple[httpx.AsyncClient, TaskGroup]:
+        """The client and the task group; asked only after `__aenter__` made both."""
+        assert self._client is not None and self._tg is not None, "the connection is used after __aenter__"
+        return self._client, self._tg
+
     async def __aexit__(self, *exc) -> None:
-        self._tg.cancel_scope.cancel()
-        await self._tg.__aexit__(None, None, None)
+        client, tg = self._entered()
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
             if self.session_id:
                 with anyio.move_on_after(2):
                     try:
-                        await self._client.delete(self.url, headers=self._headers())
+                        await client.delete(self.url, headers=self._headers())
                     except httpx.HTTPError:
                         pass
-            await self._client.aclose()
+            await client.aclose()
 
     async def probe(self) -> None:
         """Raise TargetUnavailable when nothing listens at the URL."""
         try:
             with anyio.fail_after(self.timeout):
                 # Headers are enough: a server may answer a GET with an event stream that never ends.
-                async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream"}):
+                async with self._entered()[0].stream("GET", self.url, headers={"Accept": "text/event-stream"}):
                     pass
         except httpx.ConnectError as exc:
             tls = _tls_failure(exc)
@@ -102,7 +109,7 @@ class HttpConnection(Connection):
     async def _transmit(self, message: dict) -> None:
         if "method" in message and "id" in message:
             # A request: POST in the background; its answer arrives through _on_incoming.
-            self._tg.start_soon(self._post, message)
+            self._entered()[1].start_soon(self._post, message)
         else:
             # A notification or a response: wait for the 202, so that what the suite sends
             # next cannot overtake it (notifications/initialized before the first request).
@@ -112,7 +119,8 @@ class HttpConnection(Connection):
         method = message.get("method", "response")
         body = json.dumps(message, ensure_ascii=False).encode()
         try:
-            async with self._client.stream("POST", self.url, content=body, headers=self._headers(message)) as resp:
+            async with self._entered()[0].stream("POST", self.url, content=body,
+                                                 headers=self._headers(message)) as resp:
                 if method == "initialize" and resp.headers.get("mcp-session-id"):
                     self.session_id = resp.headers["mcp-session-id"]
                 await self._read_answer(message, resp)
