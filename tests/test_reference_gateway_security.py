@@ -383,3 +383,106 @@ def test_stdio_to_stdio_gateway_never_loads_the_sdk(tmp_path):
                           env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "SDK LOADED: False" in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------------------------------ G: issue 21
+
+async def _stdio_lines(argv: list[str], env: dict, lines: list[str], last_id) -> tuple[list[dict], str, int | None]:
+    """Write `lines` to a gateway's stdin, read its answers until the one with id `last_id`, then close stdin:
+    (answers, stderr, exit code)."""
+    answers: list[dict] = []
+    async with await anyio.open_process(argv, env=scrubbed(env)) as proc:
+        await proc.stdin.send("".join(line + "\n" for line in lines).encode())
+        buffered = b""
+        with anyio.fail_after(30):
+            while not any(a.get("id") == last_id for a in answers):
+                chunk = await proc.stdout.receive()
+                buffered += chunk
+                *complete, buffered = buffered.split(b"\n")
+                answers += [json.loads(line) for line in complete if line.strip()]
+            await proc.stdin.aclose()
+            code = await proc.wait()
+        stderr = (await proc.stderr.receive(1 << 20)).decode(errors="replace") if proc.stderr else ""
+    return answers, stderr, code
+
+
+def _line(message) -> str:
+    return json.dumps(message)
+
+
+def _names_called(log: Path) -> list[str]:
+    return [m["params"]["name"] for m in _received(log) if m.get("method") == "tools/call"
+            and isinstance(m.get("params"), dict)]
+
+
+ALLOW_ECHO = [{"plugin": "tool_allowlist", "name": "allow", "tools": ["conformance_echo"]}]
+FORBIDDEN = {"name": "conformance_side_effects", "arguments": {}}
+
+
+def test_stdio_allowlist_judges_notifications_null_ids_and_batches(tmp_path):
+    """Item 6: a gated method is judged whatever its id; a batch (JSON array) is refused whole, with -32600."""
+    log = tmp_path / "up.jsonl"
+    gateway = shlex.split(_gateway(tmp_path, {"upstreams": {"up": {"command": upstream_command(log)}},
+                                              "plugins": ALLOW_ECHO}))
+    echo = {"name": "conformance_echo", "arguments": {"text": "hi"}}
+    answers, stderr, code = anyio.run(_stdio_lines, gateway, {}, [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}),
+        _line({"jsonrpc": "2.0", "method": "tools/call", "params": FORBIDDEN}),  # a notification
+        _line({"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": FORBIDDEN}),
+        _line([{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": FORBIDDEN},
+               {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": echo}]),
+        _line({"jsonrpc": "2.0", "method": "tools/call", "params": echo}),  # allowed: forwarded as it is
+        _line({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": echo}),
+    ], 5)
+    assert code == 0 and "Traceback" not in stderr, stderr
+    by_id = {a.get("id"): a for a in answers if a.get("id") is not None}
+    refusals = [a["error"] for a in answers if a.get("id") is None]
+    assert [e["code"] for e in refusals] == [-32600, -32600], answers  # the null id, then the batch
+    assert "batches" in refusals[1]["message"]
+    assert by_id[5]["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert 3 not in by_id and 4 not in by_id  # nothing of the batch ran
+    assert _names_called(log) == ["conformance_echo", "conformance_echo"]
+
+
+def test_http_allowlist_judges_notifications_and_null_ids(tmp_path):
+    """Item 6 over Streamable HTTP: the SDK reads `"id": null` as a notification; the gate judges it anyway."""
+    log = tmp_path / "up.jsonl"
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": {"up": {"command": upstream_command(log)}}, "plugins": ALLOW_ECHO}))
+
+    async def probe(client, url):
+        opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        headers = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        statuses = []
+        for message in ({"jsonrpc": "2.0", "method": "tools/call", "params": FORBIDDEN},
+                        {"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": FORBIDDEN},
+                        [{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": FORBIDDEN}],
+                        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                         "params": {"name": "conformance_echo", "arguments": {"text": "hi"}}}):
+            statuses.append((await client.post(url, json=message, headers=headers)).status_code)
+        return statuses
+
+    statuses = anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe, "--config", str(config))
+    assert statuses[2] == 400 and statuses[3] == 200, statuses  # the batch is refused by the transport
+    assert _names_called(log) == ["conformance_echo"]
+
+
+@pytest.mark.parametrize("bad", [
+    '{"jsonrpc": "2.0", "id": [1], "method": "ping"}',
+    '{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
+    '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": ' + "[" * 5000 + "]" * 5000 + "}}",
+    '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": ' + "[" * 400 + "]" * 400 + "}}",
+    '{"jsonrpc": "2.0", "id": [1]}',
+    '{"jsonrpc": "2.0", "id": 2, "method": 7}',
+    '[]',
+], ids=["list-id", "object-id", "json-too-deep", "deeper-than-limit", "response-list-id", "method-number", "empty-batch"])
+def test_stdio_gateway_answers_invalid_messages_and_goes_on(tmp_path, bad):
+    """Item 10: a message the gateway cannot take is answered -32600 and the session goes on, no traceback."""
+    env = {"MCPX_UPSTREAM_COMMAND": upstream_command(tmp_path / "up.jsonl")}
+    answers, stderr, code = anyio.run(_stdio_lines, [sys.executable, "-m", "reference_servers.gateway"], env, [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}), bad,
+        _line({"jsonrpc": "2.0", "id": 9, "method": "ping"})], 9)
+    assert code == 0 and "Traceback" not in stderr, stderr
+    refused = [a for a in answers if a.get("id") in (None, 2)]
+    assert [a["error"]["code"] for a in refused] == [-32600], answers
+    assert any(a.get("id") == 9 and a.get("result") == {} for a in answers)

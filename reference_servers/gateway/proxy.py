@@ -55,6 +55,8 @@ SEPARATOR = "__"
 GATEWAY_INFO = {"name": "mcpx-reference-gateway", "version": "0.1.0"}
 BLOCKED = -32000  # implementation-defined server error: the response was blocked by a plugin
 INTERNAL = -32603
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+MAX_DEPTH = 100  # levels of arrays and objects in one message; deeper ones are refused (-32600)
 # List method -> (result key, the call method whose params.name names one of its items).
 LISTS = {"tools/list": ("tools", "tools/call"), "prompts/list": ("prompts", "prompts/get"),
          "middleware/list": ("middleware", "middleware/invoke"),
@@ -89,6 +91,47 @@ def error(rid, code: int, message: str, data: Any = None) -> dict:
     if data is not None:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": rid, "error": err}
+
+
+class Unreadable(ValueError):
+    """A message the gateway refuses to handle: the JSON-RPC error code to answer with, and its id when known."""
+
+    def __init__(self, code: int, reason: str, rid: Any = None):
+        super().__init__(reason)
+        self.code, self.rid = code, rid
+
+
+def depth_over(value: Any, limit: int) -> bool:
+    """Whether `value` nests arrays and objects more than `limit` levels deep (no recursion: that is the point)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def unreadable(message: Any) -> Unreadable | None:
+    """Why `message` cannot be handled as a JSON-RPC 2.0 message, or None. What is refused: anything but an
+    object with `"jsonrpc": "2.0"`; a `method` that is not a string; a request id that is not a string or an
+    integer (MCP forbids null ids; a list or object could not even be a key of the gateway's tables); a
+    response id that is not one of those or null; nesting deeper than MAX_DEPTH (the pipeline's copies recurse)."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return Unreadable(INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+    rid = message.get("id")
+    scalar = isinstance(rid, (str, int)) and not isinstance(rid, bool)
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return Unreadable(INVALID_REQUEST, "method must be a string", rid if scalar else None)
+        if "id" in message and not scalar:
+            return Unreadable(INVALID_REQUEST, "a request id must be a string or an integer")
+    elif not (scalar or rid is None):
+        return Unreadable(INVALID_REQUEST, "a response id must be a string, an integer or null")
+    if depth_over(message, MAX_DEPTH):
+        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels", rid if scalar else None)
+    return None
 
 
 # ------------------------------------------------------------------------------------------ configuration
@@ -198,13 +241,15 @@ def minimal_environment() -> dict[str, str]:
 
 
 def parse_line(line: bytes):  # not conformance.peerkit on purpose: the reference shares no code with its judge
-    """One JSON-RPC message, or the exception that says why the line is not one."""
+    """One JSON-RPC message, or the `Unreadable` that says why the line is not one."""
     try:
         message = json.loads(line)
+    except RecursionError:  # json's own limit (about a thousand levels): far past MAX_DEPTH
+        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
-        return ValueError(f"not JSON: {exc}")
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return ValueError("not a JSON-RPC 2.0 message")
+        return Unreadable(PARSE_ERROR, f"not JSON: {exc}")
+    if isinstance(message, list):
+        return Unreadable(INVALID_REQUEST, "batches (JSON arrays) are not accepted: one message per line")
     return message
 
 
@@ -384,10 +429,14 @@ class Proxy:
     # -- client -> upstreams ------------------------------------------------------------------
     async def pump_client(self, tg) -> None:
         async for item in self.client.read:
-            if isinstance(item, Exception):
-                log.warning("unreadable message from the client: %s", item)
+            message = None if isinstance(item, Exception) else to_dict(item)
+            problem = item if isinstance(item, Exception) else unreadable(message)
+            if problem is not None:
+                # Answered, never forwarded, and the session goes on (JSON-RPC: id null when it is unknown).
+                log.warning("refused a message from the client: %s", problem)
+                code = problem.code if isinstance(problem, Unreadable) else INVALID_REQUEST
+                await self.client.send(error(getattr(problem, "rid", None), code, f"invalid message: {problem}"))
                 continue
-            message = to_dict(item)
             if "method" in message and "id" in message:
                 if self.single:  # forwarding never waits for the answer: no task needed, one loop turn saved
                     await self.on_client_request(message)
@@ -437,6 +486,13 @@ class Proxy:
             self.in_flight[rid] = (link, upstream_id)
 
     async def on_client_notification(self, message: dict) -> None:
+        if self.pipeline is not None and self.pipeline.gates:
+            # A notification naming a gated method (JSON-RPC lets any method be sent without an id, and an
+            # upstream may act on it) is judged as a request would be; a refused one is dropped, unanswered.
+            refused = await self.pipeline.process_request(copy.deepcopy(message))
+            if refused is not None:
+                log.warning("dropped a notification: %s", refused.reason)
+                return
         if message["method"] == "notifications/cancelled":
             params = message.get("params") or {}
             # The upstream need not answer a cancelled request (and the client must ignore an answer), so
@@ -454,10 +510,14 @@ class Proxy:
     async def pump_upstream(self, link: Link) -> None:
         try:
             async for item in link.read:
-                if isinstance(item, Exception):
-                    log.warning("unreadable message from %s: %s", link.name, item)
+                message = None if isinstance(item, Exception) else to_dict(item)
+                problem = item if isinstance(item, Exception) else unreadable(message)
+                if problem is not None:
+                    log.warning("refused a message from %s: %s", link.name, problem)
+                    if message is not None and "method" not in message:  # an answer the client must not wait for
+                        await link.resolve(error(getattr(problem, "rid", None), INTERNAL,
+                                                 f"{link.name} sent an invalid answer: {problem}"))
                     continue
-                message = to_dict(item)
                 if "method" in message and "id" in message:
                     await self.on_upstream_request(link, message)
                 elif message.get("method") == "notifications/cancelled":
