@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import stat
+import statistics
 import subprocess
 import sys
 import time
@@ -486,3 +488,83 @@ def test_stdio_gateway_answers_invalid_messages_and_goes_on(tmp_path, bad):
     refused = [a for a in answers if a.get("id") in (None, 2)]
     assert [a["error"]["code"] for a in refused] == [-32600], answers
     assert any(a.get("id") == 9 and a.get("result") == {} for a in answers)
+
+
+def _phone_text(size: int, seed: int = 21) -> str:
+    """NANP-shaped numbers with random digits (`415 555 0123`): every group is a candidate to validate."""
+    rng = random.Random(seed)
+    groups = (f"{rng.randint(200, 999)} {rng.randint(200, 999)} {rng.randint(0, 9999):04d}" for _ in range(size))
+    return " ".join(groups)[:size]
+
+
+def _attack_text() -> str:
+    """Phone-shaped text whose redaction takes this machine at least a second (or the largest tried): long
+    enough that a ping stuck behind it would show, however fast detection has become."""
+    from reference_servers.middleware.pii import pii_redaction
+
+    size = 125_000
+    while True:
+        text = _phone_text(size)
+        started = time.perf_counter()
+        pii_redaction([{"type": "text", "text": text}], {})
+        if time.perf_counter() - started >= 1.0 or size >= 2_000_000:
+            return text
+        size *= 2
+
+
+def _answer(response: httpx.Response) -> dict:
+    for line in response.text.splitlines():
+        if line.startswith("data:"):
+            return json.loads(line[5:])
+    return response.json()
+
+
+def test_http_pii_flood_in_one_session_does_not_stall_another(tmp_path):
+    """Item 4: while session A's response is being redacted, session B's pings are served beside it.
+
+    The bound is relative, not a number of milliseconds: with detection on the event loop, a ping that
+    arrives during it waits for all of it, so B's slowest ping comes close to A's whole call; served
+    beside it, a ping costs about what it costs idle. A third of A's call leaves a busy machine room."""
+    text = _attack_text()
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": {"up": {"command": upstream_command(tmp_path / "up.jsonl")}},
+                                  "plugins": [{"plugin": "pii_redaction", "name": "pii"}]}))
+
+    async def probe(client, url):
+        sessions = []
+        for _ in range(2):
+            opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+            sessions.append({**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"],
+                             "mcp-protocol-version": "2025-11-25"})
+        attacker, other = sessions
+
+        async def ping() -> float:
+            started = time.perf_counter()
+            answer = _answer(await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=other))
+            assert answer.get("result") == {}, answer
+            return time.perf_counter() - started
+
+        idle = [await ping() for _ in range(10)]
+        done, attack = anyio.Event(), {}
+
+        async def flood() -> None:
+            started = time.perf_counter()
+            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "conformance_echo", "arguments": {"text": text}}}
+            attack["answer"] = _answer(await client.post(url, json=call, headers=attacker))
+            attack["seconds"] = time.perf_counter() - started
+            done.set()
+
+        pings = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(flood)
+            while not done.is_set():
+                pings.append(await ping())
+        return idle, pings, attack
+
+    idle, pings, attack = anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe, "--config", str(config),
+                                    "--max-body", str(4 * len(text) + 65536))
+    assert "[PHONE_" in json.dumps(attack["answer"]) or "maxSeconds" in json.dumps(attack["answer"]), attack
+    summary = (f"A's call {attack['seconds']:.2f} s; B idle median {statistics.median(idle) * 1000:.0f} ms; "
+               f"B under attack: {len(pings)} pings, slowest {max(pings) * 1000:.0f} ms")
+    assert len(pings) >= 3 and max(pings) < attack["seconds"] / 3, summary
