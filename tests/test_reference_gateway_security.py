@@ -568,3 +568,88 @@ def test_http_pii_flood_in_one_session_does_not_stall_another(tmp_path):
     summary = (f"A's call {attack['seconds']:.2f} s; B idle median {statistics.median(idle) * 1000:.0f} ms; "
                f"B under attack: {len(pings)} pings, slowest {max(pings) * 1000:.0f} ms")
     assert len(pings) >= 3 and max(pings) < attack["seconds"] / 3, summary
+
+
+CARD = 4111111111111111  # a test card number that passes Luhn
+
+
+def _redacted_result(result: dict, **options) -> dict:
+    pipeline = build_pipeline([{"plugin": "pii_redaction", "name": "pii", **options}])
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
+    outcome = anyio.run(pipeline.process_response, request, {"jsonrpc": "2.0", "id": 1, "result": result})
+    return outcome.to_dict()
+
+
+def test_pii_redaction_covers_keys_numbers_uris_and_text_blobs():
+    """Item 9: object keys, integers, `uri` fields and base64 blobs of text types are read as text too."""
+    import base64
+
+    blob = base64.b64encode(f"owner: {MAIL}\n".encode()).decode()
+    latin = base64.b64encode(f"tél {PHONE} café".encode("latin-1")).decode()
+    png = base64.b64encode(MAIL.encode()).decode()  # a binary type's bytes are not text: left as they are
+    result = {"content": [{"type": "resource", "resource": {"uri": f"mailto:{MAIL}", "mimeType": "text/plain",
+                                                            "blob": blob}},
+                          {"type": "resource_link", "uri": f"file:///home/{MAIL}/notes.txt", "name": "notes"},
+                          {"type": "resource", "resource": {"uri": "file:///a", "blob": latin,
+                                                            "mimeType": "text/plain; charset=iso-8859-1"}},
+                          {"type": "resource", "resource": {"uri": "file:///b.png", "mimeType": "image/png",
+                                                            "blob": png}}],
+              "structuredContent": {MAIL: {"card": CARD, "cardAsFloat": float(CARD), "count": 3, "ok": True}}}
+    done = _redacted_result(result)
+    assert done["allowed"], done
+    out = done["response"]["result"]
+    first, link, latin_out, picture = out["content"]
+    assert first["resource"]["uri"] == "mailto:[EMAIL_1]"
+    assert base64.b64decode(first["resource"]["blob"]).decode() == "owner: [EMAIL_1]\n"
+    assert link["uri"] == "file:///home/[EMAIL_1]/notes.txt"
+    assert base64.b64decode(latin_out["resource"]["blob"]).decode("latin-1") == "tél [PHONE_1] café"
+    assert picture == result["content"][3]
+    assert out["structuredContent"] == {"[EMAIL_1]": {"card": "[CARD_1]", "cardAsFloat": "[CARD_1]", "count": 3,
+                                                      "ok": True}}
+    assert MAIL not in json.dumps(out) and str(CARD) not in json.dumps(out)
+
+
+@pytest.mark.parametrize("resource", [
+    {"uri": "file:///a.txt", "mimeType": "text/plain", "blob": "not base64!"},
+    {"uri": "file:///a.txt", "mimeType": "text/plain; charset=no-such-charset", "blob": "aGk="},
+], ids=["bad-base64", "unknown-charset"])
+def test_pii_redaction_blocks_a_text_blob_it_cannot_read(resource):
+    done = _redacted_result({"content": [{"type": "resource", "resource": resource}]})
+    assert not done["allowed"] and "cannot be read as text" in done["reason"], done
+
+
+def test_pii_redaction_blocks_a_message_over_its_text_limit():
+    done = _redacted_result({"content": [{"type": "text", "text": "x" * 2000}]}, limits={"maxTextChars": 1000})
+    assert not done["allowed"] and "maxTextChars = 1000" in done["reason"], done
+
+
+@pytest.mark.parametrize("limits", [{"maxTextChars": 0}, {"maxSeconds": "10"}, {"maxWhat": 1}])
+def test_pii_redaction_refuses_bad_limits_at_configuration(limits):
+    with pytest.raises(ValueError, match=r"plugin 'pii': (unknown key\(s\) in limits|limits: )"):
+        build_pipeline([{"plugin": "pii_redaction", "name": "pii", "limits": limits}])
+
+
+def test_pii_redaction_past_max_seconds_stops_its_work(monkeypatch):
+    """Item 4: a message over maxSeconds is blocked at once, and the process detecting in it is killed,
+    so work whose caller has gone does not go on burning CPU (a thread could not be stopped)."""
+    from reference_servers.gateway.pipeline import DetectionWorkers
+
+    started = []
+    start = DetectionWorkers._start
+
+    def recorded():
+        process = start()
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(DetectionWorkers, "_start", staticmethod(recorded))
+    text = _attack_text()  # at least a second of detection, plus the process's start
+    done = _redacted_result({"content": [{"type": "text", "text": text}]}, limits={"maxSeconds": 0.5})
+    assert not done["allowed"] and "maxSeconds = 0.5" in done["reason"], done
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any(p.poll() is not None for p in started):
+        time.sleep(0.05)
+    ended = [p for p in started if p.poll() is not None]
+    assert len(started) == 2 and len(ended) == 1, [(p.pid, p.poll()) for p in started]  # the busy one; a spare waits
+    for process in started:
+        process.kill()
