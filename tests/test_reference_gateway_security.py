@@ -653,3 +653,87 @@ def test_pii_redaction_past_max_seconds_stops_its_work(monkeypatch):
     assert len(started) == 2 and len(ended) == 1, [(p.pid, p.poll()) for p in started]  # the busy one; a spare waits
     for process in started:
         process.kill()
+
+
+def test_http_sessions_are_capped_and_the_running_ones_go_on(tmp_path):
+    """Item 7: past --max-sessions a new session gets 503 and starts no upstream; the sessions already
+    running are still served, and ending one makes room."""
+    marker = f"gw-{uuid.uuid4().hex}"
+
+    async def probe(client, url):
+        opened = [await client.post(url, content=INIT_BODY, headers=ACCEPT) for _ in range(5)]
+        upstreams = len(processes_with(marker))
+        first = {**ACCEPT, "mcp-session-id": opened[0].headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        pong = _answer(await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=first))
+        await client.delete(url, headers=first)
+        await _until_count(marker, 2)
+        again = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        return [r.status_code for r in opened], opened[-1].text, upstreams, pong, again.status_code
+
+    statuses, refusal, upstreams, pong, again = anyio.run(_http_gateway, tmp_path, marker, probe, "--max-sessions", "3")
+    assert statuses == [200, 200, 200, 503, 503] and "at most 3" in refusal
+    assert upstreams == 3 and pong.get("result") == {} and again == 200
+
+
+async def _until_count(marker: str, count: int, limit: float = 15.0) -> None:
+    with anyio.move_on_after(limit):
+        while len(processes_with(marker)) > count:
+            await anyio.sleep(0.1)
+
+
+def _trickle(port: int, head: bytes, body: bytes, seconds: float) -> tuple[bytes, float]:
+    """Send `head` whole, then `body` a byte every 0.1 s (or `head` a byte at a time when body is empty) until
+    the server answers or closes, or `seconds` pass: (what the server sent, seconds it took)."""
+    import socket
+
+    started = time.monotonic()
+    slow = body or head
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        if body:
+            sock.sendall(head)
+        sock.settimeout(0.1)
+        for index in range(len(slow)):
+            if time.monotonic() - started > seconds:
+                break
+            try:
+                sock.sendall(slow[index:index + 1])
+                received = sock.recv(65536)
+                return received, time.monotonic() - started  # an answer, or b"" when it closed
+            except socket.timeout:
+                continue
+            except OSError:
+                return b"", time.monotonic() - started
+    return b"(still open)", time.monotonic() - started
+
+
+def test_http_slow_headers_and_bodies_are_cut_off(tmp_path):
+    """Item 7: a request head or body sent a byte at a time is cut off at its deadline (head: the connection
+    is closed; body: 408), while another session is served meanwhile."""
+    marker = f"gw-{uuid.uuid4().hex}"
+
+    async def probe(client, url):
+        port = int(url.split(":")[2].split("/")[0])
+        opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        other = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        body = INIT_BODY.encode()
+        head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, text/event-stream\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+        results, pongs = {}, []
+
+        async def slow(kind: str, sent_head: bytes, sent_body: bytes) -> None:
+            results[kind] = await anyio.to_thread.run_sync(_trickle, port, sent_head, sent_body, 20.0)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow, "head", head, b"")
+            tg.start_soon(slow, "body", head, body)
+            await anyio.sleep(0.5)
+            while len(results) < 2:  # the other session, served while the slow clients hold their connections
+                pongs.append(_answer(await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                                                       headers=other)))
+                await anyio.sleep(0.2)
+        return results, pongs
+
+    results, pongs = anyio.run(_http_gateway, tmp_path, marker, probe, "--header-timeout", "1", "--body-timeout", "1")
+    assert results["head"][0] == b"", results  # closed, long before the head could have been complete
+    assert results["body"][0].startswith(b"HTTP/1.1 408"), results
+    assert pongs and all(p.get("result") == {} for p in pongs)

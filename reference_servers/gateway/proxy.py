@@ -676,6 +676,10 @@ async def serve_stdio(config: Config) -> None:
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_BODY = 4 * 1024 * 1024  # bytes of one POST; MCP messages are small, a bigger body is a mistake or an attack
 SESSION_IDLE = 1800.0  # seconds without a request after which a session and its upstreams end
+MAX_SESSIONS = 32  # sessions at once; each runs its own upstream processes, so one more is refused (503)
+HEADER_TIMEOUT = 10.0  # seconds a client may take to send a request's headers, or the connection is closed
+BODY_TIMEOUT = 30.0  # seconds a client may take to send a request's whole body, or it gets 408
+MAX_CONNECTIONS = 128  # uvicorn's limit_concurrency: past it, requests get 503 (SSE streams count too)
 
 
 def host_of(value: str) -> str:
@@ -709,9 +713,10 @@ class HttpFront:
     transport closes its streams, the proxy's client pump ends) or after `idle` seconds with no request."""
 
     def __init__(self, config: Config, tg, *, loopback: bool = True, max_body: int = MAX_BODY,
-                 idle: float = SESSION_IDLE):
+                 idle: float = SESSION_IDLE, max_sessions: int = MAX_SESSIONS, body_timeout: float = BODY_TIMEOUT):
         self.config, self.tg = config, tg
         self.loopback, self.max_body, self.idle = loopback, max_body, idle
+        self.max_sessions, self.body_timeout = max_sessions, body_timeout
         self.pipeline = make_pipeline(config)
         self.sessions: dict[str, Any] = {}
         self.last_seen: dict[str, float] = {}
@@ -728,9 +733,12 @@ class HttpFront:
             return await Response(refused[1], status_code=refused[0])(scope, receive, send)
         if scope["path"].rstrip("/") != "/mcp":
             return await Response("not found", status_code=404)(scope, receive, send)
-        receive = await self.capped(receive, headers)
-        if receive is None:
-            return await Response("request body too large", status_code=413)(scope, receive, send)
+        body = await self.capped(receive, headers)
+        if not callable(body):
+            status, text = (408, f"request body not received within {self.body_timeout:g} s") if body == "slow" \
+                else (413, "request body too large")
+            return await Response(text, status_code=status, headers={"connection": "close"})(scope, receive, send)
+        receive = body
         sid = headers.get("mcp-session-id")
         if sid:
             transport = self.sessions.get(sid)
@@ -740,6 +748,11 @@ class HttpFront:
             return await transport.handle_request(scope, receive, send)
         if scope.get("method") != "POST":
             return await Response("a session starts with a POST of initialize", status_code=400)(scope, receive, send)
+        if len(self.sessions) >= self.max_sessions:
+            # Each session starts its own upstream processes: without a cap, posts of initialize are processes.
+            log.warning("refused a session: %d are running, the limit", len(self.sessions))
+            return await Response(f"too many sessions: this gateway serves at most {self.max_sessions} at once",
+                                  status_code=503, headers={"retry-after": "60"})(scope, receive, send)
         from mcp.server.streamable_http import StreamableHTTPServerTransport
 
         sid = uuid.uuid4().hex
@@ -761,20 +774,24 @@ class HttpFront:
             scope_of_session.cancel()
 
     async def capped(self, receive, headers: dict[str, str]):
-        """A `receive` that replays the whole body, or None when the body is over the cap."""
+        """A `receive` that replays the whole body; "large" when the body is over the cap, "slow" when it did not
+        arrive within `body_timeout` (by hand: neither uvicorn nor starlette has a body read timeout)."""
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_body:
-            return None
+            return "large"
         body, more, tail = bytearray(), True, None
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                tail = message
-                break
-            body += message.get("body", b"")
-            if len(body) > self.max_body:
-                return None
-            more = message.get("more_body", False)
+        with anyio.move_on_after(self.body_timeout) as timer:
+            while more:
+                message = await receive()
+                if message["type"] != "http.request":
+                    tail = message
+                    break
+                body += message.get("body", b"")
+                if len(body) > self.max_body:
+                    return "large"
+                more = message.get("more_body", False)
+        if timer.cancelled_caught:
+            return "slow"
         queued = [{"type": "http.request", "body": bytes(body), "more_body": False}] + ([tail] if tail else [])
 
         async def replay():
@@ -808,8 +825,57 @@ class HttpFront:
                     self.scopes[sid].cancel()
 
 
+def header_timed_h11(timeout: float):
+    """uvicorn's h11 protocol with a deadline for each request's headers: a connection that has not sent a
+    complete request head `timeout` seconds after it opened, or after its previous response, is closed.
+    Written by hand: uvicorn has no header read timeout (its timeout_keep_alive only covers a connection
+    that sends nothing at all after a response), so a client sending a byte a second would hold a
+    connection for ever."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderTimedH11(H11Protocol):
+        header_timer = None
+
+        def arm(self) -> None:
+            self.disarm()
+            self.header_timer = self.loop.call_later(timeout, self.headers_too_slow)
+
+        def disarm(self) -> None:
+            if self.header_timer is not None:
+                self.header_timer.cancel()
+                self.header_timer = None
+
+        def headers_too_slow(self) -> None:
+            self.header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self.arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:  # the head is in: the body has its own deadline
+                self.disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self.arm()  # the next request's head, on a kept-alive connection
+
+        def connection_lost(self, exc) -> None:
+            self.disarm()
+            super().connection_lost(exc)
+
+    return HeaderTimedH11
+
+
 async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_body: int = MAX_BODY,
-                     idle: float = SESSION_IDLE) -> None:
+                     idle: float = SESSION_IDLE, max_sessions: int = MAX_SESSIONS,
+                     header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT,
+                     max_connections: int = MAX_CONNECTIONS) -> None:
     import ipaddress
 
     import uvicorn
@@ -820,9 +886,14 @@ async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_
     except ValueError:
         loopback = host == "localhost"
     async with anyio.create_task_group() as tg:
-        front = HttpFront(config, tg, loopback=loopback, max_body=max_body, idle=idle)
+        front = HttpFront(config, tg, loopback=loopback, max_body=max_body, idle=idle, max_sessions=max_sessions,
+                          body_timeout=body_timeout)
         tg.start_soon(front.reap_idle)
-        server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level="warning", lifespan="off"))
+        # uvicorn's own settings where it has them: limit_concurrency (503 past it), timeout_keep_alive (an idle
+        # kept-alive connection, 5 s, its default), h11's cap on a request head (16 KiB, its default: 400).
+        server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level="warning", lifespan="off",
+                                               http=header_timed_h11(header_timeout), limit_concurrency=max_connections,
+                                               timeout_keep_alive=5))
         print(f"reference gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         await server.serve()
         tg.cancel_scope.cancel()
