@@ -18,6 +18,7 @@ Rules (ADR-009, and Gatekit 0.3.0's code where the ADR is silent; sources in con
    requests (`check_request`) sees it, in the same order; one that disallows, or fails (rules 4-5),
    stops it there, so the upstream never receives it. This is the reference gateway's addition:
    ADR-009 describes responses only, and a response-only allowlist would let a refused tool run.
+   The proxy asks the gates about client notifications too (JSON-RPC lets any method go without an id).
    Likewise notifications and requests an upstream sends the client pass every plugin that
    transforms them (`process_outbound`, the PII redactor); a critical failure withholds the message.
 7. Auditing plugins are not part of the pipeline: afterwards, in definition order (their priority is

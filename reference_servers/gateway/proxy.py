@@ -22,12 +22,18 @@ Theory of operation
   methods are routed back by prefix with the prefix removed; `ping` is answered by the proxy; anything
   else goes to the first upstream. A method no upstream offers keeps the upstream's -32601.
 - Requests a plugin gates (the tool allowlist) are checked before they are forwarded; a refused one is
-  answered by the proxy with the error below and never reaches an upstream.
+  answered by the proxy with the error below and never reaches an upstream. Notifications are judged
+  the same way (a refused one is dropped): a gated method is judged whatever the message's id.
+- Messages are checked before anything else (`unreadable`): not JSON (-32700), a batch, not a JSON-RPC
+  object, a non-string method, an id that is not a string or an integer, nesting deeper than MAX_DEPTH
+  (-32600). The client gets the error and the session goes on; an upstream's is logged (and a response
+  among them fails the request it answers).
 - Responses pass through the plugin pipeline (reference_servers/gateway/pipeline.py) when plugins are
   configured: the client gets `outcome.response`, or, when a plugin blocks, a JSON-RPC error whose
   message names the reason. With no plugins nothing runs and every byte stays the upstream's.
-- Over HTTP (`HttpFront`): Host/Origin checked on loopback binds and bodies capped before a session
-  starts; a session's upstreams end with it (DELETE, or idle for `--session-idle` seconds).
+- Over HTTP (`HttpFront`): Host/Origin checked on loopback binds, bodies capped and timed, and the number
+  of sessions capped, before a session starts; request heads are timed by the protocol class
+  (`header_timed_h11`); a session's upstreams end with it (DELETE, or idle for `--session-idle` seconds).
 - Never hang: an upstream that dies fails its pending requests at once (-32603, naming it), and every
   later request routed to it, with the reason.
 """
