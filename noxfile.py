@@ -9,7 +9,7 @@
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
     nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
-    nox -s wg_fixtures -- --fixtures DIR [--adapter MODULE:FACTORY]
+    nox -s wg_fixtures -- --wg-fixtures DIR [--adapter MODULE:FACTORY]
                                  the interceptors WG's fixtures (or DIR in MCPX_WG_FIXTURES) -> reports/wg-fixtures/
 """
 
@@ -23,7 +23,7 @@ import nox
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
-# Releases the reference implementations must run on (the SDK matrix, README "Development").
+# Releases the reference implementations must run on (the SDK matrix, docs/contributing.md, "Development commands").
 SDK_RELEASES = ["1.9.4", "1.23.3", "1.30.0", "2.0.0", "2.3.0"]
 # Field-survival rows beside them: FastMCP's newest two majors that install from the registry here (4.1.6 and
 # 3.4.11 need a newer certifi than the mirror has), and the TypeScript SDK around its 1.22.0 and 1.24.0 schema
@@ -73,8 +73,8 @@ def matrix(session, mcp):
     pins = [f"mcp=={mcp}"] + (["pydantic<2.14"] if mcp.startswith("1.") else [])
     session.install("-e", ".[reference,test]", *pins)
     session.run("python", "ecosystem/probe.py", "row", "python", SURVIVAL)
-    session.run("python", "-m", "conformance.matrix", "survival", silent=True)
-    session.run("python", "-m", "conformance.matrix", "run", "reports/sdk-matrix")
+    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True)
+    session.run("python", "-m", "conformance.tools.matrix", "run", "reports/sdk-matrix")
 
 
 @nox.session
@@ -83,7 +83,7 @@ def matrix_fastmcp(session, fastmcp):
     """One FastMCP release: its naive servers and client, probed raw; rewrites reports/ecosystem/sdk-survival.md."""
     session.install(f"fastmcp=={fastmcp}")
     session.run("python", "ecosystem/probe.py", "row", "fastmcp", SURVIVAL)
-    session.run("python", "-m", "conformance.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
 @nox.session
@@ -92,7 +92,7 @@ def matrix_typescript(session, sdk):
     """One @modelcontextprotocol/sdk release (npm): naive and low-level servers and a client, probed raw."""
     node_modules = npm_install(session, f"@modelcontextprotocol/sdk@{sdk}")
     session.run("python", "ecosystem/probe.py", "row", "typescript", SURVIVAL, env={"NODE_PATH": str(node_modules)})
-    session.run("python", "-m", "conformance.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
 @nox.session
@@ -111,21 +111,24 @@ def dashboard(session):
 
 
 WG_FIXTURES_HELP = ("no fixtures to replay: give the interceptors working group's conformance/fixtures directory "
-                    "as `nox -s wg_fixtures -- --fixtures DIR` or in MCPX_WG_FIXTURES (the suite does not ship "
+                    "as `nox -s wg_fixtures -- --wg-fixtures DIR` or in MCPX_WG_FIXTURES (the suite does not ship "
                     "them: their repository has no licence file)")
 
 
 @nox.session
 def wg_fixtures(session):
-    """The interceptors working group's fixtures replayed through an adapter (default: the reference), with the
-    suite's reports (results.json, summary.md, index.html, badges, junit.xml) in reports/wg-fixtures/."""
+    """The interceptors working group's fixtures replayed through an adapter (default: the reference) by the server
+    role (`mcp-ext-conformance server --adapter MODULE:FACTORY --wg-fixtures DIR`), with the suite's reports
+    (results.json, summary.md, index.html, badges, junit.xml) in reports/wg-fixtures/."""
     args = list(session.posargs)
-    if not any(a == "--fixtures" or a.startswith("--fixtures=") for a in args):
+    if not any(a == "--wg-fixtures" or a.startswith("--wg-fixtures=") for a in args):
         if not os.environ.get("MCPX_WG_FIXTURES"):
             session.skip(WG_FIXTURES_HELP)
-        args = ["--fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
+        args = ["--wg-fixtures", os.environ["MCPX_WG_FIXTURES"], *args]
+    if not any(a == "--adapter" or a.startswith("--adapter=") for a in args):
+        args = ["--adapter", "reference_servers.interceptor_chain:wg_adapter", *args]
     session.install("-e", ".[reference]")
-    session.run("python", "-m", "conformance.interceptors_replay", *args, "--report-dir", "reports/wg-fixtures")
+    session.run("python", "-m", "conformance", "server", *args, "--report-dir", "reports/wg-fixtures")
 
 
 @nox.session
@@ -174,6 +177,19 @@ def gateway_third_party(session):
         session.run(npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, package, external=True)
         env[variable] = f"{prefix}/node_modules/.bin/{binary}"
     session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs, env=env)
+
+
+@nox.session
+def hangar_third_party(session):
+    """mcp-hangar 2.34.4 (PyPI), the installable SEP-2624 implementation, in its own virtualenv (it pins mcp 2.3.0
+    and many clients of its own): its MCP endpoint, its interceptor routes through tests/servers/hangar_bridge.py,
+    and the working group's adapter contract; pins the findings (tests/test_hangar_third_party.py)."""
+    session.install("-e", ".[reference,test]")
+    venv = f"{session.virtualenv.location}-hangar"
+    session.run("python", "-m", "venv", venv)
+    session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", "mcp-hangar==2.34.4", external=True)
+    session.run("python", "-m", "pytest", "tests/test_hangar_third_party.py", "-q", "-rs", *session.posargs,
+                env={"MCPX_HANGAR": f"{venv}/bin/mcp-hangar"})
 
 
 # Agent frameworks judged as hosts (ecosystem/hosts/), each with the releases its findings were made on,

@@ -58,8 +58,8 @@ def find_tool(flag: str | None, variable: str, executable: str) -> str | None:
 
 
 async def measure(command: str, env: dict, requests: int, url: str | None = None) -> float:
-    spec = TargetSpec("http", url=url, request_timeout=30) if url else \
-        TargetSpec("stdio", command=command, env=env, request_timeout=30)
+    spec = TargetSpec("http", url=url, timeout=30) if url else \
+        TargetSpec("stdio", command=command, env=env, timeout=30)
     async with spec.connect() as conn:
         init = await conn.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                                  "clientInfo": {"name": "bench", "version": "0"}})

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 from conformance.host import record as recorder  # noqa: E402
 from conformance.host.harness import run_scenario_sync  # noqa: E402
 from conformance.host.recording import HostRecording  # noqa: E402
-from conformance.model import REGISTRY  # noqa: E402
-from conformance.runner import evaluate  # noqa: E402
+from conformance.core.model import REGISTRY  # noqa: E402
+from conformance.core.runner import evaluate  # noqa: E402
 
 PY = shlex.quote(sys.executable)
 HOSTS = {

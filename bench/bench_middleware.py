@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_middleware_functions import pii_prefilter  # noqa: E402  (this directory is on the path)
 
-from conformance.peerkit import free_port, spawn  # noqa: E402
+from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 from conformance.server.recording import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 from reference_servers.middleware import pii  # noqa: E402
@@ -61,7 +61,7 @@ def peak_rss_kib(pid: int) -> int:
 
 
 async def main(repeat: int) -> None:
-    spec = TargetSpec("stdio", command=f"{sys.executable} -m reference_servers.everything", request_timeout=120,
+    spec = TargetSpec("stdio", command=f"{sys.executable} -m reference_servers.everything", timeout=120,
                       env={"MCPX_MEMORY_STORE": ":memory:"})
     async with spec.connect() as conn:
         await conn.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
@@ -132,8 +132,8 @@ async def other_session_wait(repeat: int) -> None:
             return
         url = f"http://127.0.0.1:{port}/mcp"
         init = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
-        async with TargetSpec("http", url=url, request_timeout=120).connect() as heavy, \
-                TargetSpec("http", url=url, request_timeout=120).connect() as light:
+        async with TargetSpec("http", url=url, timeout=120).connect() as heavy, \
+                TargetSpec("http", url=url, timeout=120).connect() as light:
             for conn in (heavy, light):
                 await conn.request("initialize", init)
                 await conn.notify("notifications/initialized")

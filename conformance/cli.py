@@ -24,90 +24,57 @@ import sys
 import time
 from pathlib import Path
 
-from .peerkit import free_port, spawn
+from . import options
+from .core.roles import ROLES
+from .targets.peerkit import free_port, spawn
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-DEFAULT_REPORT_DIR = "reports/latest"
+DEFAULT_REPORT_DIR = options.DEFAULT_REPORT_DIR
+ROLE_HELP = {"server": "check an MCP server",
+             "host": "check a host application (an MCP client with an LLM loop)",
+             "gateway": "check a gateway: transparency (--command) and/or pipeline semantics (--adapter)"}
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
-                        help="claim profile P: all its checks run and missing fixtures fail (repeatable)")
-    parser.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR",
-                        help=f"where to write results.json, junit.xml, summary.md (default {DEFAULT_REPORT_DIR})")
-    parser.add_argument("--strict", action="store_true", help="SHOULD-level violations fail the run")
-    parser.add_argument("--expected-failures", metavar="FILE",
-                        help="YAML list of check ids or profiles expected to fail; a listed check that passes is stale")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="seconds to wait for any one response (default 10; host: one turn's answer, default 20)")
-    parser.add_argument("--run-timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="seconds one profile's run may take in all (default 120)")
-    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="environment for a started target, which otherwise gets a scrubbed environment")
-    parser.add_argument("-k", dest="keyword", default=None, metavar="EXPR", help="only checks matching EXPR (pytest -k)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="one line per check")
+class _Parser(argparse.ArgumentParser):
+    """A usage mistake is one line (and where to read more), not the whole usage text."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-ext-conformance",
-                                     description="Conformance suite for MCP context extensions.")
-    sub = parser.add_subparsers(dest="subcommand", required=True)
-
-    server = sub.add_parser("server", help="check an MCP server")
-    where = server.add_mutually_exclusive_group(required=True)
-    where.add_argument("--command", help="start the server with this command line and speak stdio")
-    where.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
-    where.add_argument("--docker-image", metavar="IMAGE",
-                       help="run a container of IMAGE (its default command) and speak stdio through it")
-    server.add_argument("--no-network", action="store_true", help="with --docker-image: no network in the container")
-    server.add_argument("--docker-port", type=int, metavar="PORT",
-                        help="with --docker-image: the container serves Streamable HTTP at PORT (path /mcp), "
-                             "published on a free loopback port")
-    server.add_argument("--docker-command", metavar="CMD", help="with --docker-port: run CMD instead of the "
-                        "image's default command")
-    server.add_argument("--isolate-profiles", action="store_true",
-                        help="record each profile on its own connection (its own process, container or session), so "
-                             "a server that dies in one profile keeps the others' verdicts; slower")
-    server.add_argument("--fixture-contract", type=int, choices=(1, 2), default=1, metavar="N",
-                        help="the fixture contract version your server meets (docs/fixture-contract.md); fixtures of "
-                             "a later version are reported when missing, never a failure (default 1)")
-    server.add_argument("--connection-mode", choices=("handshake", "2026-07-28"), default="handshake",
-                        help="handshake: initialize first (default); 2026-07-28: the stateless mode, server/discover "
-                             "first and _meta on every request")
-    _common(server)
-
-    host = sub.add_parser("host", help="check a host application (an MCP client with an LLM loop)")
-    host.add_argument("--command", required=True,
-                      help="start the host with this command line, once per scenario (conformance/host/HARNESS.md)")
-    _common(host)
-
-    gateway = sub.add_parser("gateway", help="check a gateway: transparency (--command) and/or pipeline "
-                                             "semantics (--adapter)")
-    gateway.add_argument("--command", help="start the gateway with this command line; its upstream, the suite's "
-                         "fixture server, is in MCPX_UPSTREAM_COMMAND / MCPX_UPSTREAM_URL or replaces {upstream}")
-    gateway.add_argument("--url", help="with --command: the gateway serves Streamable HTTP at this URL "
-                         "({port} becomes a free port, also in the command)")
-    gateway.add_argument("--upstream", choices=("stdio", "http"), default="stdio",
-                         help="how the suite serves the upstream fixture server (default stdio)")
-    gateway.add_argument("--adapter", metavar="MODULE:FACTORY",
-                         help="replay the sequential-pipeline fixtures through this adapter "
-                              "(conformance/gateway/ADAPTER.md)")
-    _common(gateway)
+    parser = _Parser(prog="mcp-ext-conformance", description="Conformance suite for MCP context extensions.")
+    sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=_Parser)
+    for role in options.TARGET_ROLES:
+        options.add_cli_options(sub.add_parser(role, help=ROLE_HELP[role]), role)
 
     lister = sub.add_parser("list", help="list every check with its requirement rows and level")
-    lister.add_argument("--role", choices=("server", "host", "gateway"))
-    lister.add_argument("--profile")
+    lister.add_argument("--role", choices=options.TARGET_ROLES)
+    lister.add_argument("--profile", choices=sorted({p for r in ROLES.values() for p in r.profiles}),
+                        metavar="PROFILE")
     lister.add_argument("--json", action="store_true", help="as JSON")
 
     demo = sub.add_parser("demo", help="run every role against the bundled reference implementations")
-    demo.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR")
+    demo.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR", type=_checked(options.writable_dir))
 
     dashboard = sub.add_parser("dashboard", help="one static page comparing many runs (results.json) side by side")
     dashboard.add_argument("results", nargs="+", metavar="[NAME=]RESULTS",
                            help="a results.json or its directory; NAME= names the implementation's column")
-    dashboard.add_argument("--out", required=True, metavar="DIR", help="where to write index.html")
+    dashboard.add_argument("--out", required=True, metavar="DIR", help="where to write index.html",
+                           type=_checked(options.writable_dir))
     dashboard.add_argument("--title", help="the page's title")
     return parser
+
+
+def _checked(parse):
+    def check(text):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    check.__name__ = parse.__name__
+    return check
 
 
 INTERRUPT_GRACE = 8.0  # seconds a Ctrl-C may take to unwind before the CLI ends every target itself
@@ -146,16 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.subcommand == "list":
             return cmd_list(args)
-        if args.subcommand == "server":
-            return cmd_server(args)
-        if args.subcommand == "host":
-            return cmd_host(args)
-        if args.subcommand == "gateway":
-            return cmd_gateway(args)
+        if args.subcommand in options.TARGET_ROLES:
+            return cmd_role(args)
         if args.subcommand == "demo":
             return cmd_demo(args)
         if args.subcommand == "dashboard":
-            from .dashboard import cmd_dashboard
+            from .report.dashboard import cmd_dashboard
 
             return cmd_dashboard(args)
     except KeyboardInterrupt:
@@ -179,26 +142,15 @@ UNUSED_PYTEST_PLUGINS = ("cacheprovider", "doctest", "pastebin", "stepwise", "fa
                          "debugging", "subtests", "setuponly", "setupplan")
 
 
-def pytest_args(args, role_args: list[str]) -> list[str]:
+def pytest_args(args, role: str) -> list[str]:
     report_dir = Path(args.report_dir)
-    out = [str(PACKAGE_DIR / "test_checks.py"), *role_args,
+    out = [str(PACKAGE_DIR / "test_checks.py"), *options.pytest_argv(args, role),
            "-c", str(PACKAGE_DIR / "pytest-cli.ini"), "--rootdir", str(PACKAGE_DIR),
-           *(arg for name in UNUSED_PYTEST_PLUGINS for arg in ("-p", f"no:{name}")), "--assert=plain", "--no-header", "-q" if not args.verbose else "-v",
-           "--mcp-report-dir", str(report_dir), "--mcp-run-timeout", str(args.run_timeout),
+           *(arg for name in UNUSED_PYTEST_PLUGINS for arg in ("-p", f"no:{name}")), "--assert=plain",
            "--junitxml", str(report_dir / "junit.xml"),
            "--json-report", "--json-report-file", str(report_dir / "pytest-report.json"), "--json-report-indent=2"]
-    if args.timeout is not None:
-        out += ["--mcp-timeout", str(args.timeout)]
-    for profile in args.profiles:
-        out += ["--mcp-profile", profile]
-    for item in args.env:
-        out += ["--mcp-env", item]
-    if args.strict:
-        out.append("--mcp-strict")
-    if args.expected_failures:
-        out += ["--mcp-expected-failures", args.expected_failures]
-    if args.keyword:
-        out += ["-k", args.keyword]
+    if args.k:
+        out += ["-k", args.k]
     return out
 
 
@@ -228,86 +180,50 @@ def run() -> None:
     os._exit(code)
 
 
-def run_pytest(arguments: list[str], report_dir: str) -> int:
+def run_pytest(arguments: list[str], args) -> int:
     import pytest
 
+    from .console import Console
+
     # Only the plugins a run needs: autoloading every installed plugin (hypothesis alone
-    # takes 1.5 s to import) would dominate a short run.
+    # takes 1.5 s to import) would dominate a short run. pytest's own terminal reporter is off: the
+    # console (console.py) speaks of checks and targets, never of test files and fixtures.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", *arguments],
-                             plugins=[_FreezeAfterCollection()]))
-    results = Path(report_dir) / "results.json"
-    if status in (3, 4):  # internal error or usage error
+    console = Console(verbose=args.verbose)
+    status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
+                              *arguments], plugins=[_FreezeAfterCollection(), console]))
+    results = Path(args.report_dir) / "results.json"
+    if status in (3, 4):  # internal error or usage error (pytest has said which on stderr)
+        return 2
+    if status == 5 or (status == 0 and console.ran == 0):
+        what = f"no check matches -k {args.k!r}" if args.k else "no check selected"
+        print(f"mcp-ext-conformance: {what} (`mcp-ext-conformance list` shows the check ids)", file=sys.stderr)
         return 2
     if results.exists():
         try:
             return int(json.loads(results.read_text())["exitCode"])
         except (ValueError, KeyError):
             pass
-    if status == 5:
-        print("mcp-ext-conformance: no check selected", file=sys.stderr)
-        return 2
     return 1 if status == 1 else (0 if status == 0 else 2)
 
 
-def _profile_error(role: str, profiles: list[str]) -> bool:
-    """Say why `--profile` names something the role cannot claim; True when it does."""
-    from .roles import ROLES
+def usage_error(message: str) -> int:
+    print(f"mcp-ext-conformance: {message}", file=sys.stderr)
+    return 2
 
-    problem = ROLES[role].profile_error(profiles)
+
+def cmd_role(args) -> int:
+    """server, host or gateway: every option is checked (options.py) before anything starts."""
+    role = ROLES[args.subcommand]
+    problem = role.profile_error(args.profile) or options.conflicts(vars(args), role.name)
     if problem:
-        print(f"mcp-ext-conformance: {problem}", file=sys.stderr)
-    return problem is not None
-
-
-def cmd_server(args) -> int:
-    if _profile_error("server", args.profiles):
-        return 2
-    if args.command:
-        role_args = ["--mcp-server-command", args.command]
-    elif args.url:
-        role_args = ["--mcp-server-url", args.url]
-    else:
-        if args.docker_port and args.no_network:
-            print("mcp-ext-conformance: --docker-port needs the container's network; drop --no-network",
-                  file=sys.stderr)
-            return 2
-        role_args = ["--mcp-server-docker-image", args.docker_image]
-        role_args += ["--mcp-docker-no-network"] if args.no_network else []
-        role_args += ["--mcp-docker-port", str(args.docker_port)] if args.docker_port else []
-        role_args += ["--mcp-docker-command", args.docker_command] if args.docker_command else []
-    role_args += ["--mcp-connection-mode", args.connection_mode, "--mcp-fixture-contract", str(args.fixture_contract)]
-    role_args += ["--mcp-isolate-profiles"] if args.isolate_profiles else []
+        return usage_error(problem)
     _clear(args.report_dir)
-    return run_pytest(pytest_args(args, role_args), args.report_dir)
-
-
-def cmd_host(args) -> int:
-    if _profile_error("host", args.profiles):
-        return 2
-    _clear(args.report_dir)
-    return run_pytest(pytest_args(args, ["--mcp-host-command", args.command]), args.report_dir)
-
-
-def cmd_gateway(args) -> int:
-    if not args.command and not args.adapter:
-        print("mcp-ext-conformance: gateway needs --command, --adapter, or both", file=sys.stderr)
-        return 2
-    if args.url and not args.command:
-        print("mcp-ext-conformance: --url goes with --command", file=sys.stderr)
-        return 2
-    if _profile_error("gateway", args.profiles):
-        return 2
-    role_args = ["--mcp-gateway-upstream", args.upstream]
-    role_args += ["--mcp-gateway-command", args.command] if args.command else []
-    role_args += ["--mcp-gateway-url", args.url] if args.url else []
-    role_args += ["--mcp-gateway-adapter", args.adapter] if args.adapter else []
-    _clear(args.report_dir)
-    return run_pytest(pytest_args(args, role_args), args.report_dir)
+    return run_pytest(pytest_args(args, role.name), args)
 
 
 def _clear(report_dir: str) -> None:
-    for name in ("results.json", "summary.md", "junit.xml", "pytest-report.json"):
+    for name in ("results.json", "summary.md", "junit.xml", "pytest-report.json", "index.html"):
         try:
             (Path(report_dir) / name).unlink()
         except FileNotFoundError:
@@ -315,8 +231,8 @@ def _clear(report_dir: str) -> None:
 
 
 def cmd_list(args) -> int:
-    from . import catalog, roles
-    from .model import REGISTRY
+    from .core import catalog, roles
+    from .core.model import REGISTRY
 
     roles.load_all()
 
@@ -327,7 +243,12 @@ def cmd_list(args) -> int:
         cited = catalog.rows_for(check.id)
         rows.append({"id": check.id, "level": catalog.level_of(check.id),
                      "rows": [r.id for r in cited], "requirement": check.must,
-                     "sources": sorted({r.source for r in cited}), "fixtures": list(check.needs)})  # kind:name, @N: added in contract N
+                     "sources": sorted({r.source for r in cited}),
+                     "fixtures": list(check.needs),  # kind:name, @N: added in contract N
+                     "revisions": catalog.revisions(cited)})  # source name -> the commit (else revision) quoted
+    if not rows:
+        return usage_error(f"the {args.role} role has no {args.profile} checks (roles with them: "
+                           f"{', '.join(r.name for r in roles.ROLES.values() if args.profile in r.profiles)})")
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -359,7 +280,7 @@ def cmd_demo(args) -> int:
             runs.append(("server-http", 2))
         else:
             run("server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
-    from .roles import HOST
+    from .core.roles import HOST
 
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
     run("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all])

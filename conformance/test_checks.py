@@ -1,7 +1,7 @@
 """Every check as a pytest test: one test per check id of the run's role, judged from its recordings.
 
 Collected by `pytest --pyargs conformance` (or the CLI); the plugin parametrizes `check_id` with the
-checks of the role whose target is given (conformance/roles.py), and every check skips without a target.
+checks of the role whose target is given (conformance/core/roles.py), and every check skips without a target.
 """
 
 

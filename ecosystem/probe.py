@@ -14,7 +14,7 @@ client program (ecosystem/<sdk>/naive_client.*) that connects to
 ecosystem/wire_server.py, a server that certainly sends everything, and
 prints what the SDK's typed API and its raw request path each returned; the
 probe keeps that JSON. Both are recorded first and judged by `judge_*`, small
-pure functions, so the table (conformance/matrix.py) reads plain booleans.
+pure functions, so the table (conformance/tools/matrix.py) reads plain booleans.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class Stdio:
             if isinstance(message, dict) and message.get("id") == self.next_id:
                 return message
 
-    def close(self) -> None:  # not conformance.peerkit.Group: probe.py runs where only the SDK under test is installed
+    def close(self) -> None:  # not conformance.targets.peerkit.Group: probe.py runs where only the SDK under test is installed
         try:
             os.killpg(self.proc.pid, signal.SIGTERM)
         except ProcessLookupError:

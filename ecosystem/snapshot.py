@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.roles import HOST  # noqa: E402
+from conformance.core.roles import HOST  # noqa: E402
 
 PY = shlex.quote(sys.executable)
 CLAIM_SERVER_FIELDS = ["--profile", "preprocessor-tools", "--profile", "execution-requirements"]
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         runs.append((column, *suite(out, name, argv, env)))
 
     run("reference", "reference-server", ["server", "--command", f"{PY} -m reference_servers.everything"])
-    from conformance.peerkit import free_port, spawn
+    from conformance.targets.peerkit import free_port, spawn
 
     port = free_port()
     with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,

@@ -39,7 +39,7 @@ def initialize(params: dict) -> dict:
             "serverInfo": {"name": "conformance-wire-server", "version": "0.1.0"}}
 
 
-def main() -> None:  # its own loop, not conformance.peerkit: the probes run it where only the SDK under test is installed
+def main() -> None:  # its own loop, not conformance.targets.peerkit: the probes run it where only the SDK under test is installed
     for line in sys.stdin:
         try:
             message = json.loads(line)

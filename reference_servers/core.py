@@ -41,7 +41,7 @@ EXTENSION_METHODS = ("middleware/list", "middleware/invoke", "augmentation/list"
                      "interceptors/list", "interceptor/invoke")  # the last two: reference_servers/interceptors.py
 
 
-class JsonRpcError(Exception):  # like conformance.peerkit.RpcError on purpose: the reference shares no code with its judge
+class JsonRpcError(Exception):  # like conformance.targets.peerkit.RpcError on purpose: the reference shares no code with its judge
     def __init__(self, code: int, message: str, data: Any = None):
         super().__init__(message)
         self.code, self.message, self.data = code, message, data

@@ -16,7 +16,8 @@ to interceptors served by `InterceptorRegistry` objects (one per server):
   true; a blocked chain applies no mutation (atomic).
 
 `wg_adapter` binds this to the working group's four-function fixture adapter
-(createSession, list, invoke, chain) for `conformance.interceptors_replay`.
+(createSession, list, invoke, chain) for the server role's fixture replay (`mcp-ext-conformance server --adapter
+reference_servers.interceptor_chain:wg_adapter --wg-fixtures DIR`).
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def run_chain(entries: list[ChainEntry], event: str, phase: str, payload: Any, c
     return {"decision": "allow", "finalPayload": current, "results": results}
 
 
-# -- the WG fixture adapter (conformance.interceptors_replay) -------------------------------------------------------
+# -- the WG fixture adapter (conformance/server/wg_fixtures.py) ---------------------------------------------------
 def _note(payload) -> Any:
     arguments = payload.get("arguments") if isinstance(payload, dict) else None
     return arguments.get("note") if isinstance(arguments, dict) else None
@@ -209,5 +210,5 @@ class WgSession:
 
 
 def wg_adapter(interceptors: list[dict]) -> WgSession:
-    """createSession for conformance.interceptors_replay (`--adapter reference_servers.interceptor_chain:wg_adapter`)."""
+    """createSession of the WG adapter contract (`server --adapter reference_servers.interceptor_chain:wg_adapter`)."""
     return WgSession(interceptors)

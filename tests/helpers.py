@@ -13,9 +13,9 @@ from pathlib import Path
 from conformance.gateway import record as gateway_record
 from conformance.gateway.launch import gateway_factory
 from conformance.host import record as host_record
-from conformance.peerkit import free_port, spawn
-from conformance.roles import GATEWAY, HOST, SERVER
-from conformance.runner import evaluate_all
+from conformance.targets.peerkit import free_port, spawn
+from conformance.core.roles import GATEWAY, HOST, SERVER
+from conformance.core.runner import evaluate_all
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 
@@ -119,9 +119,9 @@ def broken_proxy(mode: str | None = None) -> str:
     return f"{PY} {BROKEN_PROXY}" + (f" --break {mode}" if mode else "")
 
 
-def gateway_verdicts(command: str, *, url: str | None = None, upstream: str = "stdio", request_timeout: float = 5.0,
+def gateway_verdicts(command: str, *, url: str | None = None, upstream: str = "stdio", timeout: float = 5.0,
                      run_timeout: float = 30.0, claimed=frozenset(), env: dict | None = None) -> dict:
     """Every transparency check's Result, by id, from one recording per profile through the gateway."""
-    factory = gateway_factory(command, url=url, request_timeout=request_timeout, env=env)
+    factory = gateway_factory(command, url=url, timeout=timeout, env=env)
     return evaluate_all("gateway", gateway_record.record_gateway_sync(
         factory, gateway_record.PROFILES, claimed=set(claimed), upstream=upstream, run_timeout=run_timeout))

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from conformance import schemas_loader
+from conformance.core import schemas_loader
+from conformance.core.roles import SERVER
 from tests.helpers import ROOT, SERVER_CHECKS, fake_command
 
 
@@ -23,7 +24,8 @@ def test_list_prints_every_check_with_rows_and_level():
     proc = cli("list", "--role", "server")
     assert proc.returncode == 0
     assert "execution-requirements/server/unmet-requirement-fails-call" in proc.stdout
-    assert "MUST" in proc.stdout and f"{len(SERVER_CHECKS)} checks" in proc.stdout
+    replay_checks = SERVER.check_ids("wg-fixtures")  # the working group's fixture replay: a target of its own
+    assert "MUST" in proc.stdout and f"{len(SERVER_CHECKS) + len(replay_checks)} checks" in proc.stdout
 
 
 def test_list_as_json():
@@ -63,7 +65,8 @@ def test_broken_server_exits_1_naming_the_check(tmp_path):
     assert [c["id"] for c in doc["checks"] if c["outcome"] == "fail"] == [
         "execution-requirements/server/all-requirements-enforced"]
     assert "1 failed" in (tmp_path / "badges" / "server-execution-requirements.svg").read_text()
-    assert "<details class=check open>" in (tmp_path / "index.html").read_text()
+    assert '<details class="check fail" open id="execution-requirements/server/all-requirements-enforced">' in \
+        (tmp_path / "index.html").read_text()
 
 
 def test_warning_fails_only_under_strict(tmp_path):
@@ -72,12 +75,48 @@ def test_warning_fails_only_under_strict(tmp_path):
     assert cli("server", "--command", mutant, "--report-dir", str(tmp_path), "--strict").returncode == 1
 
 
+def summary_lines(stdout: str) -> list[str]:
+    """What the console says after the recording's progress lines."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    return [line for line in lines if not line.startswith(("recording ", "  ["))]
+
+
 def test_plain_server_reports_profiles_not_claimed(tmp_path):
     proc = cli("server", "--command", fake_command("--plain"), "--report-dir", str(tmp_path))
     assert_clean(proc)
     assert proc.returncode == 0
     doc = json.loads((tmp_path / "results.json").read_text())
     assert not any(p["claimed"] for p in doc["profiles"].values())
+    # Claiming nothing is the first thing the closing summary and summary.md say, never "passed" alone.
+    table = summary_lines(proc.stdout)
+    assert table[0].startswith("! Nothing of the MCP extensions was tested: the server claimed none of its 5")
+    assert "--profile context-middleware" in proc.stdout and "advertise capabilities.contextMiddleware" in proc.stdout
+    assert all(len(line) <= 100 for line in table if not line.startswith(("=", "FAILED"))), table
+    assert table[-1].startswith("! Nothing of the MCP extensions was tested")  # after pytest's "3 passed"
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.splitlines()[0] == "# ⚠️ Nothing of the MCP extensions was tested: server role"
+    assert "Every check that ran passed" not in summary
+    assert "sequential-pipeline" not in summary  # a gateway-role profile: not the server's to claim
+
+
+def test_fields_under_meta_are_named_with_the_fix(tmp_path):
+    """The natural attempt on an SDK that drops unknown Tool fields: the fields under _meta. Nothing fails,
+    so the console and summary.md must say why the profiles went untested, and where the fix is."""
+    proc = cli("server", "--command", fake_command("--meta-carriage"), "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0
+    table = summary_lines(proc.stdout)
+    assert table[0].startswith("! Not tested: preprocessor-tools, execution-requirements: the tool fields are only")
+    assert "docs/ecosystem.md#sdk-survival" in proc.stdout
+    assert table[-1].startswith("! Not tested: preprocessor-tools, execution-requirements")
+    assert "why: the field is only under _meta, which the proposal does not define" in proc.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert "only under the tool's _meta, which no proposal defines" in summary
+    assert "[SDK survival](docs/ecosystem.md#sdk-survival)" in summary
+    assert "Every check that ran passed." not in summary
+    claim = json.loads((tmp_path / "results.json").read_text())["profiles"]["preprocessor-tools"]
+    assert claim["misplaced"] == ["conformance_memories: _meta['com.example/preprocessor']"]
+    assert claim["howToClaim"].startswith('carry "preprocessor": true')
 
 
 def test_unstartable_target_exits_2_without_traceback(tmp_path):
@@ -88,7 +127,7 @@ def test_unstartable_target_exits_2_without_traceback(tmp_path):
 
 
 def test_unreachable_url_exits_2(tmp_path):
-    from conformance.peerkit import free_port
+    from conformance.targets.peerkit import free_port
 
     proc = cli("server", "--url", f"http://127.0.0.1:{free_port()}/mcp", "--report-dir", str(tmp_path))
     assert_clean(proc)
@@ -140,3 +179,56 @@ def test_whole_profile_baseline_goes_stale_when_nothing_fails(tmp_path):
     proc = cli("server", "--command", fake_command(), "--expected-failures", str(baseline), "--report-dir", str(tmp_path))
     assert proc.returncode == 1
     assert "STALE expected-failures entry 'augmentation'" in proc.stdout
+
+
+# -- the server role's other target: the interceptors working group's fixtures, replayed through an adapter ------
+WG_FIXTURES = str(ROOT / "tests" / "data" / "interceptor-fixtures")
+WG_REFERENCE = "reference_servers.interceptor_chain:wg_adapter"
+
+
+def test_wg_fixture_replay_runs_through_the_cli_with_the_suites_reports(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from conformance.report import dashboard
+
+    proc = cli("server", "--adapter", WG_REFERENCE, "--wg-fixtures", WG_FIXTURES, "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "9 fixture(s): 8 protocol, 1 behavior" in proc.stdout
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert schemas_loader.errors("results", doc) == []
+    assert doc["target"] == {"kind": "adapter", "adapter": WG_REFERENCE, "fixtures": WG_FIXTURES}
+    assert doc["profiles"]["interceptors"]["claimedBy"] == "option"
+    assert {c["id"]: c["outcome"] for c in doc["checks"]} == {
+        "interceptors/server/wg-behavior-fixtures": "pass", "interceptors/server/wg-protocol-fixtures": "pass"}
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")  # pytest's writer, as for every run
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "0", "0")
+    for name in ("summary.md", "index.html", "badges/server-interceptors.svg", "pytest-report.json"):
+        assert (tmp_path / name).exists(), name
+    assert dashboard.load(str(tmp_path)).doc["checks"] == doc["checks"]
+
+
+def test_wg_fixture_replay_of_a_broken_adapter_exits_1_naming_the_fixture(tmp_path):
+    proc = cli("server", "--adapter", "tests.servers.broken_wg_adapters:FailOpenByDefault", "--wg-fixtures",
+               WG_FIXTURES, "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 1
+    doc = json.loads((tmp_path / "results.json").read_text())
+    failed = [c for c in doc["checks"] if c["outcome"] == "fail"]
+    assert [c["id"] for c in failed] == ["interceptors/server/wg-protocol-fixtures"]
+    assert "protocol/suite-fail-closed" in failed[0]["reason"] and "protocol/suite-fail-closed" in proc.stdout
+    assert failed[0]["actual"][0]["vocabulary"] == {"words": ["apply"], "generation": "newer"}
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--adapter", WG_REFERENCE], "go together"),
+    (["--adapter", WG_REFERENCE, "--wg-fixtures", "/nonexistent/fixtures"], "is not a directory"),
+    (["--adapter", WG_REFERENCE, "--wg-fixtures", WG_FIXTURES, "--profile", "augmentation"],
+     "interceptors profile only"),
+    (["--adapter", WG_REFERENCE, "--command", "x", "--wg-fixtures", WG_FIXTURES], "a target of its own"),
+    (["--adapter", "no_such_module_here:factory", "--wg-fixtures", WG_FIXTURES], "ModuleNotFoundError"),
+])
+def test_wg_fixture_replay_usage_mistakes_exit_2_in_one_line(tmp_path, argv, says):
+    proc = cli("server", *argv, "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 2 and says in proc.stdout + proc.stderr, proc.stdout + proc.stderr

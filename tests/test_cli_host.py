@@ -2,9 +2,9 @@
 
 import json
 
-from conformance import schemas_loader
+from conformance.core import schemas_loader
 from conformance.host.record import scenarios as recorder_scenarios
-from conformance.roles import HOST
+from conformance.core.roles import HOST
 from tests.helpers import HOST_CHECKS, fake_host
 from tests.test_cli import assert_clean, cli
 

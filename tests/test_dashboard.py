@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformance import dashboard, schemas_loader
+from conformance.report import dashboard
+from conformance.core import schemas_loader
 from tests.helpers import ROOT
 
 FLAG = "preprocessor-tools/server/fixture-flagged"
@@ -148,8 +149,8 @@ def test_a_run_without_index_html_has_verdicts_without_links(tmp_path):
 
 def test_page_is_static_with_real_headers_and_filters_that_start_hidden(tmp_path, runs):
     text = dashboard.write([str(p) for p in runs], tmp_path / "out").read_text()
-    assert "<th scope=col" in text and "<th scope=row" in text
-    assert "<form id=filters hidden" in text  # shown by the script; the table reads without it
+    assert '<th scope="col"' in text and '<th scope="row"' in text
+    assert '<form id="filters" hidden' in text  # shown by the script; the table reads without it
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", text)  # nothing fetched
 
 
@@ -196,20 +197,29 @@ def test_cli_writes_the_page(tmp_path, runs):
 
 
 def test_run_report_has_an_anchor_per_check_for_the_dashboard_links():
-    from conformance.html_report import render
+    from conformance.report.html import render
 
     page = render(results("server", [check(FLAG, "pass"), check(UNMET, "fail", "ran anyway")]))
-    assert f"id='{FLAG}'" in page and f"id='{UNMET}'" in page
+    assert f'id="{FLAG}"' in page and f'id="{UNMET}"' in page
 
 
 def test_run_report_cites_each_rows_source_by_name_and_link():
-    from conformance.html_report import render
+    from conformance.report.html import render
 
     real = {**check(UNMET, "fail", "ran anyway"), "rows": ["er.server.fail-unmet", "PT-1"]}  # PT-1: not a row here
     page = render(results("server", [real]))
-    assert "<dt>sources</dt><dd><a href='https://github.com/modelcontextprotocol/modelcontextprotocol/pull/2487'>" \
+    assert '<dt>sources</dt><dd><a href="https://github.com/modelcontextprotocol/modelcontextprotocol/pull/2487">' \
            "SEP-2487 §" in page
     assert "<dt>sources</dt><dd>—</dd>" in render(results("server", [check(FLAG, "pass")]))
+
+
+def test_the_dashboard_escapes_what_runs_say_and_renders_requirement_markdown(tmp_path):
+    hostile = {**check(FLAG, "fail", "<script>alert(1)</script>"), "requirement": "the `preprocessor` field"}
+    path = write_run(tmp_path / "evil", results("server", [hostile], command="python <img src=x>.py"))
+    text = dashboard.write([f"<b>evil</b>={path}"], tmp_path / "out").read_text()
+    assert "<script>alert" not in text and "<img" not in text and "<b>evil" not in text
+    assert "&lt;b&gt;evil&lt;/b&gt;" in text
+    assert '<span class="req">the <code>preprocessor</code> field</span>' in text
 
 
 def test_runs_whose_targets_shorten_alike_are_named_by_their_whole_command(tmp_path):
@@ -233,4 +243,4 @@ def test_unreachable_run_and_bad_output_directory(tmp_path):
 
 def test_each_profile_is_a_row_group(tmp_path, runs):
     text = dashboard.write([str(p) for p in runs], tmp_path / "out").read_text()
-    assert text.count("<tbody>") == text.count("</tbody>") == text.count("scope=rowgroup") == 2
+    assert text.count("<tbody>") == text.count("</tbody>") == text.count('scope="rowgroup"') == 2

@@ -102,7 +102,7 @@ def test_container_runs_confined(image):
             "'period':read('/sys/fs/cgroup/cpu/cpu.cfs_period_us')}}),flush=True)")
 
     async def main():
-        async with DockerConnection(image, command=["python3", "-c", code], request_timeout=30) as conn:
+        async with DockerConnection(image, command=["python3", "-c", code], timeout=30) as conn:
             return await conn.request("ping", {})
 
     ex = anyio.run(main)

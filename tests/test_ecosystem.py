@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import matrix
+from conformance.tools import matrix
 from ecosystem import probe
 from tests.helpers import ROOT
 

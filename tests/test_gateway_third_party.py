@@ -82,7 +82,7 @@ RUNS = {
     # stdio bridge; it takes 20-30 s to start, hence the long first-request and per-profile bounds.
     "contextforge-stdio-to-http": (lambda: CONTEXTFORGE_PYTHON,
                                    lambda: f"{PY} {CONTEXTFORGE_LAUNCHER} {CONTEXTFORGE_PYTHON}",
-                                   {"upstream": "http", "request_timeout": 90.0, "run_timeout": 240.0}),
+                                   {"upstream": "http", "timeout": 90.0, "run_timeout": 240.0}),
 }
 
 CAPABILITIES = ("context-middleware/gateway/capability-forwarded-or-refused",
@@ -131,7 +131,7 @@ def test_third_party_gateway_findings(run):
     installed, command, options = RUNS[run]
     if not installed():
         pytest.skip(f"{run}: the tool is not installed (see the module docstring)")
-    verdicts = gateway_verdicts(command(), **{"request_timeout": 10.0, **options})
+    verdicts = gateway_verdicts(command(), **{"timeout": 10.0, **options})
     failing, skipped = EXPECTED[run]
     found = not_ok(verdicts)
     assert set(found) == set(failing), found

@@ -17,8 +17,8 @@ import anyio
 import pytest
 
 from conformance.gateway.launch import background, free_port, upstream_command
-from conformance.model import REGISTRY
-from conformance.runner import evaluate
+from conformance.core.model import REGISTRY
+from conformance.core.runner import evaluate
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from tests.gateway.broken_proxy import MUTANTS
@@ -104,7 +104,7 @@ def test_reference_gateway_with_several_upstreams_prefixes_and_routes(tmp_path):
 
 
 async def _call_through(command: str, env: dict) -> dict:
-    async with TargetSpec("stdio", command=command, env=env, request_timeout=10).connect() as conn:
+    async with TargetSpec("stdio", command=command, env=env, timeout=10).connect() as conn:
         await conn.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                           "clientInfo": {"name": "t", "version": "0"}})
         await conn.notify("notifications/initialized")
@@ -125,19 +125,19 @@ def test_reference_gateway_applies_the_plugin_pipeline(tmp_path):
 
 
 def test_unbroken_proxy_passes_every_check():
-    assert not_ok(gateway_verdicts(broken_proxy(), request_timeout=TIMEOUT)) == {}
+    assert not_ok(gateway_verdicts(broken_proxy(), timeout=TIMEOUT)) == {}
 
 
 @pytest.mark.parametrize("mode", sorted(m for m, (checks, _) in MUTANTS.items() if checks is not None))
 def test_broken_proxy_fails_exactly_its_checks(mode):
-    verdicts = gateway_verdicts(broken_proxy(mode), request_timeout=TIMEOUT)
+    verdicts = gateway_verdicts(broken_proxy(mode), timeout=TIMEOUT)
     assert set(not_ok(verdicts)) == MUTANTS[mode][0], not_ok(verdicts)
     for cid in MUTANTS[mode][0]:
         assert verdicts[cid].reason and "internal error" not in verdicts[cid].reason
 
 
 def test_clean_refusal_skips_the_comparisons_with_a_reason():
-    verdicts = gateway_verdicts(broken_proxy("refuse-extensions-cleanly"), request_timeout=TIMEOUT)
+    verdicts = gateway_verdicts(broken_proxy("refuse-extensions-cleanly"), timeout=TIMEOUT)
     skipped = {cid: r.reason for cid, r in verdicts.items() if r.outcome == "skip"}
     assert set(skipped) == {"context-middleware/gateway/invoke-every-content-type-unchanged",
                             "context-middleware/gateway/invoke-params-arrive-unchanged",
@@ -153,7 +153,7 @@ def test_clean_refusal_skips_the_comparisons_with_a_reason():
 def test_drop_and_hang_end_in_bound_with_reasons_and_nothing_left(mode, fragment):
     marker = f"gw-{uuid.uuid4().hex}"
     started = time.monotonic()
-    verdicts = gateway_verdicts(f"{broken_proxy(mode)} --marker {marker}", request_timeout=TIMEOUT)
+    verdicts = gateway_verdicts(f"{broken_proxy(mode)} --marker {marker}", timeout=TIMEOUT)
     elapsed = time.monotonic() - started
     assert elapsed < 2 * TIMEOUT + 5, f"{mode} took {elapsed:.1f} s"
     reasons = [r.reason for r in verdicts.values() if r.outcome == "fail"]
@@ -170,7 +170,7 @@ def test_drop_and_hang_end_in_bound_with_reasons_and_nothing_left(mode, fragment
 ])
 def test_gateway_that_cannot_serve_fails_every_check_with_a_reason(command, fragment):
     started = time.monotonic()
-    verdicts = gateway_verdicts(command, request_timeout=TIMEOUT)
+    verdicts = gateway_verdicts(command, timeout=TIMEOUT)
     assert time.monotonic() - started < 2 * TIMEOUT + 5
     assert {r.outcome for r in verdicts.values()} == {"fail"}
     assert all(fragment in r.reason for r in verdicts.values()), {r.reason for r in verdicts.values()}
@@ -178,5 +178,5 @@ def test_gateway_that_cannot_serve_fails_every_check_with_a_reason(command, frag
 
 def test_http_gateway_that_never_listens_is_unavailable():
     verdicts = gateway_verdicts(f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(5)'",
-                                url="http://127.0.0.1:{port}/mcp", request_timeout=TIMEOUT)
+                                url="http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
     assert all("exited (exit code 5) before listening" in r.reason for r in verdicts.values())

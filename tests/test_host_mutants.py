@@ -22,14 +22,14 @@ def test_every_mutant_is_declared_and_every_check_has_a_mutant():
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 def test_unbroken_fake_host_passes_every_check(stream):
-    verdicts = host_verdicts(fake_host(*(["--stream"] if stream else [])), turn_timeout=15)
+    verdicts = host_verdicts(fake_host(*(["--stream"] if stream else [])), timeout=15)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
     assert set(verdicts) == set(HOST_CHECKS)
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_checks(mutant):
-    verdicts = host_verdicts(fake_host("--break", mutant), turn_timeout=15)
+    verdicts = host_verdicts(fake_host("--break", mutant), timeout=15)
     failing = {c for c, r in verdicts.items() if r.outcome in NOT_OK}
     assert failing == MUTANTS[mutant][0], {c: verdicts[c].reason for c in failing ^ MUTANTS[mutant][0]}
     for cid in failing:

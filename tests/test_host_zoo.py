@@ -38,7 +38,7 @@ def test_zoo_host_ends_with_a_reason(mode):
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(ZOO))} {mode} {marker}"
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
-    verdicts = host_verdicts(command, profiles=PROFILES, claimed=PROFILES, turn_timeout=TURN_TIMEOUT,
+    verdicts = host_verdicts(command, profiles=PROFILES, claimed=PROFILES, timeout=TURN_TIMEOUT,
                              marker=marker)
     elapsed = time.monotonic() - started
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024

@@ -2,7 +2,7 @@
 
 Each framework runs twice: `host.py`, written the way its docs teach (stock), and `recipe.py`, the same
 host plus the framework's own hooks and `ecosystem/hosts/context_recipe.py` (conforming). Pinned
-findings (README "Hosts built on agent frameworks"): every stock host offers preprocessor tools to
+findings (docs/ecosystem.md, "Hosts built on agent frameworks"): every stock host offers preprocessor tools to
 the model, never runs them, and has nowhere to put context middleware; it offers tools with
 execution requirements as if the field were absent (which passes). Every recipe passes every check,
 augmentation included (claimed for recipes only: no stock host has anywhere to put it).
@@ -130,7 +130,7 @@ def verdicts_of(framework: str, program: str) -> dict:
     command = f"{shlex.quote(framework_python(framework))} {shlex.quote(str(HOSTS / framework / f'{program}.py'))}"
     # The recipes predate the interceptors profile (a draft no framework implements): their pins cover the rest.
     profiles = tuple(p for p in recorder.PROFILES if p != "interceptors") if program == "recipe" else DEFAULT_PROFILES
-    return host_verdicts(command, profiles=profiles, claimed=profiles, turn_timeout=30)
+    return host_verdicts(command, profiles=profiles, claimed=profiles, timeout=30)
 
 
 @pytest.mark.parametrize(("framework", "program"), sorted(EXPECTED), ids=[f"{f}-{p}" for f, p in sorted(EXPECTED)])
@@ -166,7 +166,7 @@ def test_fast_agent_tools_filter_hides_but_does_not_stop_a_call_by_name():
 
 
 def test_every_adapter_is_pinned_or_named():
-    """A new adapter directory gets a row here (and in the README) before it lands."""
+    """A new adapter directory gets a row here (and in docs/ecosystem.md) before it lands."""
     on_disk = {p.parent.name for p in HOSTS.glob("*/host.py")}
     assert on_disk == set(FRAMEWORKS)
     assert {f for f, p in EXPECTED if p == "recipe"} == {p.parent.name for p in HOSTS.glob("*/recipe.py")}

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance import catalog, schemas_loader
+from conformance.core import catalog, schemas_loader
+from conformance.core.adapters import load_adapter
 from conformance.gateway import replay as gp
 from conformance.gateway import sequential_pipeline as sp
-from conformance.model import REGISTRY
-from conformance.runner import evaluate
+from conformance.core.model import REGISTRY
+from conformance.core.runner import evaluate
 from reference_servers.gateway import adapter as reference_adapter
 from reference_servers.gateway.pipeline import (
     Decision,
@@ -133,7 +134,7 @@ def test_reference_adapter_passes_every_check():
 
 
 def test_reference_factory_loads_by_name():
-    assert gp.load_adapter("reference_servers.gateway.adapter:factory") is reference_adapter.factory
+    assert load_adapter("reference_servers.gateway.adapter:factory") is reference_adapter.factory
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -218,7 +219,7 @@ def test_unimportable_adapter_fails_every_check_with_the_reason():
 @pytest.mark.parametrize("spec", ["no-colon", "reference_servers.gateway.adapter:", ":factory"])
 def test_load_adapter_rejects_bad_specs(spec):
     with pytest.raises(ValueError):
-        gp.load_adapter(spec)
+        load_adapter(spec)
 
 
 def test_differences_compare_only_stated_fields():

@@ -40,7 +40,7 @@ INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"nam
 
 async def _session(command: str, env: dict, requests: list[tuple[str, dict]]) -> list[dict]:
     """The raw responses to `requests`, sent in order after the handshake, through one gateway process."""
-    async with TargetSpec("stdio", command=command, env=env, request_timeout=10).connect() as conn:
+    async with TargetSpec("stdio", command=command, env=env, timeout=10).connect() as conn:
         await conn.request("initialize", INIT)
         await conn.notify("notifications/initialized")
         return [(await conn.request(method, params)).response for method, params in requests]

@@ -1,4 +1,5 @@
-"""The reference host's security properties, end to end with real processes (README "Security notes: reference host")."""
+"""The reference host's security properties, end to end with real processes (docs/reference-implementations.md,
+"Security notes: reference host")."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_documented_configuration_redacts_preprocessor_output_and_tool_results(t
     store_path = str(tmp_path / "memories.sqlite")
     with MemoryStore(store_path) as store:
         store.remember("Bob booked the Lisbon flight; reach him at bob.other@example.org")
-    # The README's host.json (section "Reference host"), with the memory file above.
+    # The host.json of docs/reference-implementations.md ("Reference host"), with the memory file above.
     redactions = {"redactions": {"$metadata": "pii_redaction.redactions"}}
     config = {
         "mcpServers": {"everything": {"command": sys.executable, "args": ["-m", "reference_servers.everything"],

@@ -20,7 +20,7 @@ import anyio
 import httpx
 import pytest
 
-from conformance.peerkit import free_port
+from conformance.targets.peerkit import free_port
 from conformance.server.recording import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
 from tests.helpers import ROOT, reference_http_server
@@ -52,8 +52,8 @@ def test_a_second_session_is_answered_while_another_runs_heavy_middleware(python
         finished: dict[str, float] = {}
 
         async def main():
-            async with TargetSpec("http", url=url, request_timeout=120).connect() as heavy, \
-                    TargetSpec("http", url=url, request_timeout=120).connect() as light:
+            async with TargetSpec("http", url=url, timeout=120).connect() as heavy, \
+                    TargetSpec("http", url=url, timeout=120).connect() as light:
                 for conn in (heavy, light):
                     assert (await conn.request("initialize", INIT)).has_result
                     await conn.notify("notifications/initialized")

@@ -29,7 +29,7 @@ def test_hanging_server_times_out_and_its_grandchildren_die(tmp_path):
     code = ("import subprocess,sys,time; p=subprocess.Popen(['sleep','300']); "
             f"open({str(pidfile)!r},'w').write(str(p.pid)); time.sleep(300)")
     started = time.monotonic()
-    (ex,), _ = run(TargetSpec("stdio", command=script(code), request_timeout=1.0), "initialize")
+    (ex,), _ = run(TargetSpec("stdio", command=script(code), timeout=1.0), "initialize")
     assert ex.failure == "no response to initialize within 1 s"
     assert time.monotonic() - started < 6
     grandchild = int(pidfile.read_text())
@@ -38,7 +38,7 @@ def test_hanging_server_times_out_and_its_grandchildren_die(tmp_path):
 
 def test_crashing_server_reason_has_exit_code_and_stderr():
     (ex,), _ = run(TargetSpec("stdio", command=script("import sys; sys.stderr.write('kaboom\\n'); sys.exit(3)"),
-                              request_timeout=5), "initialize")
+                              timeout=5), "initialize")
     assert "exit code 3" in ex.failure and "kaboom" in ex.failure
 
 
@@ -88,6 +88,6 @@ def test_suite_variables_reach_the_target_only_when_given(monkeypatch):
 
 def test_stderr_escape_sequences_do_not_reach_a_reason():
     code = r"import sys; sys.stderr.write('\x1b[2J\x1b]0;pwned\x07boom\x1b[31m red\r\n'); sys.exit(3)"
-    (ex,), _ = run(TargetSpec("stdio", command=script(code), request_timeout=5), "initialize")
+    (ex,), _ = run(TargetSpec("stdio", command=script(code), timeout=5), "initialize")
     assert "boom" in ex.failure and "red" in ex.failure
     assert not any(ch in ex.failure for ch in "\x1b\x07\r"), repr(ex.failure)

@@ -45,7 +45,7 @@ EXPECTED = {
 def run(mode: str):
     marker = f"zoo-{uuid.uuid4().hex}"
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(ZOO))} {mode} {marker}"
-    spec = TargetSpec("stdio", command=command, request_timeout=TIMEOUT, max_message_bytes=4 * 1024 * 1024)
+    spec = TargetSpec("stdio", command=command, timeout=TIMEOUT, max_message_bytes=4 * 1024 * 1024)
     started = time.monotonic()
     verdicts = server_verdicts(spec, run_timeout=20)
     return verdicts, time.monotonic() - started, marker
@@ -77,7 +77,7 @@ def test_a_hang_costs_one_timeout_per_stage_not_one_per_request(mode):
     """The unanswered requests of a profile wait their timeouts side by side: once one of them is unanswered,
     the rest are sent at once (an ordered counter read says nothing after an unanswered call)."""
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(ZOO))} {mode} zoo-{uuid.uuid4().hex}"
-    spec = TargetSpec("stdio", command=command, request_timeout=TIMEOUT)
+    spec = TargetSpec("stdio", command=command, timeout=TIMEOUT)
     recordings = server_record.record_sync(spec, server_record.PROFILES, claimed=set(server_record.PROFILES), run_timeout=60)
     judged = 0
     for profile, rec in recordings.items():

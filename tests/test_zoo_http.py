@@ -23,7 +23,7 @@ EXPECTED = {
 }
 HUGE_EVENT_MB = 60
 # The giant event must arrive before the request's timeout, also on a loaded machine; the cap is small.
-OPTIONS = {"huge-event": {"request_timeout": 10.0, "max_message_bytes": 4 * 1024 * 1024}}
+OPTIONS = {"huge-event": {"timeout": 10.0, "max_message_bytes": 4 * 1024 * 1024}}
 
 
 def read_request(conn: socket.socket) -> None:
@@ -101,13 +101,13 @@ def test_hostile_http_endpoint_ends_with_a_reason(mode):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     try:
         started = time.monotonic()
-        options = {"request_timeout": TIMEOUT, **OPTIONS.get(mode, {})}
+        options = {"timeout": TIMEOUT, **OPTIONS.get(mode, {})}
         verdicts = server_verdicts(TargetSpec("http", url=f"http://127.0.0.1:{endpoint.port}/mcp", **options),
                                    run_timeout=30)
         elapsed = time.monotonic() - started
     finally:
         endpoint.stop()
-    assert elapsed < 3 * options["request_timeout"] + 3, f"{mode} took {elapsed:.1f} s"
+    assert elapsed < 3 * options["timeout"] + 3, f"{mode} took {elapsed:.1f} s"
     reasons = [r.reason or "" for r in verdicts.values() if r.outcome == "fail"]
     assert reasons and all("internal error" not in reason for reason in reasons)
     assert any(EXPECTED[mode] in reason for reason in reasons), reasons[:3]

@@ -4,15 +4,15 @@ The suite plays the upstream (conformance/gateway/upstream.py, every fixture, co
 client. A gateway must pass each profile's fields and methods through unchanged, or refuse a method
 cleanly (not advertised, answered -32601); it must never advertise and then drop, and never leave a
 request hanging. Gateways may rename what they aggregate (Gatekit serves `conformance_echo` as
-`fixture__conformance_echo`), so drivers and judges find fixtures with `conformance.judging.find_named`
+`fixture__conformance_echo`), so drivers and judges find fixtures with `conformance.core.judging.find_named`
 and call them by the name the gateway lists. Recording is in `record.py`; one module per profile
 holds that profile's driver and checks.
 """
 
 from __future__ import annotations
 
-from ..judging import find_named
-from ..model import NotObserved, Violation, check
+from ..core.judging import find_named
+from ..core.model import NotObserved, Violation, check
 from ..server.common import judge_wire as common_judge_wire
 from ..server.recording import Recording
 
@@ -61,7 +61,9 @@ def judge_wire(rec: Recording) -> str:
     return common_judge_wire(rec, peer="gateway")
 
 
-def wire_check(profile: str) -> None:
-    check(f"{profile}/gateway/wire-messages-valid",
+def wire_check(check_id: str) -> None:
+    """Register `check_id`, a profile's `<profile>/gateway/wire-messages-valid`: the same judge for every profile."""
+    assert check_id.split("/")[1:] == ["gateway", "wire-messages-valid"], check_id
+    check(check_id,
           does="validates every message the gateway sent on this profile's connection",
           must="every message a gateway sends is valid JSON-RPC 2.0 and valid MCP")(judge_wire)

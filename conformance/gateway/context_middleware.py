@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..judging import canonical
-from ..model import Violation, check
+from ..core.judging import canonical_sorted
+from ..core.model import Violation, check
 from ..server.common import EVERY_CONTENT_TYPE, blocks
 from ..server.recording import Recording
-from .common import wire_check
+from ..server.session import Plan
+from .common import claimer, wire_check
 from .methods import Methods
 
 PROFILE = "context-middleware"
@@ -14,7 +15,8 @@ PROFILE = "context-middleware"
 MIDDLEWARE = Methods("context-middleware", "contextMiddleware", "middleware/list", "middleware", "middleware/invoke",
                      {"conformance_identity": {"arguments": {}, "context": blocks(*EVERY_CONTENT_TYPE)}})
 
-MIDDLEWARE.register("invoke")
+MIDDLEWARE.register("context-middleware/gateway/capability-forwarded-or-refused",
+                    "context-middleware/gateway/invoke-params-arrive-unchanged")
 
 
 @check("context-middleware/gateway/invoke-every-content-type-unchanged",
@@ -24,10 +26,10 @@ MIDDLEWARE.register("invoke")
 def invoke_every_content_type_unchanged(rec: Recording):
     result = MIDDLEWARE.result_of(rec, "conformance_identity")
     want = MIDDLEWARE.calls["conformance_identity"]["context"]
-    if canonical(result.get("content")) != canonical(want):
+    if canonical_sorted(result.get("content")) != canonical_sorted(want):
         raise Violation("the identity middleware's content arrives changed", expected=want, actual=result.get("content"))
     return f"{len(want)} blocks came back unchanged"
 
 
-wire_check(PROFILE)
-DRIVER = MIDDLEWARE.driver
+wire_check("context-middleware/gateway/wire-messages-valid")
+PLAN = Plan(claimer, MIDDLEWARE.driver)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..judging import error_text, failed, short
-from ..model import Violation, check
+from ..core.judging import error_text, failed, short
+from ..core.model import Violation, check
 from ..server.execution_requirements import GATED, SATISFIED
-from ..server.recording import Recording, Session
-from .common import fixture_tool, listed_name, wire_check
+from ..server.recording import Recording
+from ..server.session import Plan, Session
+from .common import claimer, fixture_tool, listed_name, wire_check
 
 PROFILE = "execution-requirements"
 UNMET = ("conformance_gated_unmet", "conformance_gated_mixed", "conformance_gated_case")
@@ -67,5 +68,5 @@ def unmet_error_passes_through(rec: Recording):
     return "each unmet call failed, naming its unmet requirement(s)"
 
 
-wire_check(PROFILE)
-DRIVER = requirements_driver
+wire_check("execution-requirements/gateway/wire-messages-valid")
+PLAN = Plan(claimer, requirements_driver)

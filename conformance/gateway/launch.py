@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from ..peerkit import free_port, spawn
+from ..core.roles import GATEWAY
+from ..targets.peerkit import cannot_start, free_port, spawn
 from ..targets import TargetSpec, TargetUnavailable
 from ..targets.environment import scrubbed
 
@@ -53,8 +54,9 @@ def upstream_command(log: Path | str, *extra: str) -> str:
     return shlex.join([sys.executable, str(UPSTREAM_SCRIPT), "--log", str(log), *extra])
 
 
-def gateway_factory(command: str, *, url: str | None = None, request_timeout: float = 10.0,
-                    env: dict[str, str] | None = None) -> SpecFactory:
+def gateway_factory(command: str, *, url: str | None = None, timeout: float = GATEWAY.default_timeout,
+                    env: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+                    ca_bundle: str | None = None) -> SpecFactory:
     """A spec factory for a gateway started as `command`.
 
     `{upstream}` in the command becomes the upstream's command (or URL); the environment names it too.
@@ -68,8 +70,8 @@ def gateway_factory(command: str, *, url: str | None = None, request_timeout: fl
         full_env = {**(env or {}), **upstream.env}
         if url:
             return TargetSpec("http", command=cmd, url=url.replace("{port}", port), env=full_env,
-                              request_timeout=request_timeout)
-        return TargetSpec("stdio", command=cmd, env=full_env, request_timeout=request_timeout)
+                              timeout=timeout, headers=dict(headers or {}), ca_bundle=ca_bundle)
+        return TargetSpec("stdio", command=cmd, env=full_env, timeout=timeout)
 
     return make
 
@@ -82,7 +84,7 @@ async def background(argv: list[str], env: dict[str, str] | None, url: str, limi
     try:
         group = spawn(argv, env=scrubbed(env))
     except (OSError, ValueError) as exc:
-        raise TargetUnavailable(f"cannot start {shlex.join(argv)!r}: {exc}") from None
+        raise TargetUnavailable(cannot_start(argv, exc)) from None
     try:
         # A worker thread waits and stops (Popen's blocking calls), so the event loop keeps running meanwhile.
         listening = await anyio.to_thread.run_sync(group.wait_listening, port, limit, host, abandon_on_cancel=True)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 
-from ..judging import find_named, short
-from ..model import NotApplicable, NotObserved, Violation, check
-from ..server.recording import Recording, Session
+from ..core.judging import find_named, short
+from ..core.model import NotApplicable, NotObserved, Violation, check
+from ..server.recording import Recording
+from ..server.session import Session
 from .common import UPSTREAM_CAPABILITIES, listed_name, upstream_received, upstream_requests
 
 
@@ -110,14 +111,19 @@ class Methods:
         return f"{self.call_method} params arrived upstream exactly as sent"
 
 
-    def register(self, params_slug: str) -> None:
-        """The two checks every Methods profile has."""
-        check(f"{self.profile}/gateway/capability-forwarded-or-refused",
+    def register(self, forwarded_id: str, params_id: str) -> None:
+        """The two checks every Methods profile has: `<profile>/gateway/capability-forwarded-or-refused` and
+        `<profile>/gateway/<call>-params-arrive-unchanged` (`<call>`: the call method's last part), ids written
+        in full by the profile's module."""
+        assert forwarded_id == f"{self.profile}/gateway/capability-forwarded-or-refused", forwarded_id
+        call = self.call_method.rsplit("/", 1)[-1]
+        assert params_id == f"{self.profile}/gateway/{call}-params-arrive-unchanged", params_id
+        check(forwarded_id,
               does=f"reads capabilities.{self.capability} through the gateway and sends {self.list_method} and "
                    f"{self.call_method} either way",
               must=f"the gateway forwards {self.capability} and its methods, or refuses them cleanly: not advertised "
                    f"and answered -32601; never advertised-but-dropped, never left hanging")(self.judge_forwarded)
-        check(f"{self.profile}/gateway/{params_slug}-params-arrive-unchanged",
+        check(params_id,
               does=f"reads the upstream's log of received messages for the {self.call_method} requests the suite sent",
               must=f"{self.call_method} params (context blocks with annotations and _meta, arguments) reach the "
                    f"upstream exactly as the client sent them")(self.judge_params)

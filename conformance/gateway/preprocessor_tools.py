@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ..judging import failed, short, text_of
-from ..model import Violation, check
-from ..server.recording import Recording, Session
-from .common import fixture_tool, listed_name, wire_check
+from ..core.judging import failed, short, text_of
+from ..core.model import Violation, check
+from ..server.recording import Recording
+from ..server.session import Plan, Session
+from .common import claimer, fixture_tool, listed_name, wire_check
 
 PROFILE = "preprocessor-tools"
 QUERY = "gateway transparency probe: ümlauts \u2713"
@@ -50,5 +51,5 @@ def tool_calls_pass_through(rec: Recording):
     return "both calls came back with the upstream's text"
 
 
-wire_check(PROFILE)
-DRIVER = preprocessor_driver
+wire_check("preprocessor-tools/gateway/wire-messages-valid")
+PLAN = Plan(claimer, preprocessor_driver)

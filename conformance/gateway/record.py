@@ -16,15 +16,16 @@ from typing import Any
 
 import anyio
 
-from ..server.recording import Recording, record
+from ..core.profile import profile_modules
+from ..core.roles import GATEWAY
+from ..server.recording import Recording
+from ..server.session import progress_lines, record
 from ..targets import TargetUnavailable
-from . import augmentation, context_middleware, execution_requirements, preprocessor_tools
-from .common import claimer
-from .launch import SpecFactory, background, upstream_for
+from .launch import SpecFactory, background, gateway_factory, upstream_for
 
-MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation)}
-PROFILES = tuple(MODULES)
-DRIVERS = {profile: module.DRIVER for profile, module in MODULES.items()}
+PIPELINE = "sequential-pipeline"  # driven through an adapter (replay.py), not through the gateway's wire
+MODULES = profile_modules("conformance.gateway", GATEWAY.profiles)
+PROFILES = tuple(p for p in MODULES if p != PIPELINE)  # recorded through a running gateway
 
 
 def read_log(path: Path) -> list:
@@ -54,8 +55,8 @@ async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, 
                 import shlex
 
                 await stack.enter_async_context(background(shlex.split(spec.command), spec.env, spec.url))
-            rec = await record(spec, profile, claimer, DRIVERS[profile], None,
-                               claimed_by_option=claimed_by_option, run_timeout=run_timeout)
+            rec = await record(spec, profile, MODULES[profile].PLAN, claimed_by_option=claimed_by_option,
+                               run_timeout=run_timeout)
     except TargetUnavailable as exc:
         rec = Recording(profile, spec.describe() if spec else {"kind": "gateway"})
         rec.unavailable = rec.fatal = str(exc)
@@ -64,7 +65,7 @@ async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, 
 
 
 async def record_gateway(spec_factory: SpecFactory, profiles=PROFILES, *, claimed=frozenset(), upstream: str = "stdio",
-                         run_timeout: float = 60.0, progress=None) -> dict[str, Recording]:
+                         run_timeout: float = GATEWAY.default_run_timeout, progress=None) -> dict[str, Recording]:
     """Record each profile through the gateway, concurrently, each on its own gateway and upstream.
 
     `spec_factory(upstream) -> TargetSpec` says how to start and reach the gateway (see
@@ -88,3 +89,31 @@ async def record_gateway(spec_factory: SpecFactory, profiles=PROFILES, *, claime
 
 def record_gateway_sync(spec_factory: SpecFactory, profiles=PROFILES, **kw: Any) -> dict[str, Recording]:
     return anyio.run(lambda: record_gateway(spec_factory, profiles, **kw))
+
+
+def describe(run) -> dict:
+    if not run.command:
+        return {"kind": "adapter", "adapter": run.adapter}
+    return {"kind": "http", "url": run.url, "command": run.command} if run.url else {"kind": "stdio",
+                                                                                    "command": run.command}
+
+
+def record_run(run, profiles: list[str], claimed: set[str], say) -> dict:
+    """The role's recorder (core/roles.py): transparency through a gateway command, pipeline semantics through
+    an adapter, either or both."""
+    from .replay import record_adapter
+
+    recordings: dict = {}
+    through = [p for p in profiles if p in PROFILES]
+    if run.command and through:
+        factory = gateway_factory(run.command, url=run.url, timeout=run.timeout, env=run.env_vars,
+                                  headers=run.headers, ca_bundle=run.ca_bundle)
+        if say:
+            say(f"recording {len(through)} profile(s) through the gateway {run.command}, each with its own upstream")
+        recordings.update(record_gateway_sync(factory, through, claimed=claimed, upstream=run.upstream,
+                                              run_timeout=run.run_timeout, progress=progress_lines(say)))
+    if run.adapter and PIPELINE in profiles:
+        if say:
+            say(f"replaying the pipeline fixtures through {run.adapter}")
+        recordings[PIPELINE] = record_adapter(run.adapter)
+    return recordings

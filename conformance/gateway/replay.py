@@ -22,20 +22,20 @@ and judges without the CLI, for interpreters that hold a gateway the suite's own
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import threading
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import schemas_loader
-from ..judging import canonical
-from ..recording import Citing
+from ..core import schemas_loader
+from ..core.adapters import load_adapter
+from ..core.judging import canonical_sorted
+from .recording import FixtureRun, PipelineRecording
 
-PROFILE = "sequential-pipeline"
+PROFILE = PipelineRecording.PROFILE
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 SCHEMA = "pipeline-fixture"
 DEFAULT_TIMEOUT = 3.0  # seconds per fixture run: factory + process_response
@@ -70,73 +70,7 @@ def load_fixtures(directory: Path = FIXTURE_DIR) -> list[dict]:
     return fixtures
 
 
-# ------------------------------------------------------------------------------------------ adapter loading
-
-def load_adapter(spec: str) -> Callable:
-    """"package.module:factory" -> the factory; ImportError/AttributeError/ValueError say what is wrong."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"adapter must be given as module:factory, not {spec!r}")
-    module = importlib.import_module(module_name)
-    target: Any = module
-    for part in attr.split("."):
-        target = getattr(target, part)
-    if not callable(target):
-        raise ValueError(f"{spec} is not callable")
-    return target
-
-
 # ------------------------------------------------------------------------------------------ recording
-
-@dataclass
-class FixtureRun:
-    """One fixture, replayed: what went in, what was expected, and what the adapter did."""
-
-    fixture: dict
-    actual: dict | None = None  # normalised outcome, or {"configurationError": message}
-    error: str | None = None  # an adapter fault or a timeout: the run produced no outcome
-    repeat: dict | None = None  # the second pass, for `predictable`
-    repeat_error: str | None = None
-
-    @property
-    def id(self) -> str:
-        return self.fixture["id"]
-
-    def observed(self) -> dict:
-        return {"error": self.error} if self.error else dict(self.actual or {})
-
-    def to_report(self) -> dict:
-        fx = self.fixture
-        # The Exchange shape of results.json: what went into the adapter, and what came out.
-        return {"label": f"fixture {fx['id']}",
-                "request": {"file": f"conformance/gateway/fixtures/pipeline/{fx['id']}.json",
-                            "description": fx["description"], "plugins": fx["plugins"],
-                            "request": fx["request"], "response": fx["response"], "expected": fx["expected"]},
-                "response": self.observed(), "failure": self.error, "elapsedSeconds": None}
-
-
-@dataclass
-class PipelineRecording(Citing):
-    """The pipeline half of the gateway role (conformance.recording.Recording): fixture runs by fixture id."""
-
-    profile: str = PROFILE
-    adapter: str = ""
-    unavailable: str | None = None  # the adapter could not be imported or is not callable
-    init_failed: bool = False
-    fatal: str | None = None
-    claimed: bool = True  # running the pipeline suite at all claims the profile
-    claimed_by: str | None = "option"
-    claim_reason: str = "pipeline semantics are driven through the adapter"
-    by_option: bool = True
-    exchanges: dict[str, FixtureRun] = field(default_factory=dict)
-
-    def has_fixture(self, need: str) -> bool:
-        return True  # the fixtures are the suite's own data
-
-    def runs_for(self, check_id: str) -> list[FixtureRun]:
-        """Every fixture run of this check, each cited."""
-        return [self.cite(fid) for fid, r in self.exchanges.items() if r.fixture["check"] == check_id]
-
 
 def _describe(exc: BaseException) -> str:
     text = str(exc)
@@ -161,7 +95,7 @@ def _shape_problem(outcome: Any) -> str | None:
                                               for a in audit):
         return "outcome.audit is not a list of {plugin, ...} records"
     try:
-        canonical(outcome)
+        canonical_sorted(outcome)
     except (TypeError, ValueError) as exc:
         return f"outcome is not JSON: {exc}"
     return None
@@ -186,7 +120,7 @@ async def _replay(factory: Callable, fixture: dict) -> dict:
         raise TypeError(problem)
     out = {"allowed": outcome["allowed"], "response": outcome.get("response"), "reason": outcome.get("reason"),
            "stages": list(outcome["stages"]), "audit": list(outcome.get("audit", []))}
-    return json.loads(canonical(out))  # detach from anything the adapter still holds
+    return json.loads(canonical_sorted(out))  # detach from anything the adapter still holds
 
 
 async def _run_bounded(factory: Callable, fixture: dict, timeout: float) -> tuple[dict | None, str | None, bool]:
@@ -258,6 +192,13 @@ def record_pipeline_sync(factory: Callable | None, **kw) -> PipelineRecording:
     return asyncio.run(record_pipeline(factory, **kw))
 
 
+@dataclass(frozen=True)
+class Plan:
+    """sequential_pipeline's PLAN (core/profile.py): the fixtures an adapter is driven through."""
+
+    fixture_dir: Path = FIXTURE_DIR
+
+
 def record_adapter(spec: str, **kw) -> PipelineRecording:
     """`module:factory` -> a recording; an adapter that cannot be imported makes every check fail with why."""
     try:
@@ -274,13 +215,18 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from .sequential_pipeline import verdicts
+    from ..core import roles
+    from ..core.model import REGISTRY
+    from ..core.runner import evaluate
 
     parser = argparse.ArgumentParser(prog="python -m conformance.gateway.replay")
     parser.add_argument("adapter", help="module:factory")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per fixture run")
     args = parser.parse_args(argv)
-    json.dump(verdicts(record_adapter(args.adapter, timeout=args.timeout)), sys.stdout, indent=1)
+    roles.GATEWAY.load()
+    rec = record_adapter(args.adapter, timeout=args.timeout)
+    results = [evaluate(c, rec).to_json() for cid, c in sorted(REGISTRY.items()) if c.profile == PROFILE]
+    json.dump(results, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0
 

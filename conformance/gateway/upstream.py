@@ -14,7 +14,7 @@ Theory of operation
   the only state (the side-effect counter). stdio serves one JSON line at a time; `--http PORT`
   serves Streamable HTTP on 127.0.0.1:PORT/mcp (a POST per message, each answered as
   application/json with a session id), on the standard library alone: both loops are the suite's peer
-  kit (conformance/peerkit.py), shared with the host scenario servers.
+  kit (conformance/targets/peerkit.py), shared with the host scenario servers.
 - Every received message is appended as one JSON line to the file named by `--log` or env
   `MCPX_UPSTREAM_LOG`, before it is handled: the gateway checks read it to see what the gateway
   forwarded upstream (were `middleware/invoke` params left as the client sent them?).
@@ -37,8 +37,8 @@ from pathlib import Path
 if not __package__:  # run by path (launch.upstream_command): the package is beside, not necessarily installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance import peerkit  # noqa: E402
-from conformance.peerkit import RpcError  # noqa: E402  (re-exported: the mutant servers raise it)
+from conformance.targets import peerkit  # noqa: E402
+from conformance.targets.peerkit import RpcError  # noqa: E402  (re-exported: the mutant servers raise it)
 
 SATISFIED = frozenset({"conformance:satisfied", "conformance:caf\u00e9"})
 GATED = {

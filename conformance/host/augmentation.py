@@ -10,8 +10,8 @@ ORIGINAL-<nonce>.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
-from .common import host_wire_check
+from ..core.model import NotObserved, Violation, check
+from .common import Plan, wire_check
 from .recording import HostRecording, last_user_message
 
 PROFILE = "augmentation"
@@ -66,4 +66,5 @@ def append_applied(rec: HostRecording):
         raise Violation("the append hint was not applied", expected=f"REPLACED-{nonce} before APPENDED-{nonce}",
                         actual=text)
 
-host_wire_check(PROFILE, SCENARIOS)
+wire_check("augmentation/host/wire-messages-valid", SCENARIOS)
+PLAN = Plan(SCENARIOS)

@@ -10,11 +10,20 @@ each Chat Completions request.
 
 from __future__ import annotations
 
-from .. import base_schemas
-from ..model import NotObserved, Violation, check
-from ..wire import envelope_problems
+from dataclasses import dataclass
+
+from ..core import base_schemas
+from ..core.model import NotObserved, Violation, check
+from ..core.wire import envelope_problems
 from .harness import HostRun
 from .recording import HostRecording
+
+@dataclass(frozen=True)
+class Plan:
+    """A host profile module's PLAN (core/profile.py): the scenarios (scenarios.yaml) the host is run through."""
+
+    scenarios: tuple[str, ...]
+
 
 EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentation/augment": "augment-params",
                     "interceptor/invoke": "interceptor-invoke-params"}
@@ -22,7 +31,7 @@ EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentati
 
 def message_problems(msg) -> list[str]:
     """Problems of one message a host sent to an MCP server."""
-    from .. import schemas_loader
+    from ..core import schemas_loader
 
     problems = envelope_problems(msg)
     if problems or not isinstance(msg, dict) or "method" not in msg:
@@ -53,8 +62,9 @@ def wire_problems(run: HostRun) -> tuple[int, list[str]]:
     return count, out
 
 
-def host_wire_check(profile: str, scenarios: tuple[str, ...]) -> None:
-    """Register `<profile>/host/wire-messages-valid` over the profile's scenarios."""
+def wire_check(check_id: str, scenarios: tuple[str, ...]) -> None:
+    """Register `check_id`, a profile's `<profile>/host/wire-messages-valid`, over the profile's scenarios."""
+    assert check_id.split("/")[1:] == ["host", "wire-messages-valid"], check_id
 
     def judge(rec: HostRecording):
         total, problems = 0, []
@@ -70,7 +80,7 @@ def host_wire_check(profile: str, scenarios: tuple[str, ...]) -> None:
                                      "model requests valid Chat Completions requests", actual=problems[:10])
         return f"{total} messages sent by the host, all valid"
 
-    check(f"{profile}/host/wire-messages-valid",
+    check(check_id,
           does="validates every message the host sent in this profile's scenarios: to the scenario servers "
                "(JSON-RPC 2.0, MCP client types, extension params) and to the model",
           must="every message the host sends is valid JSON-RPC 2.0 and valid MCP, and every model request a "

@@ -16,8 +16,8 @@ reach the model.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
-from .common import host_wire_check
+from ..core.model import NotObserved, Violation, check
+from .common import Plan, wire_check
 from .harness import HostRun
 from .recording import HostRecording, named, request_text, result_text, tool_names
 
@@ -236,4 +236,5 @@ def failing_blocks(rec: HostRecording):
         raise NotObserved(f"the host did not answer the turn: {run.fatal}")
     return f"nothing reached the model; the host printed {run.turns[0].line}"
 
-host_wire_check(PROFILE, SCENARIOS)
+wire_check("context-middleware/host/wire-messages-valid", SCENARIOS)
+PLAN = Plan(SCENARIOS)

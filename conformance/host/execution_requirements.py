@@ -15,8 +15,8 @@ model byte for byte.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
-from .common import host_wire_check
+from ..core.model import NotObserved, Violation, check
+from .common import Plan, wire_check
 from .recording import HostRecording, named, tool_names
 
 PROFILE = "execution-requirements"
@@ -105,4 +105,5 @@ def known_unsatisfiable(rec: HostRecording):
     return "er_known_false was filtered out" if not named(names, "er_known_false") else \
         "er_known_false was offered (filtering is optional)"
 
-host_wire_check(PROFILE, SCENARIOS)
+wire_check("execution-requirements/host/wire-messages-valid", SCENARIOS)
+PLAN = Plan(SCENARIOS)

@@ -39,7 +39,8 @@ from typing import Any
 
 import anyio
 
-from ..peerkit import StderrTail, open_group, stop_group
+from ..core.roles import HOST
+from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group
 from ..targets.base import clip
 from ..targets.environment import scrubbed
 from ..targets.stdio import LineSplitter
@@ -202,7 +203,8 @@ async def _serving(app, started: list | None = None):
     sock.close()
 
 
-async def run_scenario(command: str, scenario: dict, *, turn_timeout: float = 20.0, run_timeout: float = 120.0,
+async def run_scenario(command: str, scenario: dict, *, timeout: float = HOST.default_timeout,
+                       run_timeout: float = HOST.default_run_timeout,
                        env: dict[str, str] | None = None, marker: str | None = None) -> HostRun:
     nonce = uuid.uuid4().hex[:10]
     sc = substitute(scenario, nonce)
@@ -243,7 +245,7 @@ async def run_scenario(command: str, scenario: dict, *, turn_timeout: float = 20
                             "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "OPENAI_API_KEY": API_KEY,
                             "MCPX_MODEL": MODEL}
                 with anyio.move_on_after(run_timeout) as scope:
-                    await _converse(run, llm, command, sc["turns"], host_env, turn_timeout)
+                    await _converse(run, llm, command, sc["turns"], host_env, timeout)
                 if scope.cancelled_caught and not run.fatal:
                     run.fatal = f"the scenario did not finish within {run_timeout:g} s"
         finally:
@@ -260,7 +262,7 @@ def _package_root() -> str:
 
 
 async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], env: dict,
-                    turn_timeout: float) -> None:
+                    timeout: float) -> None:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -271,7 +273,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
         proc = await open_group(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=scrubbed(env))
     except (OSError, ValueError) as exc:
-        run.unavailable = run.fatal = f"cannot start {command!r}: {exc}"
+        run.unavailable = run.fatal = cannot_start(argv, exc)
         return
     stderr = StderrTail(STDERR_TAIL)
     send, receive = anyio.create_memory_object_stream[tuple[str, str | None]](256)
@@ -319,10 +321,10 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
                     run.fatal = await gone(f"before turn {index} could be sent")
                     break
                 try:
-                    with anyio.fail_after(turn_timeout):
+                    with anyio.fail_after(timeout):
                         line, problem = await receive.receive()
                 except TimeoutError:
-                    run.fatal = f"the host printed nothing for turn {index} within {turn_timeout:g} s"
+                    run.fatal = f"the host printed nothing for turn {index} within {timeout:g} s"
                     break
                 except anyio.EndOfStream:
                     run.fatal = await gone(f"before answering turn {index}")

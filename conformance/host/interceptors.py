@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import json
 
-from ..model import NotObserved, Violation, check
-from .common import host_wire_check
+from ..core.model import NotObserved, Violation, check
+from .common import Plan, wire_check
 from .harness import HostRun
 from .recording import HostRecording
 
@@ -356,4 +356,5 @@ def fail_open(rec: HostRecording):
     return _not_blocked(rec, OPEN, "v-open", "error", "a failing failOpen: true interceptor")
 
 
-host_wire_check(PROFILE, SCENARIOS)
+wire_check("interceptors/host/wire-messages-valid", SCENARIOS)
+PLAN = Plan(SCENARIOS)

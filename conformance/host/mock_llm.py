@@ -31,7 +31,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..judging import match_name
+from ..core.judging import match_name
 
 TOOL_CALL_ID = "call_{n}"
 

@@ -11,8 +11,8 @@ model knows (`MODEL-CALL-<nonce>`): no call may carry it.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
-from .common import host_wire_check
+from ..core.model import NotObserved, Violation, check
+from .common import Plan, wire_check
 from .harness import HostRun
 from .recording import HostRecording, named, request_text, result_text, tool_names
 
@@ -205,4 +205,5 @@ def preprocessor_input(rec: HostRecording):
     carries = all(user in str(c["params"].get("arguments")) for c in calls)
     return ("turn 1 arguments carry the user message: " if carries else "turn 1 arguments: ") + "; ".join(shown)
 
-host_wire_check(PROFILE, SCENARIOS)
+wire_check("preprocessor-tools/host/wire-messages-valid", SCENARIOS)
+PLAN = Plan(SCENARIOS)

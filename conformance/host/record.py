@@ -14,12 +14,12 @@ from importlib import resources
 
 import anyio
 
-from . import augmentation, context_middleware, execution_requirements, interceptors, preprocessor_tools
+from ..core.roles import HOST
+from ..core.profile import profile_modules
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 
-MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation,
-                                   interceptors)}
+MODULES = profile_modules("conformance.host", HOST.profiles)
 PROFILES = tuple(MODULES)
 DEFAULT_CLAIMS = ("preprocessor-tools", "execution-requirements", "context-middleware")
 CONCURRENCY = 2
@@ -33,21 +33,29 @@ def scenarios() -> dict[str, dict]:
     return {s["id"]: s for s in yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))}
 
 
-async def record_hosts(command: str, profiles, *, claimed: set[str], turn_timeout: float = 20.0,
-                       run_timeout: float = 120.0, env: dict | None = None, marker: str | None = None,
+async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: float = HOST.default_timeout,
+                       run_timeout: float = HOST.default_run_timeout, env: dict | None = None, marker: str | None = None,
                        progress=None) -> dict[str, HostRecording]:
     """Run the scenarios of the given profiles against the host command; one recording per profile."""
     profiles = list(profiles)
     by_option = bool(claimed)
     claims = set(claimed) if claimed else set(DEFAULT_CLAIMS)
-    wanted = [sid for p in profiles if p in claims for sid in MODULES[p].SCENARIOS]
+    wanted = [sid for p in profiles if p in claims for sid in MODULES[p].PLAN.scenarios]
     runs: dict[str, HostRun] = {}
     limiter = anyio.CapacityLimiter(CONCURRENCY)
 
+    silent: list[HostRun] = []  # a run that answered no turn while no run had answered one
+
     async def one(sid: str) -> None:
         async with limiter:
-            runs[sid] = await run_scenario(command, scenarios()[sid], turn_timeout=turn_timeout,
-                                           run_timeout=run_timeout, env=env, marker=marker)
+            if silent:  # a command that answered no turn is likely no host: say so now, not after every scenario
+                runs[sid] = HostRun(sid, "", command, fatal=f"not run: the host answered no turn of "
+                                                             f"{silent[0].scenario}")
+            else:
+                runs[sid] = await run_scenario(command, scenarios()[sid], timeout=timeout,
+                                               run_timeout=run_timeout, env=env, marker=marker)
+                if not runs[sid].answered() and not any(r.answered() for r in runs.values()):
+                    silent.append(runs[sid])
         if progress is not None:
             progress(runs[sid], len(runs), len(wanted))
 
@@ -60,7 +68,7 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], turn_timeou
         if profile in claims:
             rec.claimed, rec.claimed_by = True, "option" if by_option else "default"
             rec.claim_reason = "claimed with --profile" if by_option else "claimed by default for hosts"
-            rec.runs = {sid: runs[sid] for sid in MODULES[profile].SCENARIOS}
+            rec.runs = {sid: runs[sid] for sid in MODULES[profile].PLAN.scenarios}
             broken = [r.unavailable for r in rec.runs.values() if r.unavailable]
             rec.unavailable = broken[0] if broken else None
         else:
@@ -73,3 +81,22 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], turn_timeou
 
 def record_hosts_sync(command: str, profiles, **kw) -> dict[str, HostRecording]:
     return anyio.run(lambda: record_hosts(command, profiles, **kw))
+
+
+def describe(run) -> dict:
+    return {"kind": "stdio", "command": run.command}
+
+
+def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, HostRecording]:
+    """The role's recorder (core/roles.py): the host through the scenarios of every profile asked for."""
+    if say:
+        say(f"running the host through its scenarios: {run.command}")
+
+    def progress(host_run, done, total):
+        if say and not (host_run.fatal or "").startswith("not run"):
+            trouble = f"; {host_run.fatal}" if host_run.fatal else ""
+            say(f"  [{done}/{total}] {host_run.scenario}: {host_run.answered()}/{len(host_run.turns)} turn(s) "
+                f"answered, {len(host_run.model)} model request(s), {host_run.duration:.1f} s{trouble}")
+
+    return record_hosts_sync(run.command, profiles, claimed=claimed, timeout=run.timeout,
+                             run_timeout=run.run_timeout, env=run.env_vars, progress=progress)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..judging import match_name as named  # noqa: F401  (the host judges import it from here)
-from ..model import NotObserved
-from ..recording import Citing
+from ..core.judging import match_name as named  # noqa: F401  (the host judges import it from here)
+from ..core.model import NotObserved
+from ..core.recording import Citing
 from .harness import HostRun
 from .mock_llm import message_text, offered_names
 
@@ -28,7 +28,7 @@ class RunReport:
 
 @dataclass
 class HostRecording(Citing):
-    """A host profile's recording (conformance.recording.Recording): its scenario runs by scenario id."""
+    """A host profile's recording (conformance.core.recording.Recording): its scenario runs by scenario id."""
 
     profile: str
     target: dict

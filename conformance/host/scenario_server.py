@@ -28,8 +28,8 @@ import sys
 import time
 from typing import Any, Callable
 
-from .. import peerkit
-from ..peerkit import RpcError
+from ..targets import peerkit
+from ..targets.peerkit import RpcError
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 OBJ = {"type": "object"}

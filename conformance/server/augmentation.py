@@ -10,14 +10,14 @@ that ambiguity and the suite sends the schema's shape.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import (
     AUDIO_BLOCK,
     EMBEDDED_BLOCK,
     IMAGE_BLOCK,
     TEXT_BLOCK,
     blocks,
-    canonical,
+    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
@@ -29,7 +29,8 @@ from .common import (
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "augmentation"
 CAPABILITY = "augmentation"
@@ -39,6 +40,9 @@ UNKNOWN = "conformance_no_such_augmentation"
 AUGMENT_CONTENT_TYPES = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the Q4 plan?"}]
 MAX_REAL = 10
+
+
+HOW_TO_CLAIM = "advertise capabilities.augmentation in the initialize result"
 
 
 def claimer(rec: Recording) -> str | None:
@@ -113,7 +117,7 @@ def identity_returns_context(rec: Recording):
     result = require_result(rec, "augment conformance_identity")
     sent = ex.request["params"]["context"]
     got = [item.get("content") if isinstance(item, dict) else item for item in result.get("content") or ()]
-    if canonical(got) != canonical(sent):
+    if canonical_sorted(got) != canonical_sorted(sent):
         raise Violation("the augmented content is not the context", expected=[{"content": b} for b in sent],
                         actual=result.get("content"))
 
@@ -127,7 +131,7 @@ def prepend_note_hint(rec: Recording):
     want = {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
     got = {"content": [{"content": (i or {}).get("content")} for i in result.get("content") or ()
                        if isinstance(i, dict)], "hint": result.get("hint")}
-    if canonical(got) != canonical(want):
+    if canonical_sorted(got) != canonical_sorted(want):
         raise Violation("not one NOTE block with hint prepend", expected=want, actual=short(result))
 
 
@@ -146,4 +150,5 @@ unadvertised_check("augmentation/server/unadvertised-method-rejected",
                    methods=["augmentation/list", "augmentation/augment"], capability=CAPABILITY)
 
 
-wire_check(PROFILE)
+wire_check("augmentation/server/wire-messages-valid")
+PLAN = Plan(claimer, driver, unclaimed_driver)

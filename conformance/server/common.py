@@ -9,9 +9,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..judging import canonical, error_text, failed, short, text_of  # noqa: F401  (re-exported to the profiles)
-from ..model import NotObserved, Violation, check
-from ..wire import transcript_problems
+from ..core.judging import canonical_sorted, error_text, failed, short, text_of  # noqa: F401  (re-exported)
+from ..core.model import NotObserved, Violation, check
+from ..core.wire import transcript_problems
 from .recording import Recording
 
 # One block of every MCP content type (2025-11-25), with annotations and _meta on
@@ -28,7 +28,7 @@ RESOURCE_LINK_BLOCK = {"type": "resource_link", "uri": "file:///conformance/prob
 EMBEDDED_BLOCK = {"type": "resource",
                   "resource": {"uri": "file:///conformance/embedded.txt", "mimeType": "text/plain",
                                "text": "embedded resource text"}}
-EVERY_CONTENT_TYPE = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, RESOURCE_LINK_BLOCK, EMBEDDED_BLOCK]
+EVERY_CONTENT_TYPE: list[dict] = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, RESOURCE_LINK_BLOCK, EMBEDDED_BLOCK]
 
 
 def blocks(*items: dict) -> list[dict]:
@@ -69,7 +69,7 @@ def context_probes(session, rec: Recording, *, method: str, kind: str, verb: str
     """The requests a context-transforming method (middleware/invoke, augmentation/augment) gets beyond its
     fixtures, labelled `<verb> ...`: an unknown name, no context, a context that is not an array, and each
     real item listed (at most `max_real`)."""
-    def call(label: str, name: str, **params):
+    def call(label: str, name: Any, **params):
         return session.send(label, method, {"name": name, "arguments": {}, **params})
 
     any_name = next((i.get("name") for i in rec.listing.get(kind) or () if isinstance(i, dict)), fallback)
@@ -104,15 +104,16 @@ def real_items(rec: Recording, kind: str) -> list[dict]:
     return out
 
 
-def wire_check(profile: str) -> None:
-    """Register `<profile>/server/wire-messages-valid`, the same judge for every profile."""
-    check(f"{profile}/server/wire-messages-valid",
+def wire_check(check_id: str) -> None:
+    """Register `check_id`, a profile's `<profile>/server/wire-messages-valid`: the same judge for every profile."""
+    assert check_id.split("/")[1:] == ["server", "wire-messages-valid"], check_id
+    check(check_id,
           does="validates every message of this profile's connection: JSON-RPC 2.0 envelope and base MCP types",
           must="every message the server sends is valid JSON-RPC 2.0 and valid MCP")(judge_wire)
 
 
 def shape_violations(schema: str, instance: Any, where: str) -> list[str]:
-    from .. import schemas_loader
+    from ..core import schemas_loader
 
     return [f"{where}: {msg}" for msg in schemas_loader.errors(schema, instance)]
 

@@ -14,14 +14,14 @@ must agree.
 
 from __future__ import annotations
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import (
     EMBEDDED_BLOCK,
     EVERY_CONTENT_TYPE,
     IMAGE_BLOCK,
     TEXT_BLOCK,
     blocks,
-    canonical,
+    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
@@ -34,7 +34,8 @@ from .common import (
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "context-middleware"
 CAPABILITY = "contextMiddleware"
@@ -42,8 +43,11 @@ IDENTITY, UPPERCASE, STRICT = "conformance_identity", "conformance_uppercase", "
 UNKNOWN = "conformance_no_such_middleware"
 MAX_REAL = 10
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what is on the calendar today?"}]
-UPPERCASE_INPUT = [{"type": "text", "text": "Hello, World"}, IMAGE_BLOCK,
+UPPERCASE_INPUT: list[dict] = [{"type": "text", "text": "Hello, World"}, IMAGE_BLOCK,
                    {"type": "text", "text": "second block, mixed Case"}, EMBEDDED_BLOCK]
+
+
+HOW_TO_CLAIM = "advertise capabilities.contextMiddleware in the initialize result"
 
 
 def claimer(rec: Recording) -> str | None:
@@ -124,8 +128,8 @@ def identity_preserves_every_content_type(rec: Recording):
     ex = rec.cite("invoke conformance_identity")
     result = require_result(rec, "invoke conformance_identity")
     sent, got = ex.request["params"]["context"], result.get("content")
-    if canonical(got) != canonical(sent):
-        changed = [s.get("type") for s, g in zip(sent, got or []) if canonical(s) != canonical(g)] \
+    if canonical_sorted(got) != canonical_sorted(sent):
+        changed = [s.get("type") for s, g in zip(sent, got or []) if canonical_sorted(s) != canonical_sorted(g)] \
             if isinstance(got, list) and len(got) == len(sent) else "count differs"
         raise Violation(f"the context came back changed ({changed})", expected=sent, actual=got)
 
@@ -159,7 +163,7 @@ def uppercase_leaves_non_text_unchanged(rec: Recording):
     got = require_result(rec, "invoke conformance_uppercase").get("content")
     sent = [b for b in ex.request["params"]["context"] if b["type"] != "text"]
     have = [b for b in got or () if isinstance(b, dict) and b.get("type") != "text"]
-    if canonical(have) != canonical(sent):
+    if canonical_sorted(have) != canonical_sorted(sent):
         raise Violation("non-text blocks changed", expected=sent, actual=have)
 
 
@@ -189,4 +193,5 @@ unadvertised_check("context-middleware/server/unadvertised-method-rejected",
                    methods=["middleware/list", "middleware/invoke"], capability=CAPABILITY)
 
 
-wire_check(PROFILE)
+wire_check("context-middleware/server/wire-messages-valid")
+PLAN = Plan(claimer, driver, unclaimed_driver)

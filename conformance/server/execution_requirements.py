@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import error_text, failed, judge_shapes, require_result, shape_violations, short, text_of, wire_check
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "execution-requirements"
 SATISFIED = "conformance:satisfied"
@@ -43,9 +44,14 @@ COUNTER = "conformance_side_effects"
 NAMESPACED = re.compile(r"^[^\s:/]+[:/]\S")
 
 
-def requirements_of(tool: dict):
+def requirements_of(tool: dict | None):
+    if tool is None:
+        return None
     execution = tool.get("execution")
     return execution.get("requirements") if isinstance(execution, dict) else None
+
+
+HOW_TO_CLAIM = "declare execution.requirements on a tool in tools/list (the fixtures conformance_gated_*)"
 
 
 def claimer(rec: Recording) -> str | None:
@@ -233,4 +239,5 @@ def unmet_error_names_requirement(rec: Recording):
     return f"{read} error(s) name what is unmet"
 
 
-wire_check(PROFILE)
+wire_check("execution-requirements/server/wire-messages-valid")
+PLAN = Plan(claimer, driver)

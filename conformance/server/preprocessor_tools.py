@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import uuid
 
-from ..model import NotObserved, Violation, check
+from ..core.model import NotObserved, Violation, check
 from .common import judge_shapes, require_result, shape_violations, short, text_of, wire_check
-from .recording import Recording, Session
+from .recording import Recording
+from .session import Plan, Session
 
 PROFILE = "preprocessor-tools"
 MEMORIES, ECHO = "conformance_memories", "conformance_echo"
+
+
+HOW_TO_CLAIM = "carry \"preprocessor\": true on a tool in tools/list (the fixture conformance_memories)"
 
 
 def claimer(rec: Recording) -> str | None:
@@ -60,7 +64,7 @@ def flag_is_boolean(rec: Recording):
        must="the preprocessor fixture is listed with \"preprocessor\": true",
        needs=(f"tool:{MEMORIES}",))
 def fixture_flagged(rec: Recording):
-    tool = rec.tool(MEMORIES)
+    tool = rec.fixture(MEMORIES)
     if tool.get("preprocessor") is not True:
         raise Violation("conformance_memories is not flagged as a preprocessor", expected={"preprocessor": True},
                         actual={"preprocessor": tool.get("preprocessor", "(absent)")})
@@ -87,7 +91,7 @@ def preprocessor_tool_callable(rec: Recording):
        must="an ordinary tool beside preprocessors is listed without the flag (or false) and works as before",
        needs=(f"tool:{ECHO}",))
 def ordinary_tool_unaffected(rec: Recording):
-    tool = rec.tool(ECHO)
+    tool = rec.fixture(ECHO)
     if tool.get("preprocessor", False) is not False:
         raise Violation("the ordinary fixture tool is flagged", expected="preprocessor absent or false",
                         actual={"preprocessor": tool.get("preprocessor")})
@@ -99,4 +103,5 @@ def ordinary_tool_unaffected(rec: Recording):
                         actual=short(result))
 
 
-wire_check(PROFILE)
+wire_check("preprocessor-tools/server/wire-messages-valid")
+PLAN = Plan(claimer, driver)

@@ -1,16 +1,23 @@
-"""Server role, recording: every profile on one connection, or each on its own (conformance/server/recording.py
-records them). Importing this module registers the server-role checks."""
+"""Server role, recording: the target named by the run's options (stdio, HTTP, Docker), every profile on one
+connection or each on its own (session.py records them). Importing this module registers the server-role
+checks (each profile module's `@check`s)."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import shlex
+
 import anyio
 
+from ..core.profile import profile_modules
+from ..core.roles import SERVER
 from ..targets import TargetSpec
-from . import augmentation, context_middleware, execution_requirements, interceptors, preprocessor_tools
-from .recording import Recording, record, record_shared
+from . import wg_fixtures  # the replay target's checks register with the role's
+from .recording import Recording
+from .session import progress_lines, record, record_shared
 
-MODULES = {m.PROFILE: m for m in (preprocessor_tools, execution_requirements, context_middleware, augmentation,
-                                  interceptors)}
+MODULES = profile_modules("conformance.server", SERVER.profiles)
 PROFILES = tuple(MODULES)
 
 
@@ -24,26 +31,76 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     """
     profiles = list(profiles)
     if not isolate and len(profiles) > 1:
-        plans = {p: (MODULES[p].claimer, MODULES[p].driver, getattr(MODULES[p], "unclaimed_driver", None))
-                 for p in profiles}
-        return await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout, progress=progress)
+        plans = {p: MODULES[p].PLAN for p in profiles}
+        return _with_claim_hints(await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout,
+                                                     progress=progress))
     out: dict[str, Recording] = {}
 
     async def one(profile: str) -> None:
-        module = MODULES[profile]
-        out[profile] = await record(spec, profile, module.claimer, module.driver,
-                                    getattr(module, "unclaimed_driver", None),
-                                    claimed_by_option=profile in claimed, run_timeout=run_timeout)
+        out[profile] = await record(spec, profile, MODULES[profile].PLAN, claimed_by_option=profile in claimed,
+                                    run_timeout=run_timeout)
         if progress is not None:
             progress(out[profile], len(out), len(profiles))
 
     async with anyio.create_task_group() as tg:
         for profile in profiles:
             tg.start_soon(one, profile)
-    return out
+    return _with_claim_hints(out)
+
+
+def _with_claim_hints(recordings: dict[str, Recording]) -> dict[str, Recording]:
+    """Each recording learns how its profile is claimed, for the reports of a profile left unclaimed."""
+    for profile, rec in recordings.items():
+        rec.how_to_claim = MODULES[profile].HOW_TO_CLAIM
+    return recordings
 
 
 def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float, progress=None,
                 isolate: bool = False) -> dict[str, Recording]:
     return anyio.run(lambda: record_profiles(spec, profiles, claimed=claimed, run_timeout=run_timeout,
                                              progress=progress, isolate=isolate))
+
+
+# -- what the run's options name ---------------------------------------------------------------------------
+
+def target_spec(run) -> TargetSpec:
+    """The target the options name (`run`: conformance.options.Run)."""
+    kind = "stdio" if run.command else "http" if run.url else "docker"
+    return TargetSpec(kind, command=run.command, url=run.url, image=run.docker_image, env=run.env_vars,
+                      network=not run.no_network, timeout=run.timeout, mode=run.connection_mode,
+                      headers=run.headers, ca_bundle=run.ca_bundle)
+
+
+def describe(run) -> dict:
+    if run.target_kind == "wg-fixtures":
+        return wg_fixtures.target_description(run.adapter, run.wg_fixtures)
+    return target_spec(run).describe()
+
+
+@contextlib.contextmanager
+def published(run, spec: TargetSpec):
+    """For a Docker target serving HTTP: one container for the run, reached over its published port
+    (TargetUnavailable when it does not start)."""
+    if spec.kind != "docker" or run.docker_port is None:
+        yield spec
+        return
+    from ..targets.docker import PublishedContainer
+
+    command = shlex.split(run.docker_command) if run.docker_command else None
+    with PublishedContainer(spec.image, run.docker_port, command=command, env=spec.env) as container:
+        yield dataclasses.replace(spec, kind="http", url=container.url)
+
+
+def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Recording]:
+    """The role's recorder (core/roles.py): every profile asked for, as the options say."""
+    if run.target_kind == "wg-fixtures":
+        return wg_fixtures.record_run(run.adapter, run.wg_fixtures, profiles, timeout=run.timeout, say=say)
+    with published(run, target_spec(run)) as spec:
+        if say:
+            say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
+                + ("each on its own connection" if run.isolate_profiles else "on one connection"))
+        recordings = record_sync(spec, profiles, claimed=claimed, isolate=run.isolate_profiles,
+                                 run_timeout=run.run_timeout, progress=progress_lines(say))
+    for rec in recordings.values():
+        rec.fixture_contract = run.fixture_contract
+    return recordings

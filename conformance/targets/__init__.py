@@ -2,53 +2,22 @@
 
 `TargetSpec` says how to reach it (a command for stdio, a URL for Streamable
 HTTP); `TargetSpec.connect()` gives a fresh `Connection` (see base.py) as an
-async context manager. Every role's checks use this and nothing else; docker.py holds the Docker target.
+async context manager. Every role's checks use this and nothing else; docker.py holds the Docker target, peerkit.py the
+process kit (process groups, stderr tails, SDK-free JSON-RPC peers) that targets and harnesses share.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import importlib
 
-from .base import Connection, Exchange, TargetUnavailable, WireEvent, now
-from .stdio import StdioConnection
+# Exported lazily: peerkit (the process kit) lives here too, and the SDK-free peers that import it must
+# not pay for anyio and the connection classes.
+_EXPORTS = {"Connection": "base", "Exchange": "base", "TargetUnavailable": "base", "WireEvent": "base",
+            "now": "base", "TargetSpec": "spec"}
+__all__ = sorted(_EXPORTS)
 
-__all__ = ["Connection", "Exchange", "TargetSpec", "TargetUnavailable", "WireEvent", "now"]
 
-
-@dataclass
-class TargetSpec:
-    kind: str  # "stdio" | "http" | "docker"
-    command: str | None = None
-    url: str | None = None
-    image: str | None = None
-    network: bool = True  # docker: False runs the container without network
-    mode: str = "handshake"  # connection mode: "handshake" (initialize) or "2026-07-28" (server/discover)
-    env: dict[str, str] = field(default_factory=dict)
-    request_timeout: float = 10.0
-    max_message_bytes: int = 16 * 1024 * 1024
-
-    def describe(self) -> dict:
-        out = {"kind": self.kind}
-        if self.mode != "handshake":
-            out["mode"] = self.mode
-        if self.command:
-            out["command"] = self.command
-        if self.url:
-            out["url"] = self.url
-        if self.image:
-            out["image"] = self.image
-        return out
-
-    def connect(self) -> Connection:
-        common = dict(request_timeout=self.request_timeout, max_message_bytes=self.max_message_bytes, mode=self.mode)
-        if self.kind == "stdio":
-            return StdioConnection(self.command, env=self.env, **common)
-        if self.kind == "http":
-            from .http import HttpConnection  # httpx costs a tenth of a second to import: only when used
-
-            return HttpConnection(self.url, **common)
-        if self.kind == "docker":
-            from .docker import DockerConnection
-
-            return DockerConnection(self.image, env=self.env, network=self.network, **common)
-        raise ValueError(f"unknown target kind {self.kind!r}")
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

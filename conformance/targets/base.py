@@ -32,7 +32,9 @@ from typing import Any
 
 import anyio
 
-from ..peerkit import printable
+from ..core.roles import SERVER
+
+from .peerkit import printable
 
 JSON = Any
 
@@ -146,9 +148,9 @@ class Connection:
     max_kept_messages = MAX_KEPT_MESSAGES
     max_kept_bytes = MAX_KEPT_BYTES
 
-    def __init__(self, *, request_timeout: float = 10.0, max_message_bytes: int = 16 * 1024 * 1024,
+    def __init__(self, *, timeout: float = SERVER.default_timeout, max_message_bytes: int = 16 * 1024 * 1024,
                  mode: str = "handshake"):
-        self.request_timeout = request_timeout
+        self.timeout = timeout
         self.mode = mode  # "handshake" or "2026-07-28" (stateless: server/discover, _meta on each request)
         self.max_message_bytes = max_message_bytes
         self.wire: list[WireEvent] = []
@@ -199,7 +201,7 @@ class Connection:
             exchange.failure = f"{self._dead} before {method}"
             return exchange
         pending = self._pending[rid] = _Pending(exchange)
-        limit = self.request_timeout if timeout is None else timeout
+        limit = self.timeout if timeout is None else timeout
         stalled = self._stall is not None and self._stall[0] - now() < limit
         if stalled:
             limit = max(self._stall[0] - now(), MIN_WAIT)
@@ -227,10 +229,10 @@ class Connection:
         if self._dead:
             return
         try:
-            with anyio.fail_after(self.request_timeout):
+            with anyio.fail_after(self.timeout):
                 await self._send(message)
         except TimeoutError:
-            self._die(f"the target accepted no input for {self.request_timeout:g} s")
+            self._die(f"the target accepted no input for {self.timeout:g} s")
         except Exception as exc:
             await self._on_send_error(exc)
 

@@ -19,7 +19,7 @@ import struct
 
 import anyio
 
-from ..peerkit import StderrTail
+from .peerkit import StderrTail
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
 from .stdio import LineSplitter
 

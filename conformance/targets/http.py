@@ -16,6 +16,7 @@ what is left and ends the session with DELETE.
 from __future__ import annotations
 
 import json
+import ssl
 
 import anyio
 import httpx
@@ -29,18 +30,22 @@ from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
 class HttpConnection(Connection):
     kind = "http"
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, **kw):
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, ca_bundle: str | None = None, **kw):
         super().__init__(**kw)
         self.url = url
         self.extra_headers = dict(headers or {})
+        self.ca_bundle = ca_bundle
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._tg = None
 
     async def __aenter__(self) -> "HttpConnection":
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=self.request_timeout),
-                                         follow_redirects=False, trust_env=False)
+        verify: ssl.SSLContext | bool = True
+        if self.ca_bundle:
+            verify = ssl.create_default_context(cafile=self.ca_bundle)
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=self.timeout),
+                                         follow_redirects=False, trust_env=False, verify=verify)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         return self
@@ -60,12 +65,15 @@ class HttpConnection(Connection):
     async def probe(self) -> None:
         """Raise TargetUnavailable when nothing listens at the URL."""
         try:
-            with anyio.fail_after(self.request_timeout):
+            with anyio.fail_after(self.timeout):
                 # Headers are enough: a server may answer a GET with an event stream that never ends.
                 async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream"}):
                     pass
         except httpx.ConnectError as exc:
-            raise TargetUnavailable(f"nothing answers at {self.url} ({describe(exc)})") from None
+            tls = _tls_failure(exc)
+            if tls:
+                raise TargetUnavailable(f"{tls[0]} at {self.url}: {tls[1]}") from None
+            raise TargetUnavailable(f"nothing answers at {self.url} ({self._redacted(describe(exc))})") from None
         except (httpx.HTTPError, TimeoutError):
             pass  # it is there; how it answers a GET is not this probe's business
 
@@ -138,14 +146,25 @@ class HttpConnection(Connection):
             await self._on_incoming(data)
             if self._answered_id(message["id"]):
                 return
+        challenge = resp.headers.get("www-authenticate") if resp.status_code in (401, 403) else None
         self._fail_request(message, f"HTTP {resp.status_code} ({ctype or 'no content type'}) for {method}: "
-                                    f"{clip(data.decode('utf-8', 'replace'), 200) or 'empty body'}")
+                                    f"{clip(data.decode('utf-8', 'replace'), 200) or 'empty body'}"
+                                    + (f" (WWW-Authenticate: {clip(challenge, 300)})" if challenge else ""))
 
     def _answered_id(self, rid) -> bool:
         pending = self._pending.get(rid)
         return pending is None or pending.exchange.response is not None
 
+    def _redacted(self, text: str) -> str:
+        """`text` without the --header values (credentials), should an error of the HTTP client quote one."""
+        for value in self.extra_headers.values():
+            if len(value) >= 4:  # a short value ("1", "yes") is no secret, and replacing it would garble text
+                for form in {value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]}:
+                    text = text.replace(form, "[header value]")
+        return text
+
     def _fail_request(self, message: dict, reason: str) -> None:
+        reason = self._redacted(reason)
         pending = self._pending.get(message.get("id"))
         if pending is not None and pending.exchange.response is None:
             pending.exchange.failure = reason
@@ -161,6 +180,22 @@ class HttpConnection(Connection):
             version = last["result"].get("protocolVersion")
             if isinstance(version, str) and self.protocol_version is None:
                 self.protocol_version = version
+
+
+def _tls_failure(exc: BaseException | None) -> tuple[str, str] | None:
+    """What went wrong in TLS behind a failed connection, (what failed, why), or None.
+
+    A certificate the suite cannot verify is told apart from other handshake failures: the first has a fix
+    (--ca-bundle), the second usually means the URL's scheme does not match what the server speaks."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return "TLS certificate verification failed", str(exc.verify_message or exc.reason or exc)
+        if isinstance(exc, ssl.SSLError):
+            return "TLS handshake failed", str(exc.reason or exc)
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 async def _bounded_events(resp: httpx.Response, limit: int):

@@ -21,7 +21,7 @@ import subprocess
 import anyio
 from anyio.abc import Process
 
-from ..peerkit import StderrTail, open_group, stop_group
+from .peerkit import StderrTail, cannot_start, open_group, stop_group
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
 from .environment import scrubbed
 
@@ -50,7 +50,7 @@ class StdioConnection(Connection):
             self.proc = await open_group(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, cwd=self.cwd)
         except (OSError, ValueError) as exc:
-            raise TargetUnavailable(f"cannot start {shlex.join(self.argv)!r}: {describe(exc)}") from None
+            raise TargetUnavailable(cannot_start(self.argv, exc)) from None
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._read_stdout)

@@ -6,7 +6,7 @@ The typed helpers cannot be used for what this host needs: on 2.x
 `execution.requirements`), and neither release has helpers for
 `middleware/invoke` or `augmentation/augment`. So every request goes through
 `ClientSession.send_request` with a free request model and a result model that
-keeps every field (the 2.x typed API drops unknown Tool fields; README, "Where the sources disagree").
+keeps every field (the 2.x typed API drops unknown Tool fields; docs/reference-implementations.md, "Reference host").
 
 Each server lives in its own task that holds the transport and the session open
 until the host stops: the SDK's transports are anyio contexts, which must be
@@ -179,7 +179,7 @@ def server_environment(configured: Any) -> dict[str, str]:
     """What a stdio server is started with: the SDK's minimal environment plus its configured `env`.
 
     Never the host's own environment: it holds the model's API key and whatever else the
-    host was given, which no server needs (README, "Security notes: reference host").
+    host was given, which no server needs (docs/reference-implementations.md, "Security notes: reference host").
     """
     from mcp.client.stdio import get_default_environment
 

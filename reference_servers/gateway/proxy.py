@@ -246,7 +246,7 @@ def minimal_environment() -> dict[str, str]:
     return {k: v for k in DEFAULT_ENV_NAMES if (v := os.environ.get(k)) is not None and not v.startswith("()")}
 
 
-def parse_line(line: bytes):  # not conformance.peerkit on purpose: the reference shares no code with its judge
+def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the reference shares no code with its judge
     """One JSON-RPC message, or the `Unreadable` that says why the line is not one."""
     try:
         message = json.loads(line)

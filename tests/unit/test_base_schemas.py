@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import base_schemas
+from conformance.core import base_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,7 +17,7 @@ def test_a_shipped_release_is_what_the_installed_sdk_derives():
     shipped = base_schemas._shipped(base_schemas.sdk_release())
     if shipped is None:
         pytest.skip(f"no schemas shipped for {base_schemas.sdk_release()}; runs derive them "
-                    "(python -m conformance.base_schemas --write adds them)")
+                    "(python -m conformance.core.base_schemas --write adds them)")
     assert shipped == json.loads(json.dumps(base_schemas.derive()))
 
 
@@ -30,7 +30,7 @@ def test_the_mcp1_release_shipped_is_what_that_sdk_derives():
     python = os.environ.get("MCPX_MCP1_PYTHON")
     if not python:
         pytest.skip("MCPX_MCP1_PYTHON is not set (an interpreter with mcp 1.x)")
-    code = ("import json; from conformance import base_schemas as b; "
+    code = ("import json; from conformance.core import base_schemas as b; "
             "print(json.dumps([b.sdk_release(), b._shipped(b.sdk_release()) == json.loads(json.dumps(b.derive()))]))")
     out = subprocess.run([python, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -100,7 +100,7 @@ def test_the_writer_refuses_other_arguments(capsys):
 
 
 def test_judging_the_wire_does_not_import_the_sdk_types():
-    code = ("import sys; from conformance import wire; "
+    code = ("import sys; from conformance.core import wire; "
             "wire.base_problems('tools/list', {'jsonrpc': '2.0', 'id': 1, 'result': {'tools': []}}); "
             "print('mcp_types' in sys.modules or 'mcp.types' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

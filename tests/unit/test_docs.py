@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 
 import pytest
 
-from conformance.model import REGISTRY
-from conformance.roles import load_all
+from conformance.core.model import REGISTRY
+from conformance.core.roles import load_all
 from tests.helpers import ROOT
 
 load_all()
@@ -25,7 +26,7 @@ def test_every_fixture_a_check_needs_is_in_the_fixture_contract(need):
 
 
 def test_checks_named_in_the_fixture_contract_exist():
-    from conformance.model import PROFILES
+    from conformance.core.model import PROFILES
     slugs = {check.id.rsplit("/", 1)[1] for check in REGISTRY.values()} | {check.id for check in REGISTRY.values()}
     named = {slug for section in re.split(r"\n## ", FIXTURE_CONTRACT)[2:]
              for slug in re.findall(r"`([a-z]+(?:[-/][a-z]+)+)`", section)} - set(PROFILES) - {"tools/call", "resources/read"}
@@ -33,7 +34,7 @@ def test_checks_named_in_the_fixture_contract_exist():
 
 
 def test_check_model_names_every_outcome_and_level():
-    from conformance.model import LEVELS, OUTCOMES
+    from conformance.core.model import LEVELS, OUTCOMES
     for word in (*LEVELS, *OUTCOMES, "--profile", "--strict", "not observed", "quote_sha256", "MCPX_SPECS_DIR"):
         assert word in CHECK_MODEL, word
 
@@ -57,3 +58,67 @@ def test_nothing_points_at_documents_outside_the_repository():
     found = [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
              for name, text in _tracked_text_files() for m in OUTSIDE.finditer(text)]
     assert not found, found
+
+
+# -- the README and docs/ as one set of pages ---------------------------------------------------------------
+
+PAGES = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+         for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _prose(text: str) -> str:
+    """The page without its code blocks, whose links and paragraphs are examples."""
+    return re.sub(r"```.*?```", "", text, flags=re.S)
+
+
+def _anchors(text: str) -> set[str]:
+    # GitHub's heading ids: lowercase, punctuation dropped (not `-` or `_`), spaces as `-`.
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.*)$", _prose(text), re.M)}
+
+
+def test_every_link_between_the_pages_resolves():
+    broken = []
+    for name, text in PAGES.items():
+        for target in LINK.findall(_prose(text)):
+            if re.match(r"[a-z]+:", target):
+                continue  # a public address
+            path, _, anchor = target.partition("#")
+            resolved = (ROOT / name).parent / path if path else ROOT / name
+            if not resolved.exists():
+                broken.append(f"{name}: {target} (no such file)")
+            elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved.read_text(encoding="utf-8")):
+                broken.append(f"{name}: {target} (no such heading)")
+    assert not broken, broken
+
+
+def test_every_page_in_docs_is_listed_in_the_readme():
+    listed = set(re.findall(r"\]\((docs/[\w.-]+\.md)\)", PAGES["README.md"]))
+    assert listed >= {name for name in PAGES if name.startswith("docs/")}, sorted(set(PAGES) - listed - {"README.md"})
+
+
+def test_no_paragraph_is_written_twice():
+    # A page links to another instead of repeating it. Paragraphs and list items of some length, compared with
+    # their whitespace collapsed; tables and code blocks are left out.
+    seen: dict[str, str] = {}
+    twice = []
+    for name, text in PAGES.items():
+        for block in re.split(r"\n\s*\n|\n(?=- )", _prose(text)):
+            para = " ".join(block.split())
+            if len(para) < 120 or para.startswith(("|", "<!--", "#")):
+                continue
+            if para in seen:
+                twice.append(f"{seen[para]} and {name}: {para[:80]}…")
+            seen.setdefault(para, name)
+    assert not twice, twice
+
+
+def test_the_options_the_server_page_lists_are_the_clis():
+    # The page's option table against `server --help`: every option it names exists.
+    table = PAGES["docs/server.md"].split("<!-- options:server -->")[1].split("\n\n")[0]
+    listed = {flag for row in table.splitlines()[2:] for flag in re.findall(r"`(--?[\w-]+)", row.split("|")[1])}
+    helptext = subprocess.run([sys.executable, "-m", "conformance", "server", "--help"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout
+    offered = set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", helptext))
+    assert listed and listed <= offered, sorted(listed - offered)

@@ -8,7 +8,7 @@ from conformance.host.harness import HostRun, Turn
 from conformance.host.mock_llm import ModelRequest
 from conformance.host.record import record_hosts
 from conformance.host.recording import HostRecording
-from conformance.model import NotObserved, Violation
+from conformance.core.model import NotObserved, Violation
 
 
 def _recording(profile: str, run: HostRun) -> HostRecording:

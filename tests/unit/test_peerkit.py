@@ -14,18 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance.peerkit import (
-    Group,
-    RpcError,
-    StderrTail,
-    answer_http,
-    free_port,
-    group_alive,
-    open_group,
-    spawn,
-    stderr_tail,
-    stop_group,
-)
+from conformance.targets.peerkit import Group, RpcError, StderrTail, answer_http, free_port, group_alive, open_group, spawn, stderr_tail, stop_group
 from conformance.targets import reaper
 from tests.helpers import alive
 
@@ -135,7 +124,7 @@ def test_async_stop_kills_what_ignores_sigterm():
 # -- the raw servers ------------------------------------------------------------------------------------
 
 KIT_SERVER = (
-    "from conformance.peerkit import RpcError, serve_stdio\n"
+    "from conformance.targets.peerkit import RpcError, serve_stdio\n"
     "def handle(m):\n"
     "    if m.get('method') == 'fail': raise RpcError(-32001, 'no', {'why': 1})\n"
     "    return [{'jsonrpc': '2.0', 'id': m.get('id'), 'result': m.get('params')}] if 'id' in m else []\n"

@@ -1,15 +1,15 @@
-"""The role declarations (conformance/roles.py) agree with the check modules, and every role's recording
-offers what `runner.evaluate` reads (conformance/recording.py)."""
+"""The role declarations (conformance/core/roles.py) agree with the check modules, and every role's recording
+offers what `runner.evaluate` reads (conformance/core/recording.py)."""
 
 import pytest
 
 from conformance.gateway import record as gateway_record
-from conformance.gateway.replay import PipelineRecording
+from conformance.gateway.recording import PipelineRecording
 from conformance.host import record as host_record
 from conformance.host.recording import HostRecording
-from conformance.model import REGISTRY, NotObserved
-from conformance.recording import Recording
-from conformance.roles import GATEWAY, HOST, ROLES, SERVER
+from conformance.core.model import REGISTRY, NotObserved
+from conformance.core.recording import Recording
+from conformance.core.roles import GATEWAY, HOST, ROLES, SERVER
 from conformance.server import record as server_record
 from conformance.server.recording import Recording as ServerRecording
 
@@ -18,6 +18,18 @@ def test_declared_profiles_are_the_check_modules_profiles():
     assert SERVER.profiles == server_record.PROFILES
     assert HOST.profiles == host_record.PROFILES
     assert GATEWAY.profiles == (*gateway_record.PROFILES, "sequential-pipeline")
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_every_profile_module_has_the_one_shape(role):
+    """conformance/core/profile.py: PROFILE and PLAN in the module named after the profile, and every check
+    of the profile registered by it."""
+    record = {"server": server_record, "host": host_record, "gateway": gateway_record}[role]
+    for profile, module in record.MODULES.items():
+        assert module.__name__ == f"conformance.{role}.{profile.replace('-', '_')}"
+        assert module.PROFILE == profile and module.PLAN is not None
+        sites = {REGISTRY[cid].site for cid in ROLES[role].check_ids() if REGISTRY[cid].profile == profile}
+        assert sites == {module.__name__}, sites
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))

@@ -2,7 +2,7 @@
 
 Valid cases are the source documents' own examples (Preprocessor Tools RFC, PR #142, SEP-2487,
 Context Middleware SEP), with the adjustments noted beside each; invalid cases are what the sources rule out.
-Everything goes through conformance.schemas_loader, the loader the checks use.
+Everything goes through conformance.core.schemas_loader, the loader the checks use.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from conformance import schemas_loader
+from conformance.core import schemas_loader
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 BASE = "https://mcp-ext-conformance.dev/schemas/"
@@ -500,12 +500,14 @@ def test_loader_finds_the_schemas_in_either_layout(tmp_path, layout):
     package = tmp_path / "conformance"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    shutil.copy(Path(schemas_loader.__file__), package / "schemas_loader.py")
+    (package / "core").mkdir()
+    (package / "core" / "__init__.py").write_text("")
+    shutil.copy(Path(schemas_loader.__file__), package / "core" / "schemas_loader.py")
     target = package / "schemas" if layout == "installed" else tmp_path / "schemas"
     target.mkdir()
     for name in ("content", "middleware-invoke-result"):
         shutil.copy(SCHEMA_DIR / f"{name}.json", target)
-    probe = ("from conformance import schemas_loader as s; "
+    probe = ("from conformance.core import schemas_loader as s; "
              "print(sorted(s.schemas())); print(s.errors('middleware-invoke-result', {'content': [{'type': 'text'}]}))")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)})

@@ -6,7 +6,7 @@ import pytest
 
 from conformance.targets import WireEvent
 from conformance.targets.base import json_line
-from conformance.wire import base_problems, envelope_problems, transcript_problems
+from conformance.core.wire import base_problems, envelope_problems, transcript_problems
 
 VALID = [
     {"jsonrpc": "2.0", "id": 1, "result": {}},
@@ -59,7 +59,7 @@ def test_transcript_reports_wire_problems_in_order():
 
 
 def test_meta_carriage_names_fields_found_only_under_meta():
-    from conformance.judging import meta_carriage
+    from conformance.core.judging import meta_carriage
 
     tools = [{"name": "a", "_meta": {"com.example/preprocessor": True}},
              {"name": "b", "preprocessor": True, "_meta": {"com.example/preprocessor": True}},  # in place too

@@ -12,7 +12,7 @@ VOL = ["durationMs", "totalDurationMs", "info"]
 def c(v): return rfc8785.dumps(v).decode()
 def hooks(events): return [{"events": events, "phase": "request"}, {"events": events, "phase": "response"}]
 def fx(fid, req, desc, interceptors, steps):
-    (OUT / (fid.split("/")[1] + ".json")).write_text(json.dumps({"id": fid, "kind": "protocol", "requirement": req,
+    (OUT / (fid.split("/")[1] + ".json")).write_text(json.dumps({"id": fid, "kind": fid.split("/")[0], "requirement": req,
         "description": desc, "interceptors": interceptors, "steps": steps, "volatile": VOL}, indent=2) + "\n")
 P = {"name": "send_report", "arguments": {"note": "quarterly figures"}}
 U = {"name": "send_report", "arguments": {"note": "QUARTERLY FIGURES"}}
@@ -53,3 +53,7 @@ fx("protocol/suite-trust-boundary-order", "SEP-2624/chain.order", "Sending mutat
    [{"op": "apply", "event": "tools/call", "phase": "request", "payload": P, "context": None,
      "expect": {"decision": "allow", "finalPayload": U, "finalPayloadCanonical": c(U), "requires": ["QUARTERLY FIGURES"]}},
     {"op": "apply", "event": "tools/call", "phase": "response", "payload": P, "context": None, "expect": {"decision": "deny"}}])
+fx("behavior/suite-session-deny", "SEC/suite.session-chain", "Session-correlated calls still run the chain: a denial blocks in every session.",
+   [{"name": "t/deny", "type": "validation", "behavior": "deny-all", "events": ["tools/call"], "phases": "request"}],
+   [{"op": "apply", "event": "tools/call", "phase": "request", "payload": P, "context": {"sessionId": "s-1"}, "expect": {"decision": "deny"}},
+    {"op": "apply", "event": "tools/call", "phase": "request", "payload": P, "context": {"sessionId": "s-2"}, "expect": {"decision": "deny"}}])

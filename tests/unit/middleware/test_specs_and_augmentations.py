@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance import schemas_loader
+from conformance.core import schemas_loader
 from reference_servers.middleware import ALL, AUGMENTATIONS, BY_NAME, MiddlewareSpec, augment
 
 FIXED = dt.datetime(2025, 10, 4, 15, 42, tzinfo=dt.timezone.utc)

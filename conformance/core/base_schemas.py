@@ -8,7 +8,7 @@ validation mode), which says the same about shapes and nothing about coercion.
 
 The schemas of a known SDK release ship in `schemas/sdk-base/<distribution>-<version>.json`, written by
 
-    python -m conformance.base_schemas --write
+    python -m conformance.core.base_schemas --write
 
 under that release; for any other release they are derived from the installed types when first needed (the
 same schemas, a third of a second later). `tests/unit/test_base_schemas.py` re-derives the shipped file for
@@ -25,8 +25,8 @@ from typing import Any
 
 # Where schemas_loader looks, named here because schemas_loader imports jsonschema and this module must not:
 # the packaged copy (a link to schemas/ in a checkout), then schemas/ itself.
-DIRECTORIES = (Path(__file__).resolve().parent / "schemas" / "sdk-base",
-               Path(__file__).resolve().parent.parent / "schemas" / "sdk-base")
+DIRECTORIES = (Path(__file__).resolve().parents[1] / "schemas" / "sdk-base",
+               Path(__file__).resolve().parents[2] / "schemas" / "sdk-base")
 
 # The SDK types whose JSON Schemas are kept: what a server sends (notifications, the results the suite asks
 # for) and what a host sends (requests, notifications).
@@ -230,7 +230,7 @@ def write(directory: Path = DIRECTORIES[-1]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv != ["--write"]:
-        print("usage: python -m conformance.base_schemas --write   (writes schemas/sdk-base/<release>.json "
+        print("usage: python -m conformance.core.base_schemas --write   (writes schemas/sdk-base/<release>.json "
               "for the installed SDK)", file=sys.stderr)
         return 2
     print(write())

@@ -60,8 +60,9 @@ class Citing:
 
     def cite(self, label: str) -> Any:
         self._note(label)
-        if label in self.exchanges:
-            return self.exchanges[label]
+        exchanges: Mapping[str, Any] = getattr(self, "exchanges")  # each recording class's own field
+        if label in exchanges:
+            return exchanges[label]
         raise NotObserved(self.never_observed(label))
 
     def never_observed(self, label: str) -> str:
@@ -71,3 +72,17 @@ class Citing:
     def _note(self, label: str) -> None:
         if label not in self.cited:
             self.cited.append(label)
+
+
+def peer_identity(rec: Any) -> dict | None:
+    """What the target says it is: `serverInfo` of its initialize (or server/discover) result, the strings
+    only and each clipped, or None when the recording holds no such answer (a host's, an adapter's)."""
+    exchange = (getattr(rec, "exchanges", None) or {}).get("initialize")
+    response = getattr(exchange, "response", None)
+    result = response.get("result") if isinstance(response, dict) else None
+    info = result.get("serverInfo") if isinstance(result, dict) else None
+    if not isinstance(info, dict):
+        return None
+    identity = {key: info[key][:200] for key in ("name", "title", "version")
+                if isinstance(info.get(key), str) and info[key]}
+    return identity or None

@@ -119,6 +119,23 @@ class StderrTail:
 # ------------------------------------------------------------------------------------------ process groups
 
 
+def cannot_start(argv: list[str], exc: BaseException) -> str:
+    """Why `argv` could not be started, as the user reads it: a missing or non-executable program named as such
+    (not `FileNotFoundError: [Errno 2] ...`, which repeats the name)."""
+    import shlex
+
+    program = argv[0] if argv else ""
+    named = "" if len(argv) == 1 else f" {program!r}"  # the command alone is the program: not twice
+    if isinstance(exc, FileNotFoundError) and exc.filename == program:
+        why = f"no such program{named}" + (" (no such file)" if "/" in program else " on PATH")
+    elif isinstance(exc, PermissionError) and exc.filename == program:
+        why = f"the program{named} is not an executable file"
+    else:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"cannot start {shlex.join(argv)!r}: {why}"
+
+
 def signal_group(pid: int, sig: int) -> bool:
     """Send `sig` to the process group led by `pid`; False when the group is gone."""
     try:
@@ -133,13 +150,13 @@ def group_alive(pid: int) -> bool:
 
 
 def _track(pid: int) -> None:
-    from .targets import reaper  # imported when used: the raw servers need no part of the targets package
+    from . import reaper  # imported when used: the raw servers need no part of the targets package
 
     reaper.track(pid)
 
 
 def _untrack(pid: int) -> None:
-    from .targets import reaper
+    from . import reaper
 
     reaper.untrack(pid)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .model import PROFILES, REGISTRY
+from ..core.model import PROFILES, REGISTRY
 
 
 class BaselineError(ValueError):

@@ -17,7 +17,9 @@ level and outcome filters and recount the summary row for what is shown.
 
 Loading is separate from rendering: `load` validates each file against
 schemas/results.json and raises DashboardError with a readable message,
-`build` merges the runs into a plain model, `render` turns it into HTML.
+`build` merges the runs into a plain model, `render` turns it into HTML from
+a Jinja2 template (templates/dashboard.html.j2) with autoescaping, as the run
+report is built; each check's requirement is the catalog's Markdown, rendered.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ import os
 import shlex
 from collections import Counter
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 
-from .html_report import COLOURS
-from .model import LEVELS, PROFILES
+from .html import environment
+from ..core.model import LEVELS, PROFILES
 
 ROLES = ("server", "host", "gateway")
 SUMMARY_OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")
@@ -110,7 +111,7 @@ def parse_spec(spec: str) -> tuple[str | None, Path]:
 
 
 def load(spec: str) -> Run:
-    from .schemas_loader import errors
+    from ..core.schemas_loader import errors
 
     name, path = parse_spec(spec)
     if path.is_dir():
@@ -181,78 +182,12 @@ def _href(page: Path, out_dir: Path) -> str:
     return Path(os.path.relpath(page.resolve(), out_dir.resolve())).as_posix()
 
 
-STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
-header{background:#fff;border-bottom:1px solid #d0d7de;padding:16px 24px}
-h1{font-size:20px;margin:0 0 4px}
-.meta{color:#59636e}
-main{padding:16px 24px}
-form{display:flex;flex-wrap:wrap;gap:16px;align-items:end;margin:0 0 12px}
-label{display:flex;flex-direction:column;font-size:12px;color:#59636e;gap:2px}
-select{font:inherit;padding:2px 4px}
-.scroll{overflow:auto;max-height:85vh;border:1px solid #d0d7de;border-radius:6px;background:#fff}
-table{border-collapse:separate;border-spacing:0;width:100%}
-th,td{padding:4px 10px;border-bottom:1px solid #d8dee4;text-align:left;vertical-align:top}
-thead th{position:sticky;top:0;background:#f6f8fa;z-index:2;border-bottom:1px solid #d0d7de;font-weight:600}
-thead tr.summary th, thead tr.summary td{top:auto;position:static;background:#fff;font-weight:400}
-th[scope=row]{font-weight:400;min-width:300px;max-width:520px}
-th.col{min-width:110px;max-width:200px;overflow-wrap:anywhere}
-th[scope=row] code{font-weight:600}
-.req{display:block;color:#59636e;font-size:12px}
-tbody tr.group th{background:#eef1f4;font-size:13px;font-weight:600;position:static}
-td.cell{text-align:center;white-space:nowrap}
-.level{font-size:11px;color:#59636e;border:1px solid #d0d7de;border-radius:8px;padding:0 6px;margin-left:6px}
-.v{display:inline-block;min-width:52px;text-align:center;color:#fff;border-radius:10px;padding:0 8px;
-   font-size:12px;font-weight:600;text-transform:uppercase;text-decoration:none}
-a.v:hover,a.v:focus{outline:2px solid #0969da;outline-offset:1px}
-.absent{color:#9a6700;font-size:12px;font-style:italic;white-space:nowrap}
-.na{color:#8c959f}
-.col small{display:block;font-weight:400;color:#59636e;font-size:11px;max-width:220px;overflow-wrap:anywhere}
-.counts .v{min-width:0;margin:1px}
-.legend{color:#59636e;font-size:12px;margin:8px 0 0}
-"""
-
-SCRIPT = """
-(function(){
-  var form=document.getElementById('filters'); form.hidden=false;
-  var rows=[].slice.call(document.querySelectorAll('tbody tr.check'));
-  var groups=[].slice.call(document.querySelectorAll('tbody tr.group'));
-  function apply(){
-    var want={}; [].forEach.call(form.elements,function(e){ if(e.name) want[e.name]=e.value; });
-    rows.forEach(function(tr){
-      var ok=['role','profile','level'].every(function(k){return !want[k]||tr.dataset[k]===want[k];});
-      if(ok&&want.outcome){ ok=tr.dataset.outcomes.split(' ').indexOf(want.outcome)>=0; }
-      tr.hidden=!ok;
-    });
-    groups.forEach(function(g){
-      g.hidden=!rows.some(function(tr){return !tr.hidden&&tr.dataset.profile===g.dataset.profile;});
-    });
-    document.querySelectorAll('tr.summary td').forEach(function(td){
-      var col=td.dataset.col, n={};
-      rows.forEach(function(tr){ if(tr.hidden) return;
-        var c=tr.querySelector('td[data-col="'+col+'"]'); var o=c&&c.dataset.outcome;
-        if(o) n[o]=(n[o]||0)+1; });
-      td.querySelectorAll('[data-count]').forEach(function(s){
-        var k=s.dataset.count; s.querySelector('b').textContent=n[k]||0; s.hidden=!n[k]; });
-    });
-  }
-  form.addEventListener('change',apply); apply();
-})();
-"""
-
 OUTCOME_TITLES = {"pass": "passed", "fail": "failed", "warn": "SHOULD not met", "info": "informational",
                   "skip": "skipped", "xfail": "expected failure", "stale": "baseline entry stale",
                   "absent": "not run", "other-role": "another role's check"}
 
 
-def _verdict(outcome: str, href: str | None, title: str) -> str:
-    style = f"background:{COLOURS.get(outcome, '#6e7781')}"
-    if href:
-        return f'<a class=v style="{style}" href="{escape(href)}" title="{escape(title)}">{escape(outcome)}</a>'
-    return f'<span class=v style="{style}" title="{escape(title)}">{escape(outcome)}</span>'
-
-
-def _column_header(column: Column, out_dir: Path) -> str:
+def _column_header(column: Column, out_dir: Path) -> dict:
     """The name, then one link per run (its role) with when and with what it ran in the link's title."""
     links = []
     for run in column.runs:
@@ -260,99 +195,54 @@ def _column_header(column: Column, out_dir: Path) -> str:
         about = (f"{doc['role']} run of {target_name(doc['target'])}, finished {doc['finishedAt']}, "
                  f"suite {doc['suite']['version']}, exit code {doc['exitCode']}"
                  + (f", unreachable: {doc['unavailable']}" if doc.get("unavailable") else ""))
-        label = escape(doc["role"]) + (" (unreachable)" if doc.get("unavailable") else "")
-        if run.index_html:
-            links.append(f'<a href="{escape(_href(run.index_html, out_dir))}" title="{escape(about)}">{label}</a>')
-        else:
-            links.append(f'<span title="{escape(about)}">{label}</span>')
-    when = max(run.doc["finishedAt"] for run in column.runs)[:10]
-    return (f'<th scope=col class=col>{escape(column.name)}<small>{" · ".join(links)}</small>'
-            f'<small>{escape(when)}</small></th>')
+        links.append({"label": doc["role"] + (" (unreachable)" if doc.get("unavailable") else ""), "title": about,
+                      "href": _href(run.index_html, out_dir) if run.index_html else None})
+    return {"name": column.name, "links": links, "when": max(run.doc["finishedAt"] for run in column.runs)[:10]}
 
 
-def _cell(column: Column, index: int, row: Row, out_dir: Path) -> tuple[str, str]:
+def _cell(column: Column, index: int, row: Row, out_dir: Path) -> dict:
     state, check, run = cell_state(column, row)
-    col = f'data-col="{index}"'
+    cell = {"state": state, "col": index, "href": None, "title": ""}
     if state == "other-role":
-        return (f'<td class="cell na" {col} title="{escape(column.name)} ran no {escape(row.role)}-role checks">'
-                f'<span aria-label="no {escape(row.role)} run">·</span></td>', state)
+        cell["title"] = f"{column.name} ran no {row.role}-role checks"
+        return cell
     if state == "absent":
-        return (f'<td class="cell absent" {col} data-outcome=absent>not run</td>', state)
-    href = None
+        return cell
     if run.index_html:
-        href = f"{_href(run.index_html, out_dir)}#{row.id}"
+        cell["href"] = f"{_href(run.index_html, out_dir)}#{row.id}"
     title = f"{column.name}: {OUTCOME_TITLES.get(state, state)}"
     if check.get("reason"):
         title += f" — {check['reason']}"
     if check.get("expectedFailure"):
         title += " (in the expected-failures baseline)"
-    return f'<td class=cell {col} data-outcome="{escape(state)}">{_verdict(state, href, title)}</td>', state
+    cell["title"] = title
+    return cell
 
 
-def _summary(dashboard: Dashboard) -> str:
-    cells = []
-    for index, column in enumerate(dashboard.columns):
-        counts = Counter(cell_state(column, row)[0] for row in dashboard.rows)
-        spans = "".join(
-            f'<span data-count="{o}"{"" if counts[o] else " hidden"}>'
-            f'<span class=v style="background:{COLOURS.get(o, "#6e7781")}">{escape(o)} <b>{counts[o]}</b></span></span>'
-            for o in SUMMARY_OUTCOMES)
-        spans += (f'<span data-count=absent{"" if counts["absent"] else " hidden"} class=absent> '
-                  f'not run <b>{counts["absent"]}</b></span>')
-        cells.append(f'<td class=counts data-col="{index}">{spans}</td>')
-    return f'<tr class=summary><th scope=row>summary (checks shown)</th>{"".join(cells)}</tr>'
-
-
-def _select(name: str, label: str, values) -> str:
-    options = "".join(f"<option>{escape(v)}</option>" for v in values)
-    return f'<label>{label}<select name={name}><option value="">all</option>{options}</select></label>'
+def context(dashboard: Dashboard, out_dir: Path, title: str) -> dict:
+    """Everything the template shows (templates/dashboard.html.j2), computed here."""
+    groups: list[dict] = []
+    for row in dashboard.rows:
+        if not groups or groups[-1]["profile"] != row.profile:  # one tbody per profile: a real row group
+            groups.append({"profile": row.profile, "rows": []})
+        cells = [_cell(column, index, row, out_dir) for index, column in enumerate(dashboard.columns)]
+        groups[-1]["rows"].append({"row": row, "cells": cells,
+                                   "outcomes": " ".join(sorted({c["state"] for c in cells}))})
+    summary = [Counter(cell_state(column, row)[0] for row in dashboard.rows) for column in dashboard.columns]
+    return {
+        "title": title, "columns": [_column_header(c, out_dir) for c in dashboard.columns],
+        "runs": sum(len(c.runs) for c in dashboard.columns), "checks": len(dashboard.rows),
+        "summary": summary, "groups": groups, "summary_outcomes": SUMMARY_OUTCOMES,
+        "filters": [("role", "role", [r for r in ROLES if any(row.role == r for row in dashboard.rows)]),
+                    ("profile", "profile", list(dict.fromkeys(row.profile for row in dashboard.rows))),
+                    ("level", "level", [lv for lv in LEVELS if any(row.level == lv for row in dashboard.rows)]),
+                    ("outcome", "outcome (any column)", [*SUMMARY_OUTCOMES, "absent"])],
+    }
 
 
 def render(dashboard: Dashboard, out_dir: Path, title: str = "MCP extension conformance: implementations") -> str:
-    present_roles = [r for r in ROLES if any(row.role == r for row in dashboard.rows)]
-    present_profiles = list(dict.fromkeys(row.profile for row in dashboard.rows))
-    present_levels = [level for level in LEVELS if any(row.level == level for row in dashboard.rows)]
-    head = "".join(_column_header(c, out_dir) for c in dashboard.columns)
-    body = []
-    current = None
-    for row in dashboard.rows:
-        if row.profile != current:  # one tbody per profile, so its header row heads a real row group
-            if current is not None:
-                body.append("</tbody>")
-            current = row.profile
-            body.append(f'<tbody><tr class=group data-profile="{escape(row.profile)}">'
-                        f'<th scope=rowgroup colspan={len(dashboard.columns) + 1} id="p-{escape(row.profile)}">'
-                        f'{escape(row.profile)}</th></tr>')
-        cells, outcomes = [], set()
-        for index, column in enumerate(dashboard.columns):
-            html, state = _cell(column, index, row, out_dir)
-            cells.append(html)
-            outcomes.add(state)
-        body.append(f'<tr class=check data-role="{escape(row.role)}" data-profile="{escape(row.profile)}" '
-                    f'data-level="{escape(row.level)}" data-outcomes="{escape(" ".join(sorted(outcomes)))}">'
-                    f'<th scope=row><code>{escape(row.id)}</code> <span class=level>{escape(row.level)}</span>'
-                    f'<span class=req>{escape(row.requirement)}</span></th>{"".join(cells)}</tr>')
-    filters = (f'<form id=filters hidden aria-label="filter the checks">'
-               f'{_select("role", "role", present_roles)}{_select("profile", "profile", present_profiles)}'
-               f'{_select("level", "level", present_levels)}'
-               f'{_select("outcome", "outcome (any column)", [o for o in (*SUMMARY_OUTCOMES, "absent")])}'
-               f'</form>')
-    runs = sum(len(c.runs) for c in dashboard.columns)
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        "<meta name=viewport content='width=device-width,initial-scale=1'>"
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
-        f"<header><h1>{escape(title)}</h1><div class=meta>{len(dashboard.columns)} implementation(s), "
-        f"{runs} run(s), {len(dashboard.rows)} checks. Each verdict links to that check in its run's report."
-        f"</div></header><main>{filters}"
-        f'<div class=scroll><table><caption class=legend style="caption-side:bottom;text-align:left;padding:8px">'
-        "<em>not run</em>: the run was of this role but has no verdict for the check (a profile it was not "
-        "asked to run, another suite version, or a -k selection). <span class=na>·</span>: no run of this "
-        "check's role for that implementation."
-        f"</caption><thead><tr><th scope=col>check</th>{head}</tr>{_summary(dashboard)}</thead>"
-        f"{''.join(body)}{'</tbody>' if body else ''}</table></div></main>"
-        f"<script>{SCRIPT}</script></body></html>"
-    )
+    """The page, from templates/dashboard.html.j2 (autoescaped, as the run report's)."""
+    return environment().get_template("dashboard.html.j2").render(context(dashboard, out_dir, title))
 
 
 def write(specs: list[str], out_dir: str | os.PathLike, title: str | None = None) -> Path:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import base_schemas
-from .targets import WireEvent
+from ..targets import WireEvent
 
 # Results whose base shape the SDK's types describe, by request method.
 _RESULT_TYPES = {

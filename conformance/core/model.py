@@ -1,7 +1,8 @@
 """The check model: ids, levels, outcomes, and how a judgement becomes a verdict.
 
 Rules (docs/check-model.md):
-- A check id is `profile/role/slug`, stable forever.
+- A check id is `profile/role/slug`, stable forever, and written out in full where the check is
+  registered (factories and tables take full ids), so a search for a failing id finds its judge.
 - Each check carries two sentences: what the suite does (`does`) and what the
   implementation must do (`must`). Failures print both, then expected vs actual.
 - The catalog (conformance/requirements/*.yaml) is the one place that says
@@ -11,11 +12,17 @@ Rules (docs/check-model.md):
   optionally with a note), raises `Violation` (naming a level when only the
   check's weaker rows are violated), `NotObserved` (a claimed behaviour that never
   happened: always a failure at the check's level), or `NotApplicable` (skip).
+- A check judges one kind of target (`target`): "live", the implementation itself as the role's front end
+  reaches it (a connection, a host command, a gateway command or pipeline adapter), or "wg-fixtures", the
+  interceptors working group's fixtures replayed through an adapter (server role). A run judges the checks
+  of its target's kind only; a recording says which kind it holds (`target_kind`, "live" when it says none).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Callable
 
 PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
@@ -23,6 +30,7 @@ PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware"
 ROLES = ("server", "host", "gateway")
 LEVELS = ("MUST", "SHOULD", "MAY", "BEHAVIOR")
 OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")
+TARGET_KINDS = ("live", "wg-fixtures")
 
 _LEVEL_OUTCOME = {"MUST": "fail", "SHOULD": "warn", "MAY": "info", "BEHAVIOR": "info"}
 
@@ -57,14 +65,10 @@ class NotApplicable(Exception):
     """The check does not apply to this target (skip, with the reason)."""
 
 
-@dataclass(frozen=True)
-class Check:
+class _Identified:
+    """What a check id `profile/role/slug` names."""
+
     id: str
-    does: str  # what the suite does
-    must: str  # what the implementation must do
-    judge: Callable[[Any], str | None]
-    needs: tuple[str, ...] = ()  # fixtures, e.g. "tool:conformance_echo", "middleware:conformance_identity"
-    when: str = "claimed"  # "claimed" | "unclaimed" (runs only when the profile is NOT claimed) | "always"
 
     @property
     def profile(self) -> str:
@@ -79,8 +83,26 @@ class Check:
         return self.id.split("/")[2]
 
 
+@dataclass(frozen=True)
+class Check(_Identified):
+    id: str
+    does: str  # what the suite does
+    must: str  # what the implementation must do
+    judge: Callable[[Any], str | None]
+    needs: tuple[str, ...] = ()  # fixtures, e.g. "tool:conformance_echo", "middleware:conformance_identity"
+    when: str = "claimed"  # "claimed" | "unclaimed" (runs only when the profile is NOT claimed) | "always"
+    site: str = ""  # the module whose top level registered the check (where its id is written)
+    target: str = "live"  # the kind of target it judges (TARGET_KINDS)
+
+
+
 REGISTRY: dict[str, Check] = {}
-FIXTURE_CONTRACT = 2  # the newest fixture contract version (docs/fixture-contract.md)
+FIXTURE_CONTRACT = 3  # the newest fixture contract version (docs/fixture-contract.md)
+
+
+def target_kind(rec) -> str:
+    """The kind of target a recording holds (Check.target); "live" unless it says otherwise."""
+    return getattr(rec, "target_kind", "live")
 
 
 def fixture_need(need: str) -> tuple[str, int]:
@@ -89,22 +111,33 @@ def fixture_need(need: str) -> tuple[str, int]:
     return fixture, int(version) if version else 1
 
 
-def check(check_id: str, *, does: str, must: str, needs: tuple[str, ...] = (), when: str = "claimed"):
+def check(check_id: str, *, does: str, must: str, needs: tuple[str, ...] = (), when: str = "claimed",
+          target: str = "live"):
     """Register the decorated judge as check `check_id`."""
     profile, role, slug = check_id.split("/")
-    assert profile in PROFILES and role in ROLES and slug, check_id
+    assert profile in PROFILES and role in ROLES and slug and target in TARGET_KINDS, check_id
+    site = _registering_module()
 
     def register(judge):
         if check_id in REGISTRY:
             raise ValueError(f"duplicate check id {check_id}")
-        REGISTRY[check_id] = Check(check_id, does, must, judge, tuple(needs), when)
+        REGISTRY[check_id] = Check(check_id, does, must, judge, tuple(needs), when, site=site, target=target)
         return judge
 
     return register
 
 
+def _registering_module() -> str:
+    """The module whose top-level code is running this registration (through any factory in between):
+    the first module-level frame up the stack. Its source is where the check id is written."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "") if frame is not None else ""
+
+
 @dataclass
-class Result:
+class Result(_Identified):
     """A check's verdict, as reports and the pytest layer see it."""
 
     id: str
@@ -121,16 +154,9 @@ class Result:
     claim: dict | None = None  # the profile's claim, for the report
     expected_failure: bool = False
 
-    @property
-    def profile(self) -> str:
-        return self.id.split("/")[0]
-
-    @property
-    def role(self) -> str:
-        return self.id.split("/")[1]
 
     def to_json(self) -> dict:
-        out = {
+        out: dict[str, Any] = {
             "id": self.id, "profile": self.profile, "role": self.role, "slug": self.id.split("/")[2],
             "level": self.level, "outcome": self.outcome, "rows": self.rows,
             "requirement": self.requirement, "description": self.description,

@@ -11,12 +11,27 @@ from __future__ import annotations
 import time
 
 from . import catalog
-from .model import Check, NotApplicable, NotObserved, Result, Violation, fixture_need, outcome_for_level
-from .targets.base import describe
+from .model import Check, NotApplicable, NotObserved, Result, Violation, fixture_need, outcome_for_level, target_kind
+from ..targets.base import describe
+
+
+WRONG_TARGET = {
+    "live": "judged on a live implementation; this run replays the interceptors working group's fixtures",
+    "wg-fixtures": "judged on the interceptors working group's fixtures replayed through an adapter "
+                   "(server --adapter MODULE:FACTORY --wg-fixtures DIR)",
+}
 
 
 def claim_of(rec) -> dict:
-    return {"claimed": rec.claimed, "claimedBy": rec.claimed_by, "reason": rec.claim_reason}
+    """The profile's claim as results.json shows it; an unclaimed one also says where the target put the
+    profile's fields instead (`misplaced`) and how the profile is claimed (`howToClaim`), when known."""
+    claim = {"claimed": rec.claimed, "claimedBy": rec.claimed_by, "reason": rec.claim_reason}
+    if not rec.claimed:
+        if getattr(rec, "misplaced", None):
+            claim["misplaced"] = list(rec.misplaced)
+        if getattr(rec, "how_to_claim", ""):
+            claim["howToClaim"] = rec.how_to_claim
+    return claim
 
 
 def evaluate(check: Check, rec) -> Result:
@@ -34,6 +49,8 @@ def evaluate(check: Check, rec) -> Result:
         return result
 
     rec.cited.clear()  # the evidence of this verdict is what this judge cites
+    if check.target != target_kind(rec):  # a live check on a fixture replay, or the other way round
+        return finish("skip", WRONG_TARGET[check.target])
     if rec.unavailable:
         return finish("fail", rec.unavailable)
     if rec.init_failed:  # whether claimed or not is unknowable: fail, never skip, what could not be observed
@@ -74,8 +91,9 @@ def evaluate(check: Check, rec) -> Result:
 
 
 def evaluate_all(role: str, recordings: dict) -> dict[str, Result]:
-    """Every check of `role` whose profile was recorded, by check id."""
+    """Every check of `role` whose profile was recorded on a target of the check's kind, by check id."""
     from .model import REGISTRY
 
     return {cid: evaluate(check, recordings[check.profile]) for cid, check in sorted(REGISTRY.items())
-            if check.role == role and check.profile in recordings}
+            if check.role == role and check.profile in recordings
+            and check.target == target_kind(recordings[check.profile])}

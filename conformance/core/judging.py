@@ -1,11 +1,15 @@
 """Small pure readers every role's judges share: one rule each, so a verdict never hangs on which copy ran.
 
-- `canonical` / `short`: JSON equality and short display.
+- `canonical_sorted` / `short`: JSON equality inside the suite (sorted keys, compact) and short display.
+- `canonical_rfc8785`: RFC 8785 (JCS) canonical JSON, the form the interceptors working group's fixtures state
+  their expectations in. The two differ (number and string serialisation), so each has its own name: a
+  comparison with a precomputed string from a fixture needs the RFC's form, any other equality the sorted one.
 - `text_of`, `error_text`, `failed`: what a tools/call (or any call) answered.
 - `match_name` / `find_named`: a name as offered, or a prefixed form of it. Gateways and hosts may prefix
   what they aggregate (`fixture__conformance_echo`, `server.tool`); the match is the exact name, else a
   name ending in it right after a non-alphanumeric separator.
 - `meta_carriage`: a profile's tool field found under a tool's `_meta` instead of where the proposal puts it.
+- `experimental_carriage`: a profile's capability advertised under `capabilities.experimental` instead.
 """
 
 from __future__ import annotations
@@ -14,13 +18,20 @@ import json
 from typing import Any
 
 
-def canonical(value: Any) -> str:
-    """Canonical JSON for equality: sorted keys, no insignificant whitespace."""
+def canonical_sorted(value: Any) -> str:
+    """JSON for equality within the suite: sorted keys, no insignificant whitespace (not RFC 8785)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def canonical_rfc8785(value: Any) -> str:
+    """RFC 8785 (JSON Canonicalization Scheme) text of `value`, by the `rfc8785` package."""
+    import rfc8785  # imported here: only the working group's fixture replay compares with this form
+
+    return rfc8785.dumps(value).decode("utf-8")
+
+
 def short(value: Any, limit: int = 300) -> str:
-    text = canonical(value)
+    text = canonical_sorted(value)
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -40,8 +51,8 @@ def failed(ex) -> bool:
 def error_text(ex) -> str:
     """Everything an error says, whether it came as a JSON-RPC error or an isError result."""
     if ex.has_error:
-        return canonical(ex.error)
-    return text_of(ex.result) + canonical((ex.result or {}).get("structuredContent"))
+        return canonical_sorted(ex.error)
+    return text_of(ex.result) + canonical_sorted((ex.result or {}).get("structuredContent"))
 
 
 def match_name(names, wanted: str) -> str | None:
@@ -87,3 +98,27 @@ def meta_carriage(tools: Any, profile: str) -> list[str]:
         found += [f"{tool.get('name')}: _meta[{key!r}]" for key in tool["_meta"]
                   if str(key).replace("/", ".").rsplit(".", 1)[-1] in segments]
     return found
+
+
+# Where each profile's capability belongs (capabilities.<key>; the interceptors under capabilities.extensions).
+_CAPABILITY_KEYS = {
+    "context-middleware": "contextMiddleware",
+    "augmentation": "augmentation",
+    "interceptors": "io.modelcontextprotocol/interceptors",
+}
+
+
+def experimental_carriage(capabilities: Any, profile: str) -> list[str]:
+    """`capabilities.experimental.<key>` when the profile's capability is advertised only there.
+
+    The Python SDKs (and FastMCP) offer `experimental_capabilities` as the one way to advertise a capability
+    they do not know, but the proposals put the capability at the top level (the interceptors under
+    `extensions`), so a client reading where the proposal says sees nothing; named, never counted.
+    """
+    key = _CAPABILITY_KEYS.get(profile)
+    if key is None or not isinstance(capabilities, dict):
+        return []
+    experimental = capabilities.get("experimental")
+    if not isinstance(experimental, dict) or key not in experimental:
+        return []
+    return [f"capabilities.experimental[{key!r}]"]

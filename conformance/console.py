@@ -1,0 +1,123 @@
+"""What the CLI prints: progress, each failure as requirement then expected against actual, the profile
+table, one closing line, and, for a run that could not start or reach its target, one diagnosis instead.
+
+The CLI runs pytest with its terminal reporter off and this plugin in its place, so the user reads about
+checks and targets, never about test files, fixtures or pytest's own exceptions. Run as a pytest plugin
+(`pytest --pyargs conformance`), the suite keeps pytest's own output and conventions instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+OUTCOME_WORDS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "INFO", "skip": "SKIP", "xfail": "XFAIL",
+                 "stale": "STALE"}
+
+
+class Console:
+    def __init__(self, verbose: bool = False, out=None):
+        self.verbose = verbose
+        self.out = out or sys.stdout
+        self.counts: dict[str, int] = {}
+        self.failures: list[tuple[str, str]] = []
+        self.errors: list[str] = []
+        self.started = time.time()
+        self.ran = 0
+        self.config = None
+
+    def write(self, line: str = "", err: bool = False) -> None:
+        stream = sys.stderr if err else self.out
+        capture = self.config.pluginmanager.get_plugin("capturemanager") if self.config else None
+        if capture is None:
+            print(line, file=stream, flush=True)
+            return
+        with capture.global_and_fixture_disabled():
+            print(line, file=stream, flush=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config) -> None:
+        self.config = config
+        config._mcpx_console = self
+        # Options pytest's terminal plugin would have defined, read by other plugins (pytest-json-report).
+        for name, value in (("tbstyle", "short"), ("verbose", 0), ("reportchars", ""), ("showlocals", False)):
+            if not hasattr(config.option, name):
+                setattr(config.option, name, value)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
+        check_id = props.get("check") or report.nodeid.partition("[")[2].rstrip("]") or report.nodeid
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            if report.when == "setup" and report.failed:  # a suite fault, not a verdict
+                self._count("error")
+                self.errors.append(f"{check_id}: {_first_lines(report.longreprtext)}")
+                return
+            self.ran += 1
+            outcome = props.get("outcome")
+            key = ("xfailed" if hasattr(report, "wasxfail") else report.outcome)
+            self._count(key)
+            if report.failed:
+                self.failures.append((check_id, report.longreprtext.strip()))
+            if self.verbose:
+                word = OUTCOME_WORDS.get(outcome or "", report.outcome.upper())
+                self.write(f"  {word:<5} {check_id}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_report_teststatus(self, report):
+        """The default pytest's terminal plugin gives (pytest-json-report asks for it)."""
+        outcome = report.outcome
+        if report.when in ("collect", "setup", "teardown") and outcome == "failed":
+            return "error", "E", "ERROR"
+        return outcome, {"passed": ".", "skipped": "s"}.get(outcome, "F"), outcome.upper()
+
+    def _count(self, key: str) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        config = session.config
+        diagnosis = getattr(config, "_mcpx_unavailable", None)
+        if diagnosis:
+            self.write(f"mcp-ext-conformance: {diagnosis}", err=True)
+            return
+        for ids, text in _grouped(self.failures):
+            self.write("")
+            for check_id in ids:  # the same failure of several checks (one wire fault seen by each profile) once
+                self.write(f"FAIL {check_id}")
+            if len(ids) > 1:
+                text = text.partition("\n")[2]  # its first line names one check and its rows
+            for line in text.splitlines():
+                self.write(f"  {line}")
+        for error in self.errors:
+            self.write(f"ERROR {error}", err=True)
+        reporter = config.pluginmanager.get_plugin("mcpx-reporter")
+        if reporter is not None and reporter.results:
+            for line in reporter.summary_lines():
+                self.write(line)
+        if self.ran or self.errors:
+            self.write(self.closing_line())
+        warning = reporter.closing_line() if reporter is not None else None
+        if warning:
+            self.write(warning)
+
+    def closing_line(self) -> str:
+        order = ("failed", "passed", "skipped", "xfailed", "error")
+        parts = [f"{self.counts[k]} {k}" for k in order if self.counts.get(k)]
+        return f"{', '.join(parts) or 'no checks ran'} in {time.time() - self.started:.2f}s"
+
+
+def _grouped(failures: list[tuple[str, str]]) -> list[tuple[list[str], str]]:
+    """Failures with the same text after their first line (which names the check), the ids together."""
+    groups: dict[str, tuple[list[str], str]] = {}
+    for check_id, text in failures:
+        head, _, body = text.partition("\n")
+        key = body if body.strip() else text
+        groups.setdefault(key, ([], text))[0].append(check_id)
+    return list(groups.values())
+
+
+def _first_lines(text: str, n: int = 3) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " / ".join(lines[-n:])

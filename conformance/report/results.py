@@ -1,0 +1,269 @@
+"""Reports: results.json (schemas/results.json), summary.md, and the terminal table.
+
+Reports are pure functions of the results; `write_all` is the only I/O.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from .. import __version__
+from ..core.model import OUTCOMES, PROFILES, Result
+
+ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "info": "ℹ️", "skip": "⏭️", "xfail": "🟡", "stale": "🔁"}
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def sdk_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("mcp")
+    except Exception:
+        return None
+
+
+def results_document(*, role: str, target: dict, results: list[Result], claims: dict, started: float,
+                     finished: float, strict: bool, exit_code: int, unavailable: str | None = None,
+                     peer: dict | None = None) -> dict:
+    counts = Counter(r.outcome for r in results)
+    profiles = {}
+    for profile in PROFILES:
+        claim = claims.get(profile)
+        if claim is None:
+            has_checks = any(r.profile == profile for r in results)
+            own = profile in role_profiles(role)
+            claim = {"claimed": False, "claimedBy": None,
+                     "reason": ("not run: no target was reached (the reason is above)" if unavailable else None) or ("not recorded" if has_checks else
+                                               _why_not_recorded(role, profile) if own else
+                                               f"no {role}-role checks")}
+        profiles[profile] = claim
+    doc = {
+        "format": "mcp-ext-conformance/results", "formatVersion": 1,
+        "suite": {"name": "mcp-ext-conformance", "version": __version__},
+        "role": role, "target": target, "sdk": {"mcp": sdk_version()},
+        "startedAt": _iso(started), "finishedAt": _iso(finished),
+        "durationSeconds": round(finished - started, 3), "strict": strict, "profiles": profiles,
+        "summary": {"total": len(results), **{o: counts.get(o, 0) for o in OUTCOMES}},
+        "exitCode": exit_code,
+        "checks": [r.to_json() for r in results],
+    }
+    if peer:
+        doc["targetInfo"] = peer
+    if unavailable:
+        doc["unavailable"] = unavailable
+    return doc
+
+
+# -- what a run left untested, and why: one reading for the console, summary.md and index.html -----------------
+
+SDK_SURVIVAL = "docs/ecosystem.md#sdk-survival"  # which SDK drops which field, and the way around it
+ATTENTION = "! "  # the console's prefix for the lines a reader must not miss
+
+
+def _why_not_recorded(role: str, profile: str) -> str:
+    from ..core import roles
+
+    return roles.ROLES[role].why_not_recorded(profile) if role in roles.ROLES else "not recorded in this run"
+
+
+def role_profiles(role: str) -> tuple[str, ...]:
+    """The profiles the role has checks for: the only ones its reports list."""
+    from ..core import roles
+
+    known = roles.ROLES.get(role)
+    return known.profiles if known else PROFILES
+
+
+def untested(role: str, claims: dict) -> dict:
+    """What of the extensions a run did not test, and why, from the claims of the profiles it recorded.
+
+    `nothing`: no recorded profile of the role was claimed (only the unclaimed-profile checks ran).
+    `unclaimed`: per unclaimed profile, its reason, where the target put the profile's fields instead
+    (`misplaced`: under `_meta` or `capabilities.experimental`, which no proposal defines) and how to claim it.
+    """
+    recorded = {p: claims[p] for p in role_profiles(role) if p in claims}
+    unclaimed = {p: c for p, c in recorded.items() if not c.get("claimed")}
+    return {"nothing": bool(recorded) and len(unclaimed) == len(recorded), "unclaimed": unclaimed,
+            "misplaced": [p for p, c in unclaimed.items() if c.get("misplaced")]}
+
+
+def claim_advice(profile: str, claim: dict) -> str:
+    """How the profile would be claimed: what the target would show, or the option."""
+    how = claim.get("howToClaim")
+    return f"{how}, or run with --profile {profile}" if how else f"run with --profile {profile}"
+
+
+def headline(role: str, gaps: dict, passed: int = 0) -> list[str]:
+    """The warnings a report opens with, as plain sentences (empty when every recorded profile was claimed)."""
+    out = []
+    if gaps["nothing"]:
+        n = len(gaps["unclaimed"])
+        ran = (f" (the {passed} that passed only judge that an unclaimed profile's methods are refused)"
+               if passed else "")
+        drop = ("" if gaps["misplaced"] or role != "server" else
+                f" A server that sets the fields and shows none of them here may be on an SDK that drops them: "
+                f"{SDK_SURVIVAL}")
+        out.append(f"Nothing of the MCP extensions was tested: the {role} claimed none of its {n} profile(s), so "
+                   f"no check of a profile's behaviour ran{ran}. Below: why each was not claimed, and how to "
+                   f"claim it.{drop}")
+    if gaps["misplaced"]:
+        found = {m for p in gaps["misplaced"] for m in gaps["unclaimed"][p]["misplaced"]}
+        what = []
+        if any(not m.startswith("capabilities.experimental") for m in found):
+            what.append("tool fields are only under the tool's _meta")
+        if any(m.startswith("capabilities.experimental") for m in found):
+            what.append("capabilities are only under capabilities.experimental")
+        out.append(f"Not tested: {', '.join(gaps['misplaced'])}: the {' and the '.join(what)}, which no proposal "
+                   f"defines. How to put them where the proposals do, SDK by SDK: {SDK_SURVIVAL}")
+    return out
+
+
+def closing_line(role: str, claims: dict) -> str | None:
+    """The console's last line when the run left the extensions untested, so pytest's counts do not end it."""
+    gaps = untested(role, claims)
+    if gaps["nothing"]:
+        return f"{ATTENTION}Nothing of the MCP extensions was tested: no profile was claimed (why: above)."
+    if gaps["misplaced"]:
+        return (f"{ATTENTION}Not tested: {', '.join(gaps['misplaced'])}: fields where no proposal puts them "
+                f"(above).")
+    return None
+
+
+def _wrap(text: str, first: str, rest: str, width: int = 100) -> list[str]:
+    import textwrap
+
+    # An option and its value stay on one line: "--profile" alone at a line's end reads as a typo.
+    lines = textwrap.wrap(text.replace("--profile ", "--profile\u00a0"), width=width, initial_indent=first,
+                          subsequent_indent=rest, break_long_words=False, break_on_hyphens=False)
+    return [line.replace("\u00a0", " ") for line in lines] or [first.rstrip()]
+
+
+def summary_markdown(doc: dict) -> str:
+    """A CI job summary: what was not tested first, per profile counts, then the failing checks."""
+    target = doc["target"]
+    where = target.get("command") or target.get("url") or target.get("image") or target.get("adapter") or "?"
+    role = doc["role"]
+    gaps = untested(role, {p: c for p, c in doc["profiles"].items() if any(x["profile"] == p for x in doc["checks"])})
+    title = (f"# ⚠️ Nothing of the MCP extensions was tested: {role} role" if gaps["nothing"]
+             else f"# ⚠️ MCP extension conformance: {role} role, {len(gaps['misplaced'])} profile(s) not tested "
+                  f"(fields misplaced)" if gaps["misplaced"]
+             else f"# MCP extension conformance: {role} role")
+    lines = [title, ""]
+    passed = sum(c["outcome"] == "pass" for c in doc["checks"])
+    for sentence in headline(role, gaps, passed):
+        lines += [f"> ⚠️ {_link_docs(sentence)}", ""]
+    identity = _identity(doc.get("targetInfo")) if speaks_for_itself(doc) else ""
+    lines += [f"Target: `{_md_code(where)}` ({target.get('kind')}){identity} · "
+              f"{doc['durationSeconds']:.1f} s · exit code {doc['exitCode']}", ""]
+    if doc.get("unavailable"):
+        lines += ["**No target reached: nothing was judged.**", "", *(f"> {_md_escape(line.strip())}  " for line in doc["unavailable"].splitlines()), ""]
+    lines += ["| profile | claimed | pass | fail | warn | info | skip |", "|---|---|---|---|---|---|---|"]
+    by_profile: dict[str, Counter] = defaultdict(Counter)
+    for check in doc["checks"]:
+        by_profile[check["profile"]][check["outcome"]] += 1
+    for profile in role_profiles(role):
+        claim = doc["profiles"].get(profile) or {"claimed": False, "claimedBy": None, "reason": ""}
+        c = by_profile.get(profile, Counter())
+        claimed = (f"yes ({claim['claimedBy']})" if claim["claimed"] else
+                   "**no**" if profile in gaps["unclaimed"] else "not run")
+        lines.append(f"| {profile} | {claimed} | {c['pass']} | {c['fail']} | {c['warn']} | {c['info']} | {c['skip']} |")
+    if gaps["unclaimed"]:
+        lines += ["", "## Not claimed, so not tested", ""]
+        for profile, claim in gaps["unclaimed"].items():
+            lines.append(f"- **{profile}**: {_md_escape(claim.get('reason') or 'not claimed')}. "
+                         f"To claim it: {_md_escape(claim_advice(profile, claim))}.")
+        if gaps["misplaced"]:
+            lines.append(f"- The fix for fields an SDK drops or moves: [SDK survival]({SDK_SURVIVAL}).")
+    bad = [c for c in doc["checks"] if c["outcome"] in ("fail", "warn", "stale")]
+    if bad:
+        lines += ["", "## Not passing", ""]
+        for check in bad:
+            lines.append(f"- {ICONS[check['outcome']]} **`{check['id']}`** ({check['level']}): {check['requirement']}  ")
+            lines.append(f"  {_md_escape(check.get('reason') or '')}")
+    elif doc.get("unavailable"):
+        lines += ["", "No check ran: the run never reached its target (above)."]
+    elif gaps["nothing"]:
+        lines += ["", "No check failed, but no profile was claimed: the run says nothing of the extensions."]
+    elif gaps["unclaimed"]:
+        lines += ["", f"Every check that ran passed; {len(gaps['unclaimed'])} profile(s) were not claimed and not "
+                      f"tested (above)."]
+    else:
+        lines += ["", "Every check that ran passed."]
+    return "\n".join(lines) + "\n"
+
+
+def speaks_for_itself(doc: dict) -> bool:
+    """Whether the target answers initialize with a serverInfo (a server or a gateway; not a host, which is
+    a client, nor an adapter, which is called in-process)."""
+    return bool(doc.get("targetInfo")) or (doc["role"] != "host" and doc["target"].get("kind") != "adapter")
+
+
+def _identity(info: dict | None) -> str:
+    """` · serverInfo name version`: what the target says it is (its own words, escaped)."""
+    if not info:
+        return " · the target sent no serverInfo"
+    said = " ".join(info[k] for k in ("name", "version") if info.get(k))
+    return f" · serverInfo `{_md_code(said)}`"
+
+
+def _link_docs(sentence: str) -> str:
+    return sentence.replace(SDK_SURVIVAL, f"[SDK survival]({SDK_SURVIVAL})")
+
+
+def _md_code(text: str) -> str:
+    return str(text).replace("`", "'").replace("\n", " ")
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def write_all(directory: str | os.PathLike, doc: dict) -> Path:
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "results.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n",
+                                       encoding="utf-8")
+    (path / "summary.md").write_text(summary_markdown(doc), encoding="utf-8")
+    from .badges import write_badges
+    from .html import render
+
+    (path / "index.html").write_text(render(doc), encoding="utf-8")
+    write_badges(path / "badges", doc)
+    return path
+
+
+def terminal_table(results: list[Result], claims: dict, role: str = "server") -> list[str]:
+    """The closing table, within 100 columns: first what the run did not test (nothing claimed, fields
+    where no proposal puts them), then one line a profile (an unclaimed one with why and how to claim it),
+    then each check that did not pass."""
+    gaps = untested(role, claims)
+    lines = [""]
+    for sentence in headline(role, gaps, sum(r.outcome == "pass" for r in results)):
+        lines += _wrap(sentence, ATTENTION, ATTENTION)
+    lines.append(f"MCP extension conformance, {role} role")
+    by_profile: dict[str, list[Result]] = defaultdict(list)
+    for result in results:
+        by_profile[result.profile].append(result)
+    for profile in role_profiles(role):
+        if profile not in by_profile:
+            continue
+        c = Counter(r.outcome for r in by_profile[profile])
+        claim = claims.get(profile) or {}
+        state = f"claimed ({claim.get('claimedBy')})" if claim.get("claimed") else "NOT CLAIMED"
+        counts = "  ".join(f"{o} {c[o]}" for o in OUTCOMES if c[o])
+        lines.append(f"  {profile:<24} {state:<24} {counts}")
+        if profile in gaps["unclaimed"]:
+            lines += _wrap(f"why: {claim.get('reason') or 'not claimed'}", " " * 6, " " * 11)
+            lines += _wrap(f"claim: {claim_advice(profile, claim)}", " " * 6, " " * 13)
+    for result in sorted(results, key=lambda r: r.id):
+        if result.outcome in ("fail", "warn", "stale"):
+            lines += _wrap(f"{result.outcome.upper():<5} {result.id}: {result.reason}", "  ", " " * 8)
+    return lines

@@ -1,0 +1,1 @@
+"""Tools beside the checks: the SDK survival matrix."""
