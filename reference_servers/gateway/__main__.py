@@ -8,8 +8,17 @@ import sys
 
 import anyio
 
-from .proxy import (BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY, MAX_CONNECTIONS, MAX_SESSIONS, SESSION_IDLE, load_config,
-                    serve_http, serve_stdio)
+from .proxy import (
+    BODY_TIMEOUT,
+    HEADER_TIMEOUT,
+    MAX_BODY,
+    MAX_CONNECTIONS,
+    MAX_SESSIONS,
+    SESSION_IDLE,
+    load_config,
+    serve_http,
+    serve_stdio,
+)
 
 
 def main(argv=None) -> int:
