@@ -81,7 +81,7 @@ def test_docker_http_server_that_never_listens_is_unreachable(image, tmp_path):
 
 
 def test_container_runs_confined(image):
-    """No capabilities, no new privileges, memory and pids limits: what the server sees from inside."""
+    """No capabilities, no new privileges, memory, pids and CPU limits: what the server sees from inside."""
     import anyio
 
     from conformance.targets.docker import DockerConnection
@@ -97,7 +97,9 @@ def test_container_runs_confined(image):
             " print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'capEff':status['CapEff'].strip(),"
             "'noNewPrivs':status['NoNewPrivs'].strip(),"
             "'memory':read('/sys/fs/cgroup/memory.max','/sys/fs/cgroup/memory/memory.limit_in_bytes'),"
-            "'pids':read('/sys/fs/cgroup/pids.max','/sys/fs/cgroup/pids/pids.max')}}),flush=True)")
+            "'pids':read('/sys/fs/cgroup/pids.max','/sys/fs/cgroup/pids/pids.max'),"
+            "'cpu':read('/sys/fs/cgroup/cpu.max','/sys/fs/cgroup/cpu/cpu.cfs_quota_us'),"
+            "'period':read('/sys/fs/cgroup/cpu/cpu.cfs_period_us')}}),flush=True)")
 
     async def main():
         async with DockerConnection(image, command=["python3", "-c", code], timeout=30) as conn:
@@ -109,3 +111,6 @@ def test_container_runs_confined(image):
     assert ex.result["noNewPrivs"] == "1"
     assert ex.result["memory"] == str(1024 ** 3), ex.result
     assert ex.result["pids"] == "512", ex.result
+    # One CPU: cgroup v2's cpu.max is "QUOTA PERIOD"; v1 has the quota and the period in two files.
+    quota, _, period = ex.result["cpu"].partition(" ")
+    assert int(quota) == int(period or ex.result["period"]), ex.result

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import stat
+import statistics
 import subprocess
 import sys
 import time
@@ -383,3 +385,355 @@ def test_stdio_to_stdio_gateway_never_loads_the_sdk(tmp_path):
                           env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "SDK LOADED: False" in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------------------------------ G: issue 21
+
+async def _stdio_lines(argv: list[str], env: dict, lines: list[str], last_id) -> tuple[list[dict], str, int | None]:
+    """Write `lines` to a gateway's stdin, read its answers until the one with id `last_id`, then close stdin:
+    (answers, stderr, exit code)."""
+    answers: list[dict] = []
+    async with await anyio.open_process(argv, env=scrubbed(env)) as proc:
+        await proc.stdin.send("".join(line + "\n" for line in lines).encode())
+        buffered = b""
+        with anyio.fail_after(30):
+            while not any(a.get("id") == last_id for a in answers):
+                chunk = await proc.stdout.receive()
+                buffered += chunk
+                *complete, buffered = buffered.split(b"\n")
+                answers += [json.loads(line) for line in complete if line.strip()]
+            await proc.stdin.aclose()
+            code = await proc.wait()
+        stderr = (await proc.stderr.receive(1 << 20)).decode(errors="replace") if proc.stderr else ""
+    return answers, stderr, code
+
+
+def _line(message) -> str:
+    return json.dumps(message)
+
+
+def _names_called(log: Path) -> list[str]:
+    return [m["params"]["name"] for m in _received(log) if m.get("method") == "tools/call"
+            and isinstance(m.get("params"), dict)]
+
+
+ALLOW_ECHO = [{"plugin": "tool_allowlist", "name": "allow", "tools": ["conformance_echo"]}]
+FORBIDDEN = {"name": "conformance_side_effects", "arguments": {}}
+
+
+def test_stdio_allowlist_judges_notifications_null_ids_and_batches(tmp_path):
+    """Item 6: a gated method is judged whatever its id; a batch (JSON array) is refused whole, with -32600."""
+    log = tmp_path / "up.jsonl"
+    gateway = shlex.split(_gateway(tmp_path, {"upstreams": {"up": {"command": upstream_command(log)}},
+                                              "plugins": ALLOW_ECHO}))
+    echo = {"name": "conformance_echo", "arguments": {"text": "hi"}}
+    answers, stderr, code = anyio.run(_stdio_lines, gateway, {}, [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}),
+        _line({"jsonrpc": "2.0", "method": "tools/call", "params": FORBIDDEN}),  # a notification
+        _line({"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": FORBIDDEN}),
+        _line([{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": FORBIDDEN},
+               {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": echo}]),
+        _line({"jsonrpc": "2.0", "method": "tools/call", "params": echo}),  # allowed: forwarded as it is
+        _line({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": echo}),
+    ], 5)
+    assert code == 0 and "Traceback" not in stderr, stderr
+    by_id = {a.get("id"): a for a in answers if a.get("id") is not None}
+    refusals = [a["error"] for a in answers if a.get("id") is None]
+    assert [e["code"] for e in refusals] == [-32600, -32600], answers  # the null id, then the batch
+    assert "batches" in refusals[1]["message"]
+    assert by_id[5]["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert 3 not in by_id and 4 not in by_id  # nothing of the batch ran
+    assert _names_called(log) == ["conformance_echo", "conformance_echo"]
+
+
+def test_http_allowlist_judges_notifications_and_null_ids(tmp_path):
+    """Item 6 over Streamable HTTP: the SDK reads `"id": null` as a notification; the gate judges it anyway."""
+    log = tmp_path / "up.jsonl"
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": {"up": {"command": upstream_command(log)}}, "plugins": ALLOW_ECHO}))
+
+    async def probe(client, url):
+        opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        headers = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        statuses = []
+        for message in ({"jsonrpc": "2.0", "method": "tools/call", "params": FORBIDDEN},
+                        {"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": FORBIDDEN},
+                        [{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": FORBIDDEN}],
+                        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                         "params": {"name": "conformance_echo", "arguments": {"text": "hi"}}}):
+            statuses.append((await client.post(url, json=message, headers=headers)).status_code)
+        return statuses
+
+    statuses = anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe, "--config", str(config))
+    assert statuses[2] == 400 and statuses[3] == 200, statuses  # the batch is refused by the transport
+    assert _names_called(log) == ["conformance_echo"]
+
+
+@pytest.mark.parametrize("bad", [
+    '{"jsonrpc": "2.0", "id": [1], "method": "ping"}',
+    '{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
+    '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": ' + "[" * 5000 + "]" * 5000 + "}}",
+    '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": ' + "[" * 400 + "]" * 400 + "}}",
+    '{"jsonrpc": "2.0", "id": [1]}',
+    '{"jsonrpc": "2.0", "id": 2, "method": 7}',
+    '[]',
+], ids=["list-id", "object-id", "json-too-deep", "deeper-than-limit", "response-list-id", "method-number", "empty-batch"])
+def test_stdio_gateway_answers_invalid_messages_and_goes_on(tmp_path, bad):
+    """Item 10: a message the gateway cannot take is answered -32600 and the session goes on, no traceback."""
+    env = {"MCPX_UPSTREAM_COMMAND": upstream_command(tmp_path / "up.jsonl")}
+    answers, stderr, code = anyio.run(_stdio_lines, [sys.executable, "-m", "reference_servers.gateway"], env, [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}), bad,
+        _line({"jsonrpc": "2.0", "id": 9, "method": "ping"})], 9)
+    assert code == 0 and "Traceback" not in stderr, stderr
+    refused = [a for a in answers if a.get("id") in (None, 2)]
+    assert [a["error"]["code"] for a in refused] == [-32600], answers
+    assert any(a.get("id") == 9 and a.get("result") == {} for a in answers)
+
+
+def _phone_text(size: int, seed: int = 21) -> str:
+    """NANP-shaped numbers with random digits (`415 555 0123`): every group is a candidate to validate."""
+    rng = random.Random(seed)
+    groups = (f"{rng.randint(200, 999)} {rng.randint(200, 999)} {rng.randint(0, 9999):04d}" for _ in range(size))
+    return " ".join(groups)[:size]
+
+
+def _attack_text() -> str:
+    """Phone-shaped text whose redaction takes this machine at least a second (or the largest tried): long
+    enough that a ping stuck behind it would show, however fast detection has become."""
+    from reference_servers.middleware.pii import pii_redaction
+
+    size = 125_000
+    while True:
+        text = _phone_text(size)
+        started = time.perf_counter()
+        pii_redaction([{"type": "text", "text": text}], {})
+        if time.perf_counter() - started >= 1.0 or size >= 2_000_000:
+            return text
+        size *= 2
+
+
+def _answer(response: httpx.Response) -> dict:
+    for line in response.text.splitlines():
+        if line.startswith("data:"):
+            return json.loads(line[5:])
+    return response.json()
+
+
+def test_http_pii_flood_in_one_session_does_not_stall_another(tmp_path):
+    """Item 4: while session A's response is being redacted, session B's pings are served beside it.
+
+    The bound is relative, not a number of milliseconds: with detection on the event loop, a ping that
+    arrives during it waits for all of it, so B's slowest ping comes close to A's whole call; served
+    beside it, a ping costs about what it costs idle. A third of A's call leaves a busy machine room."""
+    text = _attack_text()
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": {"up": {"command": upstream_command(tmp_path / "up.jsonl")}},
+                                  "plugins": [{"plugin": "pii_redaction", "name": "pii"}]}))
+
+    async def probe(client, url):
+        sessions = []
+        for _ in range(2):
+            opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+            sessions.append({**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"],
+                             "mcp-protocol-version": "2025-11-25"})
+        attacker, other = sessions
+
+        async def ping() -> float:
+            started = time.perf_counter()
+            answer = _answer(await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=other))
+            assert answer.get("result") == {}, answer
+            return time.perf_counter() - started
+
+        idle = [await ping() for _ in range(10)]
+        done, attack = anyio.Event(), {}
+
+        async def flood() -> None:
+            started = time.perf_counter()
+            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "conformance_echo", "arguments": {"text": text}}}
+            attack["answer"] = _answer(await client.post(url, json=call, headers=attacker))
+            attack["seconds"] = time.perf_counter() - started
+            done.set()
+
+        pings = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(flood)
+            while not done.is_set():
+                pings.append(await ping())
+        return idle, pings, attack
+
+    idle, pings, attack = anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe, "--config", str(config),
+                                    "--max-body", str(4 * len(text) + 65536))
+    assert "[PHONE_" in json.dumps(attack["answer"]) or "maxSeconds" in json.dumps(attack["answer"]), attack
+    summary = (f"A's call {attack['seconds']:.2f} s; B idle median {statistics.median(idle) * 1000:.0f} ms; "
+               f"B under attack: {len(pings)} pings, slowest {max(pings) * 1000:.0f} ms")
+    assert len(pings) >= 3 and max(pings) < attack["seconds"] / 3, summary
+
+
+CARD = 4111111111111111  # a test card number that passes Luhn
+
+
+def _redacted_result(result: dict, **options) -> dict:
+    pipeline = build_pipeline([{"plugin": "pii_redaction", "name": "pii", **options}])
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
+    outcome = anyio.run(pipeline.process_response, request, {"jsonrpc": "2.0", "id": 1, "result": result})
+    return outcome.to_dict()
+
+
+def test_pii_redaction_covers_keys_numbers_uris_and_text_blobs():
+    """Item 9: object keys, integers, `uri` fields and base64 blobs of text types are read as text too."""
+    import base64
+
+    blob = base64.b64encode(f"owner: {MAIL}\n".encode()).decode()
+    latin = base64.b64encode(f"tél {PHONE} café".encode("latin-1")).decode()
+    png = base64.b64encode(MAIL.encode()).decode()  # a binary type's bytes are not text: left as they are
+    result = {"content": [{"type": "resource", "resource": {"uri": f"mailto:{MAIL}", "mimeType": "text/plain",
+                                                            "blob": blob}},
+                          {"type": "resource_link", "uri": f"file:///home/{MAIL}/notes.txt", "name": "notes"},
+                          {"type": "resource", "resource": {"uri": "file:///a", "blob": latin,
+                                                            "mimeType": "text/plain; charset=iso-8859-1"}},
+                          {"type": "resource", "resource": {"uri": "file:///b.png", "mimeType": "image/png",
+                                                            "blob": png}}],
+              "structuredContent": {MAIL: {"card": CARD, "cardAsFloat": float(CARD), "count": 3, "ok": True}}}
+    done = _redacted_result(result)
+    assert done["allowed"], done
+    out = done["response"]["result"]
+    first, link, latin_out, picture = out["content"]
+    assert first["resource"]["uri"] == "mailto:[EMAIL_1]"
+    assert base64.b64decode(first["resource"]["blob"]).decode() == "owner: [EMAIL_1]\n"
+    assert link["uri"] == "file:///home/[EMAIL_1]/notes.txt"
+    assert base64.b64decode(latin_out["resource"]["blob"]).decode("latin-1") == "tél [PHONE_1] café"
+    assert picture == result["content"][3]
+    assert out["structuredContent"] == {"[EMAIL_1]": {"card": "[CARD_1]", "cardAsFloat": "[CARD_1]", "count": 3,
+                                                      "ok": True}}
+    assert MAIL not in json.dumps(out) and str(CARD) not in json.dumps(out)
+
+
+@pytest.mark.parametrize("resource", [
+    {"uri": "file:///a.txt", "mimeType": "text/plain", "blob": "not base64!"},
+    {"uri": "file:///a.txt", "mimeType": "text/plain; charset=no-such-charset", "blob": "aGk="},
+], ids=["bad-base64", "unknown-charset"])
+def test_pii_redaction_blocks_a_text_blob_it_cannot_read(resource):
+    done = _redacted_result({"content": [{"type": "resource", "resource": resource}]})
+    assert not done["allowed"] and "cannot be read as text" in done["reason"], done
+
+
+def test_pii_redaction_blocks_a_message_over_its_text_limit():
+    done = _redacted_result({"content": [{"type": "text", "text": "x" * 2000}]}, limits={"maxTextChars": 1000})
+    assert not done["allowed"] and "maxTextChars = 1000" in done["reason"], done
+
+
+@pytest.mark.parametrize("limits", [{"maxTextChars": 0}, {"maxSeconds": "10"}, {"maxWhat": 1}])
+def test_pii_redaction_refuses_bad_limits_at_configuration(limits):
+    with pytest.raises(ValueError, match=r"plugin 'pii': (unknown key\(s\) in limits|limits: )"):
+        build_pipeline([{"plugin": "pii_redaction", "name": "pii", "limits": limits}])
+
+
+def test_pii_redaction_past_max_seconds_stops_its_work(monkeypatch):
+    """Item 4: a message over maxSeconds is blocked at once, and the process detecting in it is killed,
+    so work whose caller has gone does not go on burning CPU (a thread could not be stopped)."""
+    from reference_servers.gateway.pipeline import DetectionWorkers
+
+    started = []
+    start = DetectionWorkers._start
+
+    def recorded():
+        process = start()
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(DetectionWorkers, "_start", staticmethod(recorded))
+    text = _attack_text()  # at least a second of detection, plus the process's start
+    done = _redacted_result({"content": [{"type": "text", "text": text}]}, limits={"maxSeconds": 0.5})
+    assert not done["allowed"] and "maxSeconds = 0.5" in done["reason"], done
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any(p.poll() is not None for p in started):
+        time.sleep(0.05)
+    ended = [p for p in started if p.poll() is not None]
+    assert len(started) == 2 and len(ended) == 1, [(p.pid, p.poll()) for p in started]  # the busy one; a spare waits
+    for process in started:
+        process.kill()
+
+
+def test_http_sessions_are_capped_and_the_running_ones_go_on(tmp_path):
+    """Item 7: past --max-sessions a new session gets 503 and starts no upstream; the sessions already
+    running are still served, and ending one makes room."""
+    marker = f"gw-{uuid.uuid4().hex}"
+
+    async def probe(client, url):
+        opened = [await client.post(url, content=INIT_BODY, headers=ACCEPT) for _ in range(5)]
+        upstreams = len(processes_with(marker))
+        first = {**ACCEPT, "mcp-session-id": opened[0].headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        pong = _answer(await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=first))
+        await client.delete(url, headers=first)
+        await _until_count(marker, 2)
+        again = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        return [r.status_code for r in opened], opened[-1].text, upstreams, pong, again.status_code
+
+    statuses, refusal, upstreams, pong, again = anyio.run(_http_gateway, tmp_path, marker, probe, "--max-sessions", "3")
+    assert statuses == [200, 200, 200, 503, 503] and "at most 3" in refusal
+    assert upstreams == 3 and pong.get("result") == {} and again == 200
+
+
+async def _until_count(marker: str, count: int, limit: float = 15.0) -> None:
+    with anyio.move_on_after(limit):
+        while len(processes_with(marker)) > count:
+            await anyio.sleep(0.1)
+
+
+def _trickle(port: int, head: bytes, body: bytes, seconds: float) -> tuple[bytes, float]:
+    """Send `head` whole, then `body` a byte every 0.1 s (or `head` a byte at a time when body is empty) until
+    the server answers or closes, or `seconds` pass: (what the server sent, seconds it took)."""
+    import socket
+
+    started = time.monotonic()
+    slow = body or head
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        if body:
+            sock.sendall(head)
+        sock.settimeout(0.1)
+        for index in range(len(slow)):
+            if time.monotonic() - started > seconds:
+                break
+            try:
+                sock.sendall(slow[index:index + 1])
+                received = sock.recv(65536)
+                return received, time.monotonic() - started  # an answer, or b"" when it closed
+            except socket.timeout:
+                continue
+            except OSError:
+                return b"", time.monotonic() - started
+    return b"(still open)", time.monotonic() - started
+
+
+def test_http_slow_headers_and_bodies_are_cut_off(tmp_path):
+    """Item 7: a request head or body sent a byte at a time is cut off at its deadline (head: the connection
+    is closed; body: 408), while another session is served meanwhile."""
+    marker = f"gw-{uuid.uuid4().hex}"
+
+    async def probe(client, url):
+        port = int(url.split(":")[2].split("/")[0])
+        opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        other = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        body = INIT_BODY.encode()
+        head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, text/event-stream\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+        results, pongs = {}, []
+
+        async def slow(kind: str, sent_head: bytes, sent_body: bytes) -> None:
+            results[kind] = await anyio.to_thread.run_sync(_trickle, port, sent_head, sent_body, 20.0)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow, "head", head, b"")
+            tg.start_soon(slow, "body", head, body)
+            await anyio.sleep(0.5)
+            while len(results) < 2:  # the other session, served while the slow clients hold their connections
+                pongs.append(_answer(await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                                                       headers=other)))
+                await anyio.sleep(0.2)
+        return results, pongs
+
+    results, pongs = anyio.run(_http_gateway, tmp_path, marker, probe, "--header-timeout", "1", "--body-timeout", "1")
+    assert results["head"][0] == b"", results  # closed, long before the head could have been complete
+    assert results["body"][0].startswith(b"HTTP/1.1 408"), results
+    assert pongs and all(p.get("result") == {} for p in pongs)

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import uvicorn
 
 from conformance.host.mock_llm import MockLLM, loopback_socket
@@ -108,3 +109,55 @@ def test_documented_configuration_redacts_preprocessor_output_and_tool_results(t
     assert "[EMAIL_" in tool_messages[0]["content"]
     context = [m["content"] for m in bodies[0]["messages"] if m["role"] == "system"]
     assert any("Bob booked the Lisbon flight; reach him at [EMAIL_" in c for c in context), context
+
+
+# An interceptors server with one validator on tools/call whose every verdict is argv[2] (JSON), on top of the
+# suite's upstream fixture server (conformance_echo; every message it receives is logged to argv[1]).
+GUARD = """
+import json, sys
+sys.path.insert(0, {root!r})
+from conformance.gateway.upstream import FixtureServer, Log, serve_stdio
+EXT = "io.modelcontextprotocol/interceptors"
+VERDICT = json.loads(sys.argv[2])
+class Guard(FixtureServer):
+    def capabilities(self):
+        return {{**super().capabilities(), "extensions": {{EXT: {{"supportedEvents": ["tools/call"]}}}}}}
+    def dispatch(self, method, params, out):
+        if method == "interceptors/list":
+            return {{"interceptors": [{{"name": "guard", "type": "validation",
+                                       "hooks": [{{"events": ["tools/call"], "phase": "request"}}]}}]}}
+        if method == "interceptor/invoke":
+            return VERDICT
+        return super().dispatch(method, params, out)
+serve_stdio(Guard(plain=True), Log(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("verdict, runs", [
+    ({}, False),
+    ({"valid": "false"}, False),
+    ({"valid": False, "severity": "critical"}, False),
+    ({"valid": True, "severity": "critical"}, False),
+    ({"valid": True, "messages": "fine"}, False),
+    ({"valid": True}, True),
+    ({"valid": False, "severity": "warn"}, True),
+], ids=["empty", "valid-string", "severity-unknown", "valid-severity-unknown", "messages-not-list", "valid",
+        "warning"])
+def test_malformed_validation_results_fail_closed(tmp_path, verdict, runs):
+    """Item 10: a tool call goes on only on a well-formed verdict that allows it."""
+    log = tmp_path / "guard.jsonl"
+    guard = tmp_path / "guard.py"
+    guard.write_text(GUARD.format(root=str(ROOT)))
+    config = {"mcpServers": {"guard": {"command": sys.executable, "args": [str(guard), str(log), json.dumps(verdict)]}},
+              "interceptors": [{"server": "guard"}]}
+    script = {1: [{"call": "conformance_echo", "arguments": {"text": "hello"}}, {"say": "done"}]}
+    with mock_llm(script) as (base_url, llm):
+        done = run_host(config, tmp_path, {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_BASE_URL": base_url,
+                                           "OPENAI_API_KEY": "k", "MCPX_MODEL": "m", "MCPX_STREAM": "0"},
+                        turns=json.dumps({"role": "user", "content": "echo hello"}) + "\n")
+    assert done.returncode == 0, done.stderr[-2000:]
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    invoked = [m for m in received if m.get("method") == "interceptor/invoke"]
+    called = [m for m in received if m.get("method") == "tools/call"]
+    assert invoked, received  # the verdict was asked for
+    assert bool(called) == runs, (verdict, done.stderr[-1500:])

@@ -27,11 +27,12 @@ from .stdio import LineSplitter
 
 LABEL = "mcp-ext-conformance"
 # A server under test runs confined by default: no Linux capabilities, no privilege gain through setuid
-# binaries, and memory and process-count limits, so a hostile image cannot take the host down with it.
+# binaries, and memory, process-count and CPU limits, so a hostile image cannot take the host down with it.
 MEMORY_LIMIT = "1g"
 PIDS_LIMIT = 512
+CPU_LIMIT = 1.0  # CPUs' worth of time (Docker's --cpus): a busy loop gets one core, the suite keeps the rest
 CONFINED = {"cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": MEMORY_LIMIT,
-            "pids_limit": PIDS_LIMIT}
+            "pids_limit": PIDS_LIMIT, "nano_cpus": int(CPU_LIMIT * 1e9)}
 _live: set[str] = set()
 _ending = False  # set by _remove_leftovers: the interpreter is leaving
 

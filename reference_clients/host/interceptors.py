@@ -18,7 +18,10 @@ tool call (fail closed: what should have guarded the call is unknown).
   `valid: false` with severity error (or none) blocks, and never in audit mode;
 - an interceptor that fails (JSON-RPC error, timeout, broken result) blocks
   unless its failOpen is true or it is in audit mode; a failed mutation halts
-  the chain at once; a blocked chain applies nothing.
+  the chain at once; a blocked chain applies nothing. A validation result is
+  broken unless `valid` is a boolean, `severity` (when present) is one of
+  info, warn, error and `messages` (when present) is a list: read leniently,
+  `{}` or `"valid": "false"` would let the message through.
 The declared defaults are the policy: this host has no overrides.
 """
 
@@ -74,6 +77,22 @@ def chosen(listed: Sequence[Any], wanted: Mapping[str, Any]) -> list[Mapping[str
             and d.get("type") in ("mutation", "validation") and (name is None or d["name"] == name)]
 
 
+SEVERITIES = ("info", "warn", "error")
+
+
+def _malformed_validation(result: Mapping[str, Any]) -> str | None:
+    """What makes a validation result unusable, or None. Such a result is a failure of its interceptor (so it
+    blocks unless failOpen or audit): read leniently, `{}`, `"valid": "false"` or `"severity": "critical"`
+    would each let the message through."""
+    if not isinstance(result.get("valid"), bool):
+        return f"the validation result's valid is {result.get('valid')!r}, not true or false"
+    if "severity" in result and result["severity"] not in SEVERITIES:
+        return f"the validation result's severity is {result['severity']!r}, not one of {', '.join(SEVERITIES)}"
+    if "messages" in result and not isinstance(result["messages"], list):
+        return "the validation result's messages is not a list"
+    return None
+
+
 def _blocking(result: Mapping[str, Any]) -> bool:
     return result.get("valid") is False and result.get("severity", "error") == "error"
 
@@ -92,6 +111,9 @@ async def run_chain(entries: Sequence[Entry], event: str, phase: str, payload: A
         result = await invoke(entry, {"name": entry.name, "event": event, "phase": phase, "payload": body})
         if not isinstance(result, dict):
             raise ServerError(f"{entry.name}: the result is not an object")
+        problem = _malformed_validation(result) if entry.type == "validation" else None
+        if problem:
+            raise ServerError(f"{entry.name}: {problem}")
         return result
 
     async def mutate(current: Any) -> Any:

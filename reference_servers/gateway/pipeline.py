@@ -18,6 +18,7 @@ Rules (ADR-009, and Gatekit 0.3.0's code where the ADR is silent; sources in con
    requests (`check_request`) sees it, in the same order; one that disallows, or fails (rules 4-5),
    stops it there, so the upstream never receives it. This is the reference gateway's addition:
    ADR-009 describes responses only, and a response-only allowlist would let a refused tool run.
+   The proxy asks the gates about client notifications too (JSON-RPC lets any method go without an id).
    Likewise notifications and requests an upstream sends the client pass every plugin that
    transforms them (`process_outbound`, the PII redactor); a critical failure withholds the message.
 7. Auditing plugins are not part of the pipeline: afterwards, in definition order (their priority is
@@ -32,14 +33,20 @@ raises `ValueError` for any configuration problem, before a single message is pr
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import json
 import logging
 import os
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+import anyio
 
 log = logging.getLogger(__name__)
 
@@ -290,75 +297,309 @@ class VocabularyPlugin(Plugin):
 
 # ---------------------------------------------------------------------------------------- real plugins
 
-# Keys whose string values are protocol, not content: redacting them would break the message.
-PROTOCOL_KEYS = frozenset({"jsonrpc", "id", "method", "type", "mimeType", "role", "uri", "blob", "cursor",
-                           "nextCursor", "progressToken", "requestId", "protocolVersion", "level", "logger"})
+# Keys whose string values are protocol, not content: redacting them would break the message. (`uri` and
+# `blob` are content here: a URI can be `mailto:ann@example.com`, a text blob is text; see _slots.)
+PROTOCOL_KEYS = frozenset({"jsonrpc", "id", "method", "type", "mimeType", "role", "cursor", "nextCursor",
+                           "progressToken", "requestId", "protocolVersion", "level", "logger"})
+# Integers with at least this many digits are read as text too: a card number sent as a JSON number.
+NUMBER_DIGITS = 7
+# Blobs of these media types are text: decoded (charset parameter, else UTF-8), redacted and encoded again.
+TEXT_SUBTYPES = frozenset({"json", "xml", "javascript", "ecmascript", "yaml", "x-yaml", "toml", "csv", "sql",
+                           "graphql", "x-www-form-urlencoded", "x-sh", "x-python", "markdown", "rtf"})
 
 
-def _string_paths(value: Any, path: tuple, out: list[tuple]) -> None:
-    """The path of every content string in a JSON value (protocol keys and binary payloads left out)."""
-    if isinstance(value, str):
-        out.append(path)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _string_paths(item, path + (index,), out)
+def text_charset(mime: Any) -> str | None:
+    """The charset a blob of media type `mime` is text in, or None when it is not a text type."""
+    if not isinstance(mime, str):
+        return None
+    kind, _, parameters = mime.partition(";")
+    main, _, sub = kind.strip().lower().partition("/")
+    if not (main == "text" or sub in TEXT_SUBTYPES or sub.endswith(("+json", "+xml", "+yaml"))):
+        return None
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            return value.strip().strip('"')
+    return "utf-8"
+
+
+@dataclass
+class _Slot:
+    """One piece of a message that is read as text: where it is and what kind of thing it is."""
+
+    holder: Any  # the dict or list it is in
+    key: Any  # its key or index there (for "key" slots: the key itself)
+    kind: str  # "text" | "key" | "number" | "blob"
+    text: str
+    charset: str | None = None  # blobs only
+
+
+def _slots(value: Any, out: list[_Slot]) -> None:
+    """Every piece of `value` a person could have written: strings, object keys, integers of NUMBER_DIGITS
+    or more digits (and whole floats), blobs of text media types. Left out: the values of PROTOCOL_KEYS and
+    the base64 `data` of images and audio. Recursion is bounded: the proxy refuses messages nested deeper
+    than its MAX_DEPTH."""
+    if isinstance(value, list):
+        items = enumerate(value)
     elif isinstance(value, dict):
-        binary = value.get("type") in ("image", "audio")  # their `data` is base64, not text
+        binary = value.get("type") in ("image", "audio")  # their `data` is base64 of a picture or a sound
+        charset = text_charset(value.get("mimeType"))
+        items = []
         for key, item in value.items():
+            if key not in PROTOCOL_KEYS:
+                out.append(_Slot(value, key, "key", key))
             if key in PROTOCOL_KEYS or (binary and key == "data"):
                 continue
-            _string_paths(item, path + (key,), out)
+            if key == "blob" and isinstance(item, str):
+                if charset is not None:
+                    try:
+                        raw = base64.b64decode(item, validate=True)
+                        out.append(_Slot(value, key, "blob", raw.decode(charset, "surrogateescape"), charset))
+                    except (ValueError, LookupError) as exc:  # binascii.Error is a ValueError
+                        # Fail closed: a client may decode what this cannot, so it must not pass unread.
+                        raise ValueError(f"a {value.get('mimeType')} blob that cannot be read as text: {exc}") from None
+                continue
+            items.append((key, item))
+    else:
+        return
+    for key, item in items:
+        if isinstance(item, str):
+            out.append(_Slot(value, key, "text", item))
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            whole = item if isinstance(item, int) else int(item) if item.is_integer() else None
+            if whole is not None and abs(whole) >= 10 ** (NUMBER_DIGITS - 1):
+                out.append(_Slot(value, key, "number", str(whole)))
+        elif isinstance(item, (dict, list)):
+            _slots(item, out)
+
+
+def _anything_to_read(value: Any) -> bool:
+    """Whether `_slots` could find anything in `value`; stops at the first candidate (a string, a key that is
+    not a protocol key, a number), so it costs little on the event loop."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (str, int, float)) and not isinstance(node, bool):
+            return True
+        if isinstance(node, dict):
+            if any(key not in PROTOCOL_KEYS for key in node):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _write_back(slots: list[_Slot], texts: list[str]) -> None:
+    """Put redacted texts in place: values first, then renamed keys (keys last, so the holders' other slots
+    still find their values under the old keys). A renaming that would merge two keys fails closed."""
+    renamed: dict[int, tuple[dict, dict]] = {}
+    for slot, text in zip(slots, texts):
+        if text == slot.text:
+            continue
+        if slot.kind == "key":
+            renamed.setdefault(id(slot.holder), (slot.holder, {}))[1][slot.key] = text
+        elif slot.kind == "blob":
+            slot.holder[slot.key] = base64.b64encode(text.encode(slot.charset, "surrogateescape")).decode("ascii")
+        else:  # text, or a number that held PII: it becomes the redacted string
+            slot.holder[slot.key] = text
+    for holder, names in renamed.values():
+        items = [(names.get(key, key), item) for key, item in holder.items()]
+        if len({key for key, _ in items}) != len(items):
+            raise ValueError("redacting object keys would merge two of them")
+        holder.clear()
+        holder.update(items)
+
+
+class PiiLimitError(Exception):
+    """A message over one of the plugin's limits: it is blocked (fail closed), with this as the reason."""
+
+
+def redact_message(redact: Callable, arguments: dict, max_chars: int, message: dict,
+                   parts: tuple[str, ...]) -> tuple[dict | None, dict]:
+    """A copy of `message` with the text under `parts` redacted by `redact` (pii_redaction), or None when
+    nothing was found. One middleware call per message, so a value keeps one handle across the message."""
+    changed = copy.deepcopy(message)
+    slots: list[_Slot] = []
+    for part in parts:
+        if isinstance(changed.get(part), (dict, list)):
+            _slots(changed[part], slots)
+        elif isinstance(changed.get(part), str):
+            slots.append(_Slot(changed, part, "text", changed[part]))
+    if not slots:
+        return None, {}
+    size = sum(len(slot.text) for slot in slots)
+    if size > max_chars:
+        raise PiiLimitError(f"the message holds {size} characters of text, more than this plugin's limit "
+                            f"maxTextChars = {max_chars}")
+    out = redact([{"type": "text", "text": slot.text} for slot in slots], arguments)
+    counts = out["metadata"]["counts"]
+    if not any(counts.values()):
+        return None, counts
+    _write_back(slots, [block["text"] for block in out["content"]])
+    return changed, counts
+
+
+def detection_worker_main() -> None:
+    """A detection process (`python -c ...detection_worker_main()`, started by DetectionWorkers): one JSON line
+    per job on stdin, `{"message", "parts", "arguments", "maxTextChars"}`; one per answer on stdout,
+    `{"ok": [changed, counts]}` or `{"error": [kind, text]}`; it ends when stdin closes (the gateway ended)."""
+    from reference_servers.middleware.pii import pii_redaction
+
+    out = sys.stdout
+    sys.stdout = sys.stderr  # nothing but answers on the pipe
+    for line in sys.stdin.buffer:
+        job = json.loads(line)
+        try:
+            answer = {"ok": redact_message(pii_redaction, job["arguments"], job["maxTextChars"], job["message"],
+                                           tuple(job["parts"]))}
+        except Exception as exc:  # noqa: BLE001 - reported to the gateway, which fails closed
+            answer = {"error": [type(exc).__name__, str(exc)]}
+        out.write(json.dumps(answer) + "\n")  # ASCII: any string, lone surrogates included, survives
+        out.flush()
+
+
+class DetectionWorkers:
+    """Detection processes for one plugin, at most `size` busy at once, each started when first needed.
+
+    Processes, not threads: detection is pure-Python work that holds the GIL, and in a thread of the gateway
+    it slows every other session's event loop (measured: bench/bench_gateway_attacks.py). A job past
+    `max_seconds` has its process killed, so abandoned work stops at once and its slot is free for real; the
+    next job starts a new process. While a job runs, a worker thread of the gateway waits on the pipe (blocked
+    in a read, so it holds no GIL). Plain subprocesses with JSON lines rather than multiprocessing: spawn would
+    import the gateway's __main__ again in each worker, fork would copy a process that runs threads."""
+
+    def __init__(self, size: int, arguments: dict, max_chars: int, max_seconds: float):
+        self.size, self.arguments, self.max_chars, self.max_seconds = size, arguments, max_chars, max_seconds
+        self.lock = threading.Lock()  # guards idle and alive: worker threads and the event loop both touch them
+        self.idle: list[subprocess.Popen] = []  # started processes waiting for a job
+        self.alive = 0  # processes started and not stopped, idle or busy (at most size)
+        self.slots: anyio.CapacityLimiter | None = None  # made in the event loop, on first use
+
+    def _take(self) -> subprocess.Popen:
+        """An idle process, or a new one; and a spare started when none is left idle, so the next job (another
+        session's) does not wait for a process to start (an interpreter and the detectors: a second or two)."""
+        with self.lock:
+            process = self.idle.pop() if self.idle else None
+            self.alive += process is None
+            spare = not self.idle and self.alive < self.size
+            self.alive += spare
+        if spare:
+            started = self._start()
+            with self.lock:
+                self.idle.append(started)
+        return process or self._start()
+
+    @staticmethod
+    def _start() -> subprocess.Popen:
+        root = str(Path(__file__).resolve().parents[2])  # where reference_servers is importable from
+        path = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+        code = "from reference_servers.gateway.pipeline import detection_worker_main; detection_worker_main()"
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": path})
+
+    def _stop(self, process: subprocess.Popen) -> None:
+        with self.lock:
+            self.alive -= 1
+        process.kill()
+        # Reaped by a thread: a dying process may take a moment, and the event loop must not wait for it.
+        threading.Thread(target=process.wait, daemon=True).start()
+
+    async def run(self, message: dict, parts: tuple[str, ...]) -> tuple[dict | None, dict]:
+        if not any(_anything_to_read(message.get(part)) for part in parts):  # a ping's `{}`: nothing to send
+            return None, {}
+        if self.slots is None:
+            self.slots = anyio.CapacityLimiter(self.size)
+        job = json.dumps({"message": message, "parts": list(parts), "arguments": self.arguments,
+                          "maxTextChars": self.max_chars}).encode() + b"\n"
+        lock = threading.Lock()
+        box: dict[str, Any] = {"process": None, "gave_up": False}
+
+        def roundtrip() -> bytes:
+            with lock:  # the process is known to the caller before the caller can leave it behind
+                if box["gave_up"]:
+                    return b""
+                box["process"] = self._take()
+            process = box["process"]
+            process.stdin.write(job)
+            process.stdin.flush()
+            return process.stdout.readline()
+
+        try:
+            with anyio.fail_after(self.max_seconds):  # waiting for a slot counts, as in the server
+                async with self.slots:
+                    try:
+                        line = await anyio.to_thread.run_sync(roundtrip, abandon_on_cancel=True)
+                    except BaseException:
+                        with lock:
+                            box["gave_up"] = True
+                        if box["process"] is not None:  # cancelled or broken: its work must stop, now
+                            self._stop(box["process"])
+                        raise
+        except TimeoutError:
+            raise PiiLimitError(f"redaction did not finish within this plugin's limit maxSeconds = "
+                                f"{self.max_seconds:g} s") from None
+        except OSError as exc:
+            raise RuntimeError(f"the detection process failed ({type(exc).__name__}: {exc})") from None
+        if not line:
+            self._stop(box["process"])
+            raise RuntimeError("the detection process ended before answering")
+        with self.lock:
+            self.idle.append(box["process"])
+        answer = json.loads(line)
+        if "ok" in answer:
+            changed, counts = answer["ok"]
+            return changed, counts
+        kind, text = answer["error"]
+        raise (PiiLimitError if kind == "PiiLimitError" else ValueError)(text)
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for process in idle:
+            self._stop(process)
 
 
 class PiiRedactionPlugin(Plugin):
-    """Redacts PII (reference_servers.middleware.pii) in every content string of what reaches the client:
-    results (text blocks, embedded resources, structuredContent, anything else), error messages and data,
-    and the notifications (log messages, progress) and requests (sampling, elicitation) upstreams send.
-    One-way: the handle map is not kept, so a client sees `[EMAIL_1]` and never the address."""
+    """Redacts PII (reference_servers.middleware.pii) in every piece of what reaches the client a person could
+    have written (see _slots): results (text blocks, embedded resources and their URIs and text blobs,
+    structuredContent with its keys and long integers, anything else), error messages and data, and the
+    notifications (log messages, progress) and requests (sampling, elicitation) upstreams send. One-way:
+    the handle map is not kept, so a client sees `[EMAIL_1]` and never the address.
+
+    Detection runs off the event loop (`DetectionWorkers`) under `limits`, reference_servers.core's `Limits`
+    with the reference server's defaults: `maxTextChars` characters of text per message, `maxSeconds` per
+    message (waiting for a slot included), `maxConcurrent` detections at once. A message over a limit is
+    blocked, never passed unredacted."""
 
     outbound = True  # also sees upstream notifications and requests (Pipeline.process_outbound)
 
-    def __init__(self, name: str, *, aggressiveness: str = "standard", defaultRegion: str = "US", **common):  # noqa: N803
+    def __init__(self, name: str, *, aggressiveness: str = "standard", defaultRegion: str = "US",  # noqa: N803
+                 limits: dict | None = None, **common):
         super().__init__(name, **common)
         self.arguments = {"aggressiveness": aggressiveness, "defaultRegion": defaultRegion}
+        from reference_servers.core import Limits
         from reference_servers.middleware.pii import pii_redaction
 
+        try:
+            self.limits = Limits.from_config(limits)
+        except ValueError as exc:
+            raise ValueError(f"plugin {name!r}: {exc}") from None
         self._redact = pii_redaction
         self._redact([], self.arguments)  # rejects bad options now, at configuration time
+        self.workers = DetectionWorkers(self.limits.max_concurrent, self.arguments, self.limits.max_text_chars,
+                                        self.limits.max_seconds)
 
     def redacted(self, message: dict, parts: tuple[str, ...]) -> tuple[dict | None, dict]:
-        """A copy of `message` with the strings under `parts` redacted, or None when nothing was found.
-        One middleware call per message, so a value keeps one handle across the message."""
-        paths: list[tuple] = []
-        for part in parts:
-            if part in message:
-                _string_paths(message[part], (part,), paths)
-        if not paths:
-            return None, {}
-        texts = []
-        for path in paths:
-            node = message
-            for step in path:
-                node = node[step]
-            texts.append({"type": "text", "text": node})
-        out = self._redact(texts, self.arguments)
-        counts = out["metadata"]["counts"]
-        if not any(counts.values()):
-            return None, counts
-        changed = copy.deepcopy(message)
-        for path, block in zip(paths, out["content"]):
-            node = changed
-            for step in path[:-1]:
-                node = node[step]
-            node[path[-1]] = block["text"]
-        return changed, counts
+        """`redact_message` here, blocking: for callers that are not an event loop."""
+        return redact_message(self._redact, self.arguments, self.limits.max_text_chars, message, parts)
 
     async def process_response(self, request: dict, response: dict) -> Decision:
-        changed, counts = self.redacted(response, ("result", "error"))
+        changed, counts = await self.workers.run(response, ("result", "error"))
         return Decision(modified=changed, reason=f"redacted {counts}") if changed else Decision()
 
     async def process_outbound(self, message: dict) -> dict | None:
-        return self.redacted(message, ("params",))[0]
+        return (await self.workers.run(message, ("params",)))[0]
 
 
 class ToolAllowlistPlugin(Plugin):

@@ -22,12 +22,18 @@ Theory of operation
   methods are routed back by prefix with the prefix removed; `ping` is answered by the proxy; anything
   else goes to the first upstream. A method no upstream offers keeps the upstream's -32601.
 - Requests a plugin gates (the tool allowlist) are checked before they are forwarded; a refused one is
-  answered by the proxy with the error below and never reaches an upstream.
+  answered by the proxy with the error below and never reaches an upstream. Notifications are judged
+  the same way (a refused one is dropped): a gated method is judged whatever the message's id.
+- Messages are checked before anything else (`unreadable`): not JSON (-32700), a batch, not a JSON-RPC
+  object, a non-string method, an id that is not a string or an integer, nesting deeper than MAX_DEPTH
+  (-32600). The client gets the error and the session goes on; an upstream's is logged (and a response
+  among them fails the request it answers).
 - Responses pass through the plugin pipeline (reference_servers/gateway/pipeline.py) when plugins are
   configured: the client gets `outcome.response`, or, when a plugin blocks, a JSON-RPC error whose
   message names the reason. With no plugins nothing runs and every byte stays the upstream's.
-- Over HTTP (`HttpFront`): Host/Origin checked on loopback binds and bodies capped before a session
-  starts; a session's upstreams end with it (DELETE, or idle for `--session-idle` seconds).
+- Over HTTP (`HttpFront`): Host/Origin checked on loopback binds, bodies capped and timed, and the number
+  of sessions capped, before a session starts; request heads are timed by the protocol class
+  (`header_timed_h11`); a session's upstreams end with it (DELETE, or idle for `--session-idle` seconds).
 - Never hang: an upstream that dies fails its pending requests at once (-32603, naming it), and every
   later request routed to it, with the reason.
 """
@@ -55,6 +61,8 @@ SEPARATOR = "__"
 GATEWAY_INFO = {"name": "mcpx-reference-gateway", "version": "0.1.0"}
 BLOCKED = -32000  # implementation-defined server error: the response was blocked by a plugin
 INTERNAL = -32603
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+MAX_DEPTH = 100  # levels of arrays and objects in one message; deeper ones are refused (-32600)
 # List method -> (result key, the call method whose params.name names one of its items).
 LISTS = {"tools/list": ("tools", "tools/call"), "prompts/list": ("prompts", "prompts/get"),
          "middleware/list": ("middleware", "middleware/invoke"),
@@ -89,6 +97,47 @@ def error(rid, code: int, message: str, data: Any = None) -> dict:
     if data is not None:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": rid, "error": err}
+
+
+class Unreadable(ValueError):
+    """A message the gateway refuses to handle: the JSON-RPC error code to answer with, and its id when known."""
+
+    def __init__(self, code: int, reason: str, rid: Any = None):
+        super().__init__(reason)
+        self.code, self.rid = code, rid
+
+
+def depth_over(value: Any, limit: int) -> bool:
+    """Whether `value` nests arrays and objects more than `limit` levels deep (no recursion: that is the point)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def unreadable(message: Any) -> Unreadable | None:
+    """Why `message` cannot be handled as a JSON-RPC 2.0 message, or None. What is refused: anything but an
+    object with `"jsonrpc": "2.0"`; a `method` that is not a string; a request id that is not a string or an
+    integer (MCP forbids null ids; a list or object could not even be a key of the gateway's tables); a
+    response id that is not one of those or null; nesting deeper than MAX_DEPTH (the pipeline's copies recurse)."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return Unreadable(INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+    rid = message.get("id")
+    scalar = isinstance(rid, (str, int)) and not isinstance(rid, bool)
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return Unreadable(INVALID_REQUEST, "method must be a string", rid if scalar else None)
+        if "id" in message and not scalar:
+            return Unreadable(INVALID_REQUEST, "a request id must be a string or an integer")
+    elif not (scalar or rid is None):
+        return Unreadable(INVALID_REQUEST, "a response id must be a string, an integer or null")
+    if depth_over(message, MAX_DEPTH):
+        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels", rid if scalar else None)
+    return None
 
 
 # ------------------------------------------------------------------------------------------ configuration
@@ -198,13 +247,15 @@ def minimal_environment() -> dict[str, str]:
 
 
 def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the reference shares no code with its judge
-    """One JSON-RPC message, or the exception that says why the line is not one."""
+    """One JSON-RPC message, or the `Unreadable` that says why the line is not one."""
     try:
         message = json.loads(line)
+    except RecursionError:  # json's own limit (about a thousand levels): far past MAX_DEPTH
+        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
-        return ValueError(f"not JSON: {exc}")
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return ValueError("not a JSON-RPC 2.0 message")
+        return Unreadable(PARSE_ERROR, f"not JSON: {exc}")
+    if isinstance(message, list):
+        return Unreadable(INVALID_REQUEST, "batches (JSON arrays) are not accepted: one message per line")
     return message
 
 
@@ -384,10 +435,14 @@ class Proxy:
     # -- client -> upstreams ------------------------------------------------------------------
     async def pump_client(self, tg) -> None:
         async for item in self.client.read:
-            if isinstance(item, Exception):
-                log.warning("unreadable message from the client: %s", item)
+            message = None if isinstance(item, Exception) else to_dict(item)
+            problem = item if isinstance(item, Exception) else unreadable(message)
+            if problem is not None:
+                # Answered, never forwarded, and the session goes on (JSON-RPC: id null when it is unknown).
+                log.warning("refused a message from the client: %s", problem)
+                code = problem.code if isinstance(problem, Unreadable) else INVALID_REQUEST
+                await self.client.send(error(getattr(problem, "rid", None), code, f"invalid message: {problem}"))
                 continue
-            message = to_dict(item)
             if "method" in message and "id" in message:
                 if self.single:  # forwarding never waits for the answer: no task needed, one loop turn saved
                     await self.on_client_request(message)
@@ -437,6 +492,13 @@ class Proxy:
             self.in_flight[rid] = (link, upstream_id)
 
     async def on_client_notification(self, message: dict) -> None:
+        if self.pipeline is not None and self.pipeline.gates:
+            # A notification naming a gated method (JSON-RPC lets any method be sent without an id, and an
+            # upstream may act on it) is judged as a request would be; a refused one is dropped, unanswered.
+            refused = await self.pipeline.process_request(copy.deepcopy(message))
+            if refused is not None:
+                log.warning("dropped a notification: %s", refused.reason)
+                return
         if message["method"] == "notifications/cancelled":
             params = message.get("params") or {}
             # The upstream need not answer a cancelled request (and the client must ignore an answer), so
@@ -454,10 +516,14 @@ class Proxy:
     async def pump_upstream(self, link: Link) -> None:
         try:
             async for item in link.read:
-                if isinstance(item, Exception):
-                    log.warning("unreadable message from %s: %s", link.name, item)
+                message = None if isinstance(item, Exception) else to_dict(item)
+                problem = item if isinstance(item, Exception) else unreadable(message)
+                if problem is not None:
+                    log.warning("refused a message from %s: %s", link.name, problem)
+                    if message is not None and "method" not in message:  # an answer the client must not wait for
+                        await link.resolve(error(getattr(problem, "rid", None), INTERNAL,
+                                                 f"{link.name} sent an invalid answer: {problem}"))
                     continue
-                message = to_dict(item)
                 if "method" in message and "id" in message:
                     await self.on_upstream_request(link, message)
                 elif message.get("method") == "notifications/cancelled":
@@ -616,6 +682,10 @@ async def serve_stdio(config: Config) -> None:
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_BODY = 4 * 1024 * 1024  # bytes of one POST; MCP messages are small, a bigger body is a mistake or an attack
 SESSION_IDLE = 1800.0  # seconds without a request after which a session and its upstreams end
+MAX_SESSIONS = 32  # sessions at once; each runs its own upstream processes, so one more is refused (503)
+HEADER_TIMEOUT = 10.0  # seconds a client may take to send a request's headers, or the connection is closed
+BODY_TIMEOUT = 30.0  # seconds a client may take to send a request's whole body, or it gets 408
+MAX_CONNECTIONS = 128  # uvicorn's limit_concurrency: past it, requests get 503 (SSE streams count too)
 
 
 def host_of(value: str) -> str:
@@ -649,9 +719,10 @@ class HttpFront:
     transport closes its streams, the proxy's client pump ends) or after `idle` seconds with no request."""
 
     def __init__(self, config: Config, tg, *, loopback: bool = True, max_body: int = MAX_BODY,
-                 idle: float = SESSION_IDLE):
+                 idle: float = SESSION_IDLE, max_sessions: int = MAX_SESSIONS, body_timeout: float = BODY_TIMEOUT):
         self.config, self.tg = config, tg
         self.loopback, self.max_body, self.idle = loopback, max_body, idle
+        self.max_sessions, self.body_timeout = max_sessions, body_timeout
         self.pipeline = make_pipeline(config)
         self.sessions: dict[str, Any] = {}
         self.last_seen: dict[str, float] = {}
@@ -668,9 +739,12 @@ class HttpFront:
             return await Response(refused[1], status_code=refused[0])(scope, receive, send)
         if scope["path"].rstrip("/") != "/mcp":
             return await Response("not found", status_code=404)(scope, receive, send)
-        receive = await self.capped(receive, headers)
-        if receive is None:
-            return await Response("request body too large", status_code=413)(scope, receive, send)
+        body = await self.capped(receive, headers)
+        if not callable(body):
+            status, text = (408, f"request body not received within {self.body_timeout:g} s") if body == "slow" \
+                else (413, "request body too large")
+            return await Response(text, status_code=status, headers={"connection": "close"})(scope, receive, send)
+        receive = body
         sid = headers.get("mcp-session-id")
         if sid:
             transport = self.sessions.get(sid)
@@ -680,6 +754,11 @@ class HttpFront:
             return await transport.handle_request(scope, receive, send)
         if scope.get("method") != "POST":
             return await Response("a session starts with a POST of initialize", status_code=400)(scope, receive, send)
+        if len(self.sessions) >= self.max_sessions:
+            # Each session starts its own upstream processes: without a cap, posts of initialize are processes.
+            log.warning("refused a session: %d are running, the limit", len(self.sessions))
+            return await Response(f"too many sessions: this gateway serves at most {self.max_sessions} at once",
+                                  status_code=503, headers={"retry-after": "60"})(scope, receive, send)
         from mcp.server.streamable_http import StreamableHTTPServerTransport
 
         sid = uuid.uuid4().hex
@@ -701,20 +780,24 @@ class HttpFront:
             scope_of_session.cancel()
 
     async def capped(self, receive, headers: dict[str, str]):
-        """A `receive` that replays the whole body, or None when the body is over the cap."""
+        """A `receive` that replays the whole body; "large" when the body is over the cap, "slow" when it did not
+        arrive within `body_timeout` (by hand: neither uvicorn nor starlette has a body read timeout)."""
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_body:
-            return None
+            return "large"
         body, more, tail = bytearray(), True, None
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                tail = message
-                break
-            body += message.get("body", b"")
-            if len(body) > self.max_body:
-                return None
-            more = message.get("more_body", False)
+        with anyio.move_on_after(self.body_timeout) as timer:
+            while more:
+                message = await receive()
+                if message["type"] != "http.request":
+                    tail = message
+                    break
+                body += message.get("body", b"")
+                if len(body) > self.max_body:
+                    return "large"
+                more = message.get("more_body", False)
+        if timer.cancelled_caught:
+            return "slow"
         queued = [{"type": "http.request", "body": bytes(body), "more_body": False}] + ([tail] if tail else [])
 
         async def replay():
@@ -748,8 +831,57 @@ class HttpFront:
                     self.scopes[sid].cancel()
 
 
+def header_timed_h11(timeout: float):
+    """uvicorn's h11 protocol with a deadline for each request's headers: a connection that has not sent a
+    complete request head `timeout` seconds after it opened, or after its previous response, is closed.
+    Written by hand: uvicorn has no header read timeout (its timeout_keep_alive only covers a connection
+    that sends nothing at all after a response), so a client sending a byte a second would hold a
+    connection for ever."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderTimedH11(H11Protocol):
+        header_timer = None
+
+        def arm(self) -> None:
+            self.disarm()
+            self.header_timer = self.loop.call_later(timeout, self.headers_too_slow)
+
+        def disarm(self) -> None:
+            if self.header_timer is not None:
+                self.header_timer.cancel()
+                self.header_timer = None
+
+        def headers_too_slow(self) -> None:
+            self.header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self.arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:  # the head is in: the body has its own deadline
+                self.disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self.arm()  # the next request's head, on a kept-alive connection
+
+        def connection_lost(self, exc) -> None:
+            self.disarm()
+            super().connection_lost(exc)
+
+    return HeaderTimedH11
+
+
 async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_body: int = MAX_BODY,
-                     idle: float = SESSION_IDLE) -> None:
+                     idle: float = SESSION_IDLE, max_sessions: int = MAX_SESSIONS,
+                     header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT,
+                     max_connections: int = MAX_CONNECTIONS) -> None:
     import ipaddress
 
     import uvicorn
@@ -760,9 +892,14 @@ async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_
     except ValueError:
         loopback = host == "localhost"
     async with anyio.create_task_group() as tg:
-        front = HttpFront(config, tg, loopback=loopback, max_body=max_body, idle=idle)
+        front = HttpFront(config, tg, loopback=loopback, max_body=max_body, idle=idle, max_sessions=max_sessions,
+                          body_timeout=body_timeout)
         tg.start_soon(front.reap_idle)
-        server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level="warning", lifespan="off"))
+        # uvicorn's own settings where it has them: limit_concurrency (503 past it), timeout_keep_alive (an idle
+        # kept-alive connection, 5 s, its default), h11's cap on a request head (16 KiB, its default: 400).
+        server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level="warning", lifespan="off",
+                                               http=header_timed_h11(header_timeout), limit_concurrency=max_connections,
+                                               timeout_keep_alive=5))
         print(f"reference gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         await server.serve()
         tg.cancel_scope.cancel()
