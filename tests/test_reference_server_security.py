@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from conformance.targets.peerkit import free_port
-from conformance.server.recording import PROTOCOL_VERSION
+from conformance.server.session import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
 from tests.helpers import ROOT, reference_http_server
 
