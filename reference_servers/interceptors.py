@@ -187,6 +187,10 @@ def strings(value: Any, path: str = "$"):
             yield from strings(item, f"{path}[{index}]")
 
 
+def _string_chars(value: Any) -> int:
+    return sum(len(text) for _, text in strings(value))
+
+
 def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return fn(value)
@@ -260,7 +264,8 @@ def pii_redactor(payload, event, phase, config) -> dict:
     counts: dict[str, int] = {}
     strict = config.get("aggressiveness") == "strict"
     region = config.get("defaultRegion", "US")
-    redacted = map_strings(payload, lambda text: pii.redact_text(text, handles, strict, region, counts))
+    with pii.budgeted(_string_chars(payload)):  # one validation budget for the whole payload, not one per string
+        redacted = map_strings(payload, lambda text: pii.redact_text(text, handles, strict, region, counts))
     return {"modified": bool(counts), "payload": redacted, "info": {"redactions": sum(counts.values()),
                                                                      "counts": counts}}
 
@@ -268,9 +273,10 @@ def pii_redactor(payload, event, phase, config) -> dict:
 def pii_detector(payload, event, phase, config) -> dict:
     strict = config.get("aggressiveness") == "strict"
     region = config.get("defaultRegion", "US")
-    messages = [{"path": path, "message": f"contains {found.kind.lower()} data", "severity": "error"}
-                for path, text in strings(payload) for found in pii.find_pii(text, strict, region)
-                if found.kind != "LITERAL"]
+    with pii.budgeted(_string_chars(payload)):
+        messages = [{"path": path, "message": f"contains {found.kind.lower()} data", "severity": "error"}
+                    for path, text in strings(payload) for found in pii.find_pii(text, strict, region)
+                    if found.kind != "LITERAL"]
     if not messages:
         return {"valid": True}
     return {"valid": False, "severity": "error", "messages": messages}
@@ -278,7 +284,8 @@ def pii_detector(payload, event, phase, config) -> dict:
 
 def audit_logger(payload, event, phase, config) -> dict:
     handles = pii.HandleMap()
-    summary = map_strings(payload, lambda text: pii.redact_text(text, handles))
+    with pii.budgeted(_string_chars(payload)):
+        summary = map_strings(payload, lambda text: pii.redact_text(text, handles))
     log.info("audit %s %s %s", event, phase, summary if config.get("includePayloads") else type(payload).__name__)
     return {"valid": True, "info": {"logged": True}}
 

@@ -446,6 +446,94 @@ def _valid_phone(candidate: str, region: str | None) -> bool:
     return phonenumbers.is_valid_number(number)
 
 
+# The validation budget. phonenumbers (parse and is_valid_number) costs 50-100 us a candidate and stdnum's SSN
+# test about 30 us, where reading typical text costs 20-150 ns a character: a text made of distinct phone-shaped
+# candidates (random digits in NANP, international or national groupings; every one a cache miss) cost 200-500
+# times typical text of its size. So one call (a middleware call over all its text blocks, an interceptor call
+# over all its strings, or find_pii on its own) may ask the libraries about at most validation_budget(characters)
+# distinct candidates: BASE_VALIDATIONS, and one more per CHARS_PER_VALIDATION characters. Typical text has far
+# fewer (a conversation repeats its numbers, and a value asked about once in a call is answered from the call's
+# own table after that). Past the budget the call fails closed: a candidate that has the shape of a phone number
+# or an SSN (it matched the candidate pattern) is redacted without asking, so no real number is ever left in the
+# text because the budget ran out; what is lost is only the look-alikes that validation would have spared.
+# The count is of distinct candidates the call asked about, whether or not a cache across calls answered them,
+# so what a call redacts depends on its input alone, never on what earlier calls left in the caches.
+BASE_VALIDATIONS = 8
+CHARS_PER_VALIDATION = 1024
+
+
+def validation_budget(chars: int) -> int:
+    """How many distinct candidates a call over `chars` characters may have validated by the libraries."""
+    return BASE_VALIDATIONS + chars // CHARS_PER_VALIDATION
+
+
+class ValidationBudget:
+    """What one call may still validate (`left`), the answers it already has (by candidate), and how many
+    candidates it redacted unvalidated (`failed_closed`)."""
+
+    __slots__ = ("left", "answers", "failed_closed")
+
+    def __init__(self, chars: int):
+        self.left = validation_budget(chars)
+        self.answers: dict[tuple, object] = {}
+        self.failed_closed = 0
+
+
+_budgets = threading.local()
+
+
+class budgeted:
+    """`with budgeted(chars) as budget:` one ValidationBudget for everything found inside (find_pii opens its own
+    when no caller did); nested, the outermost call's budget serves."""
+
+    def __init__(self, chars: int):
+        self.chars, self.outer = chars, False
+
+    def __enter__(self) -> ValidationBudget:
+        current = getattr(_budgets, "current", None)
+        if current is not None:
+            return current
+        self.outer = True
+        _budgets.current = ValidationBudget(self.chars)
+        return _budgets.current
+
+    def __exit__(self, *exc) -> None:
+        if self.outer:
+            _budgets.current = None
+
+
+def _phone_ok(candidate: str, region: str | None) -> bool:
+    """_valid_phone within the call's budget; True (fail closed) once the budget is spent. (The detectors' own
+    functions, called outside any `budgeted` block as the tests do, validate without a budget.)"""
+    budget = getattr(_budgets, "current", None)
+    if budget is None:
+        return _valid_phone(candidate, region)
+    key = (candidate, region)
+    answer = budget.answers.get(key)
+    if answer is None:
+        if budget.left <= 0:
+            budget.failed_closed += 1
+            return True
+        budget.left -= 1
+        answer = budget.answers[key] = _valid_phone(candidate, region)
+    return answer
+
+
+def _ssn_valid(value: str) -> bool:
+    """_valid_ssn within the call's budget; True (fail closed) once the budget is spent."""
+    budget = getattr(_budgets, "current", None)
+    if budget is None:
+        return _valid_ssn(value)
+    answer = budget.answers.get(value)  # a str key: phone keys are tuples
+    if answer is None:
+        if budget.left <= 0:
+            budget.failed_closed += 1
+            return True
+        budget.left -= 1
+        answer = budget.answers[value] = _valid_ssn(value)
+    return answer
+
+
 _NON_DIGITS_RE = re.compile(r"[^0-9]+")
 
 
@@ -462,16 +550,19 @@ def _longest_valid_prefix(candidate: str, region: str | None, min_digits: int = 
 
     Only the part before the 18th digit can be a number, so the candidate is cut there first: a run of thousands
     of groups ("+1 1 1 1 ...") costs one bounded look, not one digit count per group (which was quadratic).
-    A short candidate's answer is cached (a text repeats its numbers; working it out costs ten times the lookup).
+    The answer is kept for the rest of the call (a text repeats its numbers; working it out costs ten times the
+    lookup); each prefix asked about counts against the call's budget, and once that is spent the longest prefix
+    still in question is taken as the number (fail closed).
     """
-    if len(candidate) <= _SHORT_RUN:
-        return _longest_valid_prefix_of_short(candidate, region, min_digits)
-    return _find_longest_valid_prefix(candidate, region, min_digits)
-
-
-@lru_cache(maxsize=8192)
-def _longest_valid_prefix_of_short(candidate: str, region: str | None, min_digits: int) -> int:
-    return _find_longest_valid_prefix(candidate, region, min_digits)
+    budget = getattr(_budgets, "current", None)
+    if budget is None:
+        return _find_longest_valid_prefix(candidate, region, min_digits)
+    answers = budget.answers
+    key = (candidate, region, min_digits)
+    answer = answers.get(key)
+    if answer is None:
+        answer = answers[key] = _find_longest_valid_prefix(candidate, region, min_digits)
+    return answer
 
 
 def _find_longest_valid_prefix(candidate: str, region: str | None, min_digits: int) -> int:
@@ -483,7 +574,7 @@ def _find_longest_valid_prefix(candidate: str, region: str | None, min_digits: i
         digits = len(_digits(prefix))
         if digits < min_digits:
             break
-        if not DATE_SHAPE_RE.match(prefix) and _valid_phone(prefix, region):
+        if not DATE_SHAPE_RE.match(prefix) and _phone_ok(prefix, region):
             return len(prefix)
     return 0
 
@@ -610,7 +701,7 @@ def _phones(text: str, strict: bool, region: str):
                 yield _found((m.start(), m.start() + n, "PHONE"))
     if "(" in text:
         for m in PHONE_NANP_PAREN_RE.finditer(text):
-            if _valid_phone(m.group(), "US"):
+            if _phone_ok(m.group(), "US"):
                 yield _found((m.start(), m.end(), "PHONE"))
         if _trunk0(region):
             for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
@@ -622,9 +713,9 @@ def _phones(text: str, strict: bool, region: str):
 def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
     # The cached validity test first: a label needs looking for only where the number alone does not count.
     if len(value) == 11:  # ###-##-####
-        if _valid_ssn(value):
+        if _ssn_valid(value):
             return True
-    elif strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value):
+    elif strict and (start == 0 or text[start - 1] not in "+.") and _ssn_valid(value):
         return True
     lo = max(0, start - 48)
     return _ends_like_label(text, lo, start, ":#=", _SSN_LABEL_LAST) and \
@@ -743,13 +834,13 @@ def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str,
             if _ipv4_ok(value, text, start):
                 out.append(_found((start, end, "IPV4")))
         elif name == "NANP":
-            if _valid_phone(value, "US"):
+            if _phone_ok(value, "US"):
                 out.append(_found((start, end, "PHONE")))
         elif name == "TRUNK0":
             n = _longest_valid_prefix(value, region)
             if n:
                 out.append(_found((start, start + n, "PHONE")))
-        elif _valid_phone(value, region) or _valid_phone("+" + value, None):  # BARE
+        elif _phone_ok(value, region) or _phone_ok("+" + value, None):  # BARE
             out.append(_found((start, end, "PHONE")))
 
 
@@ -785,7 +876,13 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
 
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
-    """Every PII span of `text`, non-overlapping, in text order (see the module docstring)."""
+    """Every PII span of `text`, non-overlapping, in text order (see the module docstring), within the validation
+    budget of the caller's `budgeted` block, or one of its own for `text`."""
+    with budgeted(len(text)):
+        return _find_pii(text, strict, region)
+
+
+def _find_pii(text: str, strict: bool, region: str) -> list[Found]:
     literals = [_found((m.start(), m.end(), "LITERAL")) for m in HANDLE_RE.finditer(text)] if "[" in text else []
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     candidates = list(_emails(view)) if "@" in view else []
@@ -987,10 +1084,12 @@ def pii_redaction(context: list[dict], arguments: dict) -> dict:
     handles = HandleMap(arguments.get("redactions"))
     counts: dict[str, int] = {}
     content = []
-    for block in context:
-        if is_text(block):
-            block = {**block, "text": redact_text(block["text"], handles, aggressiveness == "strict", region, counts)}
-        content.append(block)
+    with budgeted(sum(len(block["text"]) for block in context if is_text(block))):  # one budget for the call
+        for block in context:
+            if is_text(block):
+                block = {**block, "text": redact_text(block["text"], handles, aggressiveness == "strict", region,
+                                                      counts)}
+            content.append(block)
     return {"content": content, "metadata": {"redactions": dict(handles.values), "counts": counts}}
 
 
