@@ -1025,31 +1025,69 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
 # Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown
 # link/image destination ("](" not yet closed), a bare URL ("://"), an autolink or mailto/data URI, or an
 # href/src value. Only the tokens around handles are looked at, so restoring 1 MB costs what the handles cost.
-_URL_TOKEN_RE = re.compile(r"://|^<?(?i:mailto|data):|(?i:(?:href|src|action|formaction)\s*=)")
-_URL_LOOKBACK = 4096
+_URL_MARKER_RE = re.compile(r"(?=(://|(?i:(?:href|src|action|formaction)\s*=)))")  # at every start: overlaps too
+_URL_SCHEME_RE = re.compile(r"<?(?i:mailto|data):")  # at the token's start only
+_TOKEN_END_RE = re.compile(r"[ \n\t\r]")
 
 
-def _in_url(text: str, position: int) -> bool:
-    window = max(0, position - _URL_LOOKBACK)
-    start = max(text.rfind(space, window, position) for space in " \n\t\r") + 1
-    token = text[max(start, window):position]
-    link = token.rfind("](")
-    return (link >= 0 and ")" not in token[link:]) or _URL_TOKEN_RE.search(token) is not None
+class UrlTokens:
+    """`in_url(position)`, asked for the handles of one text in text order: whether the token before the handle
+    (from the last space, newline, tab or CR before it, however far back) makes it part of a URL.
+
+    Linear in the text: a token is read once, when its first handle is asked about (where its first URL marker
+    ends, found by one scan), and between two handles of a token only the characters between them are read
+    (whether a "](" opened a link destination that no ")" has closed). A run of handles with no space between
+    them (`x[EMAIL_1][EMAIL_1]...`) used to cost a 4,096-character look-back per handle. `looked_at` counts the
+    characters read, for the tests.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.start = self.end = 0  # the current token, text[start:end]; none yet
+        self.marker_end = 0  # where the token's first URL marker ends (beyond `end` if it has none)
+        self.scanned = 0  # how far the link state has been read
+        self.link_open = False
+        self.looked_at = 0
+
+    def in_url(self, position: int) -> bool:
+        text = self.text
+        if position >= self.end:  # a new token: no whitespace between the previous token's end and it?
+            lo = self.end
+            self.start = max(text.rfind(space, lo, position) for space in " \n\t\r") + 1 or lo
+            found = _TOKEN_END_RE.search(text, position)
+            self.end = found.start() if found else len(text)
+            self.looked_at += 4 * (position - lo) + (self.end - position) + (self.end - self.start)
+            ends = [m.end(1) for m in _URL_MARKER_RE.finditer(text, self.start, self.end)]
+            scheme = _URL_SCHEME_RE.match(text, self.start, self.end)
+            self.marker_end = min(ends + ([scheme.end()] if scheme else []), default=self.end + 1)
+            self.scanned, self.link_open = self.start, False
+        link = text.rfind("](", self.scanned, position)
+        if link >= 0:
+            self.link_open = text.find(")", link, position) < 0
+        elif self.link_open and text.find(")", self.scanned, position) >= 0:
+            self.link_open = False
+        self.looked_at += 2 * (position - self.scanned)
+        self.scanned = position
+        return self.link_open or self.marker_end <= position
 
 
 def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None,
                  in_urls: bool = True, kept: list[str] | None = None) -> tuple[str, int]:
     restored = 0
+    urls = UrlTokens(text)
+    listed_unknown, listed_kept = set(unknown or ()), set(kept or ())  # `in` on the lists would be quadratic
 
     def swap(m: re.Match) -> str:
         nonlocal restored
-        if not in_urls and m.group(1) in redactions and _in_url(text, m.start()):
-            if kept is not None and m.group(1) not in kept:
+        if not in_urls and m.group(1) in redactions and urls.in_url(m.start()):
+            if kept is not None and m.group(1) not in listed_kept:
+                listed_kept.add(m.group(1))
                 kept.append(m.group(1))
             return m.group(0)
         value = redactions.get(m.group(1))
         if value is None:
-            if unknown is not None and m.group(1) not in unknown:
+            if unknown is not None and m.group(1) not in listed_unknown:
+                listed_unknown.add(m.group(1))
                 unknown.append(m.group(1))
             return m.group(0)
         restored += 1
