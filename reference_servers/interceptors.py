@@ -42,6 +42,7 @@ from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
 
+from .limits import LimitExceeded, checkpoint
 from .middleware import pii
 
 log = logging.getLogger("reference_servers.interceptors")
@@ -149,6 +150,8 @@ class InterceptorRegistry:
         started = time.perf_counter()
         try:
             fields = item.fn(copy.deepcopy(params["payload"]), event, phase, copy.deepcopy(config))
+        except LimitExceeded:
+            raise
         except Exception as exc:  # an interceptor's crash is the invoker's to route (failOpen), not ours to hide
             log.warning("interceptor %s failed: %s", name, exc)
             raise InterceptorError(INTERNAL_ERROR, "Interceptor execution failed",
@@ -177,6 +180,7 @@ def narrow_hooks(declared: list[dict], override: list[dict]) -> list[dict]:
 # -- payload helpers -------------------------------------------------------------------------------------------------
 def strings(value: Any, path: str = "$"):
     """(JSON path, string) for every string value in a JSON value, keys excluded."""
+    checkpoint()  # a payload of many values: stopped between two when the call is cancelled
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, dict):
@@ -192,6 +196,7 @@ def _string_chars(value: Any) -> int:
 
 
 def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    checkpoint()
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, dict):

@@ -150,6 +150,8 @@ from typing import NamedTuple
 import phonenumbers
 from stdnum.us import ssn as us_ssn
 
+from ..limits import LimitExceeded, output_allowance
+from ..limits import current as current_call
 from . import MiddlewareSpec
 from .textutil import check_context, detection_view, is_text, original_offset
 
@@ -666,7 +668,10 @@ def _email_start(text: str, left: int, at: int) -> int:
 def _emails(text: str):
     """EMAIL_RE's matches, found from "@" + domain matches (in C) and one bounded look at each local part."""
     done = 0  # matches never overlap: nothing before the end of the previous one is looked at again
+    call = current_call()
     for domain in _EMAIL_AT_DOMAIN_RE.finditer(text):
+        if call.cancelled:
+            call.stop()
         at = domain.start()
         if at < done or domain.end() - at - 1 > _MAX_DOMAIN:
             continue
@@ -694,17 +699,24 @@ def _trunk0(region: str) -> bool:
 
 def _phones(text: str, strict: bool, region: str):
     """The phone candidates that do not start a digit run: international ones and those in parentheses."""
+    call = current_call()
     if "+" in text:
         for m in PHONE_INTL_RE.finditer(text):
+            if call.cancelled:
+                call.stop()
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield _found((m.start(), m.start() + n, "PHONE"))
     if "(" in text:
         for m in PHONE_NANP_PAREN_RE.finditer(text):
+            if call.cancelled:
+                call.stop()
             if _phone_ok(m.group(), "US"):
                 yield _found((m.start(), m.end(), "PHONE"))
         if _trunk0(region):
             for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
+                if call.cancelled:
+                    call.stop()
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
                     yield _found((m.start(), m.start() + n, "PHONE"))
@@ -858,7 +870,10 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
     inside = _digit_run_scanner(bounded)
     out: list[Found] = []
     names = ("CARD",) + bounded
+    call = current_call()  # stopped between two matches when the call is cancelled (reference_servers/limits.py)
     for m in _scan_matches(names, text):
+        if call.cancelled:
+            call.stop()
         _judge_runs(m, bounded, done, text, strict, region, out)
         start, end = m.span()
         if m.regs[1][1] < 0:  # no CARD run
@@ -868,6 +883,8 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
             out.append(_found((start + card[0], start + card[1], "CARD")))
         if look_inside or (last_one and text[end:end + 1] in (" ", ".", "-") and text[end + 1:end + 2] == "("):
             for n in inside.finditer(text, start + 1, end + _LONGEST_BOUNDED_RUN):
+                if call.cancelled:
+                    call.stop()
                 if n.start() >= end:
                     break
                 if n.lastindex is not None:
@@ -1007,7 +1024,10 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     out: list[str] = []
     append, last = out.append, 0
     tags: dict[tuple[str, str], str] = {}  # a value repeats: its "[HANDLE]" is built once
+    call = current_call()
     for start, end, kind in found:
+        if call.cancelled:
+            call.stop()
         key = (kind, text[start:end])
         tag = tags.get(key)
         if tag is None:
@@ -1072,13 +1092,23 @@ class UrlTokens:
 
 
 def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None,
-                 in_urls: bool = True, kept: list[str] | None = None) -> tuple[str, int]:
+                 in_urls: bool = True, kept: list[str] | None = None,
+                 max_chars: int | None = None) -> tuple[str, int]:
+    """`text` with each handle of `redactions` replaced by its value (see the module docstring), and how many
+    were; LimitExceeded (maxOutputChars) as soon as the result would be longer than `max_chars` (by default
+    what the running call may write, reference_servers/limits.py)."""
     restored = 0
     urls = UrlTokens(text)
     listed_unknown, listed_kept = set(unknown or ()), set(kept or ())  # `in` on the lists would be quadratic
+    call = current_call()
+    # What the restored text will hold, counted as values go in: a value of megabytes behind a handle written
+    # thousands of times would otherwise be built in memory in full before any limit could look at it.
+    size, allowance = len(text), output_allowance() if max_chars is None else max_chars
 
     def swap(m: re.Match) -> str:
-        nonlocal restored
+        nonlocal restored, size
+        if call.cancelled:
+            call.stop()
         if not in_urls and m.group(1) in redactions and urls.in_url(m.start()):
             if kept is not None and m.group(1) not in listed_kept:
                 listed_kept.add(m.group(1))
@@ -1091,6 +1121,11 @@ def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | Non
                 unknown.append(m.group(1))
             return m.group(0)
         restored += 1
+        size += len(value) - len(m.group(0))
+        if allowance is not None and size > allowance:
+            raise LimitExceeded("maxOutputChars", allowance, None,
+                                f"pii_restoration: the restored text would hold more than this server's limit of "
+                                f"{allowance} characters (maxOutputChars)")
         return value
 
     return HANDLE_RE.sub(swap, text), restored
@@ -1164,10 +1199,17 @@ def pii_restoration(context: list[dict], arguments: dict) -> dict:
         raise ValueError("restoreInUrls must be true or false")
     total, unknown, kept = 0, [], []
     content = []
+    limit = allowance = output_allowance()  # for all blocks together
     for block in context:
         if is_text(block):
-            text, n = restore_text(block["text"], redactions, unknown, in_urls, kept)
+            try:
+                text, n = restore_text(block["text"], redactions, unknown, in_urls, kept, allowance)
+            except LimitExceeded:
+                raise LimitExceeded("maxOutputChars", limit, None, "pii_restoration: the restored text would hold "
+                                    f"more than this server's limit of {limit} characters (maxOutputChars)") from None
             block, total = {**block, "text": text}, total + n
+            if allowance is not None:
+                allowance -= len(text)
         content.append(block)
     metadata: dict = {"restored": total}
     if unknown:
