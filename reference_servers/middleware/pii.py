@@ -1084,10 +1084,13 @@ class UrlTokens:
             self.start = max(text.rfind(space, lo, position) for space in " \n\t\r") + 1 or lo
             found = _TOKEN_END_RE.search(text, position)
             self.end = found.start() if found else len(text)
-            self.looked_at += 4 * (position - lo) + (self.end - position) + (self.end - self.start)
-            ends = [m.end(1) for m in _URL_MARKER_RE.finditer(text, self.start, self.end)]
-            scheme = _URL_SCHEME_RE.match(text, self.start, self.end)
-            self.marker_end = min(ends + ([scheme.end()] if scheme else []), default=self.end + 1)
+            self.looked_at += 4 * (position - lo) + (self.end - position) + 3 * (self.end - self.start)
+            if text.find(":", self.start, self.end) < 0 and text.find("=", self.start, self.end) < 0:
+                self.marker_end = self.end + 1  # every marker has one of the two: the usual token needs no scan
+            else:
+                ends = [m.end(1) for m in _URL_MARKER_RE.finditer(text, self.start, self.end)]
+                scheme = _URL_SCHEME_RE.match(text, self.start, self.end)
+                self.marker_end = min(ends + ([scheme.end()] if scheme else []), default=self.end + 1)
             self.scanned, self.link_open = self.start, False
         link = text.rfind("](", self.scanned, position)
         if link >= 0:
