@@ -92,7 +92,9 @@ _ASCII_FORMS = {**{c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)},
                 **{z + d: str(d) for z in _ZEROS for d in range(10)}}
 
 
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+# Runs of non-ASCII characters, with the short ASCII gaps between them (a space, a dash): a phone number written
+# in another script's digits is one run, not one per digit group (each run costs a few steps in Python).
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f](?:[\x00-\x7f]{0,8}[^\x00-\x7f])*")
 
 
 def _ascii_forms(text: str) -> str:
