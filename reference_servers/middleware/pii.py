@@ -1121,6 +1121,8 @@ def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | Non
     # thousands of times would otherwise be built in memory in full before any limit could look at it.
     size, allowance = len(text), output_allowance() if max_chars is None else max_chars
     position = len(parts[0])  # where the handle parts[i] starts in `text`
+    # Every URL marker has a ":" or an "=", and a link destination a "](": text with none has no URL to look for.
+    check_urls = not in_urls and (":" in text or "=" in text or "](" in text)
     get = redactions.get
     for i in range(1, len(parts), 2):
         if call.cancelled:
@@ -1132,7 +1134,7 @@ def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | Non
                 listed_unknown.add(name)
                 unknown.append(name)
             parts[i] = f"[{name}]"
-        elif not in_urls and urls.in_url(position):
+        elif check_urls and urls.in_url(position):
             if kept is not None and name not in listed_kept:
                 listed_kept.add(name)
                 kept.append(name)
