@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 
 import anyio
@@ -35,9 +37,9 @@ class Server:
         config = tmp_path / "config.json"
         config.write_text(json.dumps({"limits": limits}))
         self.port = free_port()
-        self.group = spawn([__import__("sys").executable, "-m", "reference_servers.everything", "--http",
+        self.group = spawn([sys.executable, "-m", "reference_servers.everything", "--http",
                             str(self.port), "--config", str(config)], cwd=ROOT,
-                           env={**__import__("os").environ, "MCPX_MEMORY_STORE": ":memory:"})
+                           env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"})
 
     def __enter__(self):
         self.group.__enter__()

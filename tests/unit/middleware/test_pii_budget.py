@@ -13,9 +13,7 @@ import random
 import sys
 from pathlib import Path
 
-import phonenumbers
 import pytest
-from stdnum.us import ssn as us_ssn
 
 from reference_servers import interceptors
 from reference_servers.middleware import pii
