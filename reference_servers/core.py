@@ -226,12 +226,11 @@ class App:
                                    f"{self.limits.max_seconds:g} s; it was stopped",
                                    {"limit": "maxSeconds", "maxSeconds": self.limits.max_seconds}) from None
             finally:
-                if control.started.is_set() and not control.finished.is_set():  # the caller has gone
+                if not control.finished.is_set():  # the caller has gone (a timeout has waited already)
                     control.cancel("the caller has gone")
+                    # Not started yet: CallControl.run sees the flag and returns at once, if it ever runs.
                     with anyio.CancelScope(shield=True):
                         await _stopped(control)
-                else:  # never started: CallControl.run sees the flag and returns at once, if it ever runs
-                    control.cancel("the caller has gone")
 
     def _invoke(self, method: str, params: dict) -> dict:
         """middleware/invoke and augmentation/augment, in the worker thread: sizes first, then the schema."""
