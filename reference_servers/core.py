@@ -11,10 +11,12 @@ satisfies. Everything the extensions define is decided here, once:
 - `handle_extension` serves `middleware/list`, `middleware/invoke`,
   `augmentation/list` and `augmentation/augment`, validating parameters and
   arguments (JSON Schema 2020-12) and answering faults with JSON-RPC errors.
-  A middleware or augmentation function runs in a worker thread, never on the
-  event loop, so one heavy call cannot stall the other sessions; its input
-  (the characters of the context's text blocks) and its time are capped
-  (`Limits`), and a call over a limit gets a JSON-RPC error saying which.
+  Every one of them (interceptors too) runs in a worker thread, never on the
+  event loop, so one heavy call cannot stall the other sessions, under the
+  same limits (reference_servers/limits.py: text, input and output sizes,
+  time, concurrency); a call over a limit gets a JSON-RPC error naming it,
+  and a call whose time is up or whose caller has gone stops at its next
+  checkpoint, holding its worker slot until it has.
 - Per-session state (`Session`) lives until the adapter reports that the
   session ended (`end_session`).
 
@@ -31,6 +33,10 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 from jsonschema import Draft202012Validator
+
+from .limits import CallControl, Cancelled, LimitExceeded, Limits, check_size, json_chars, string_chars
+
+__all__ = ["App", "AugmentationDef", "JsonRpcError", "Limits", "MiddlewareDef", "Session", "ToolDef", "ToolFailure"]
 
 log = logging.getLogger("reference_servers")
 
@@ -56,29 +62,6 @@ class Session:
     """Per MCP session state (one stdio connection, one HTTP session)."""
 
     gated_runs: int = 0  # how many times the body of a gated tool has run
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one middleware/invoke or augmentation/augment call may use (configuration key `limits`)."""
-
-    max_text_chars: int = 4 * 1024 * 1024  # characters of all text blocks of the context together
-    max_seconds: float = 10.0  # wall time of the function; the caller gets an error when it is over
-    max_concurrent: int = 4  # functions running at once (in worker threads); further calls wait their turn
-
-    @classmethod
-    def from_config(cls, config: dict | None) -> "Limits":
-        config = dict(config or {})
-        fields = {"maxTextChars": "max_text_chars", "maxSeconds": "max_seconds", "maxConcurrent": "max_concurrent"}
-        unknown = set(config) - set(fields)
-        if unknown:
-            raise ValueError(f"unknown key(s) in limits: {', '.join(sorted(unknown))}")
-        values = {fields[k]: v for k, v in config.items()}
-        for key, value in config.items():
-            kinds = (int, float) if key == "maxSeconds" else (int,)
-            if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-                raise ValueError(f"limits: {key} must be a positive {'number' if key == 'maxSeconds' else 'integer'}")
-        return cls(**values)
 
 
 @dataclass
@@ -208,30 +191,49 @@ class App:
         return {"content": content}
 
     # -- extension methods -----------------------------------------------------------------
-    async def _interceptor_method(self, method: str, params: dict) -> dict:
-        from .interceptors import InterceptorError
-
-        if not self.interceptors:
-            raise JsonRpcError(-32601, f"Method not found: {method}")
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.limits.max_concurrent)
-        try:  # interceptors run detectors over the payload: off the event loop, as middleware does
-            return await anyio.to_thread.run_sync(self.interceptors.handle, method, params, limiter=self._limiter)
-        except InterceptorError as err:
-            raise JsonRpcError(err.code, err.message, err.data) from None
-
     async def handle_extension(self, method: str, params: Any) -> dict:
         """Serve one of EXTENSION_METHODS; raises JsonRpcError for faults."""
         if params is None:
             params = {}
         if not isinstance(params, dict):
             raise JsonRpcError(INVALID_PARAMS, "params must be an object")
-        if method in ("interceptors/list", "interceptor/invoke"):
-            return await self._interceptor_method(method, params)
         if method == "middleware/list":
             return {"middleware": [m.to_wire() for m in self.middleware.values()]}
         if method == "augmentation/list":
             return {"augmentations": [a.to_wire() for a in self.augmentations.values()]}
+        if method in ("interceptors/list", "interceptor/invoke"):
+            if not self.interceptors:
+                raise JsonRpcError(-32601, f"Method not found: {method}")
+            return await self._run_bounded(method, functools.partial(self._intercept, method, params))
+        return await self._run_bounded(method, functools.partial(self._invoke, method, params))
+
+    async def _run_bounded(self, label: str, work: Callable[[], dict]) -> dict:
+        """work() in a worker thread under this server's limits (reference_servers/limits.py): a slot among
+        maxConcurrent, held until the thread has really stopped; maxSeconds from when the slot is had; the
+        sizes work() checks itself. A call whose time is up, or whose caller has gone (cancelled request, ended
+        session), is cancelled and waited for: it stops at its next checkpoint, within milliseconds."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.limits.max_concurrent)
+        control = CallControl(self.limits)
+        async with self._limiter:
+            try:
+                with anyio.fail_after(self.limits.max_seconds):
+                    return await anyio.to_thread.run_sync(control.run, work, abandon_on_cancel=True)
+            except TimeoutError:
+                control.cancel("maxSeconds")
+                await _stopped(control)
+                raise JsonRpcError(SERVER_ERROR, f"{label} did not finish within this server's limit of "
+                                   f"{self.limits.max_seconds:g} s; it was stopped",
+                                   {"limit": "maxSeconds", "maxSeconds": self.limits.max_seconds}) from None
+            finally:
+                if not control.finished.is_set():  # the caller has gone (a timeout has waited already)
+                    control.cancel("the caller has gone")
+                    # Not started yet: CallControl.run sees the flag and returns at once, if it ever runs.
+                    with anyio.CancelScope(shield=True):
+                        await _stopped(control)
+
+    def _invoke(self, method: str, params: dict) -> dict:
+        """middleware/invoke and augmentation/augment, in the worker thread: sizes first, then the schema."""
         registry = self.middleware if method == "middleware/invoke" else self.augmentations
         kind = "middleware" if method == "middleware/invoke" else "augmentation"
         name = params.get("name")
@@ -247,31 +249,54 @@ class App:
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             raise JsonRpcError(INVALID_PARAMS, f"{method}: arguments must be an object")
-        problems = schema_problems(item.input_schema, arguments)
-        if problems:
-            raise JsonRpcError(INVALID_PARAMS, f"invalid arguments for {kind} {name}: {'; '.join(problems)}",
-                               {"errors": problems})
-        size = sum(len(b["text"]) for b in context if b.get("type") == "text" and isinstance(b.get("text"), str))
-        if size > self.limits.max_text_chars:
-            raise JsonRpcError(INVALID_PARAMS, f"{method}: the context's text blocks hold {size} characters, more "
-                               f"than this server's limit of {self.limits.max_text_chars}",
-                               {"limit": "maxTextChars", "maxTextChars": self.limits.max_text_chars, "size": size})
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.limits.max_concurrent)
-        call = functools.partial(item.fn, copy.deepcopy(context), copy.deepcopy(arguments))
+        limits = self.limits
         try:
-            with anyio.fail_after(self.limits.max_seconds):
-                # A thread cannot be stopped: past the limit the caller is answered and the thread's result dropped.
-                return await anyio.to_thread.run_sync(call, abandon_on_cancel=True, limiter=self._limiter)
-        except TimeoutError:
-            raise JsonRpcError(SERVER_ERROR, f"{kind} {name} did not finish within this server's limit of "
-                               f"{self.limits.max_seconds:g} s", {"limit": "maxSeconds",
-                                                                  "maxSeconds": self.limits.max_seconds}) from None
+            size = sum(len(b["text"]) for b in context if b.get("type") == "text" and isinstance(b.get("text"), str))
+            check_size("maxTextChars", limits.max_text_chars, size, f"{method}: the context's text blocks")
+            check_size("maxInputChars", limits.max_input_chars, json_chars(params, limits.max_input_chars),
+                       f"{method}: the context and arguments")
+            problems = schema_problems(item.input_schema, arguments)
+            if problems:
+                raise JsonRpcError(INVALID_PARAMS, f"invalid arguments for {kind} {name}: {'; '.join(problems)}",
+                                   {"errors": problems})
+            result = item.fn(copy.deepcopy(context), copy.deepcopy(arguments))
+            check_size("maxOutputChars", limits.max_output_chars, json_chars(result, limits.max_output_chars),
+                       f"the result of {kind} {name}")
+            return result
+        except LimitExceeded as exc:
+            raise JsonRpcError(exc.code, exc.message, exc.data) from None
+        except (JsonRpcError, Cancelled):
+            raise
         except ValueError as exc:  # semantically wrong arguments, beyond what the schema says
             raise JsonRpcError(INVALID_PARAMS, f"{kind} {name}: {exc}") from None
         except Exception as exc:  # a bug in a middleware must not take the connection down
             log.exception("%s %s failed", kind, name)
             raise JsonRpcError(INTERNAL_ERROR, f"{kind} {name} failed: {type(exc).__name__}") from None
+
+    def _intercept(self, method: str, params: dict) -> dict:
+        """interceptors/list and interceptor/invoke, in the worker thread, under the same limits."""
+        from .interceptors import InterceptorError
+
+        limits = self.limits
+        try:
+            check_size("maxTextChars", limits.max_text_chars, string_chars(params.get("payload"), limits.max_text_chars),
+                       f"{method}: the payload's strings")
+            check_size("maxInputChars", limits.max_input_chars, json_chars(params, limits.max_input_chars),
+                       f"{method}: the params")
+            result = self.interceptors.handle(method, params)
+            check_size("maxOutputChars", limits.max_output_chars, json_chars(result, limits.max_output_chars),
+                       f"the result of {method}")
+            return result
+        except LimitExceeded as exc:
+            raise JsonRpcError(exc.code, exc.message, exc.data) from None
+        except InterceptorError as err:
+            raise JsonRpcError(err.code, err.message, err.data) from None
+
+
+async def _stopped(control: CallControl) -> None:
+    """Until the cancelled call's thread has returned (it stops at its next checkpoint)."""
+    while control.started.is_set() and not control.finished.is_set():
+        await anyio.sleep(0.005)
 
 
 def error_result(text: str, structured: dict | None = None) -> dict:

@@ -49,6 +49,7 @@ from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
 
+from .limits import LimitExceeded, checkpoint
 from .middleware import pii
 
 log = logging.getLogger("reference_servers.interceptors")
@@ -166,6 +167,8 @@ class InterceptorRegistry:
             fields = item.fn(copy.deepcopy(params["payload"]), event, phase, copy.deepcopy(config))
         except DeadlineExceeded:
             raise timed_out from None
+        except LimitExceeded:
+            raise
         except Exception as exc:  # an interceptor's crash is the invoker's to route (failOpen), not ours to hide
             log.warning("interceptor %s failed: %s", name, exc)
             raise InterceptorError(INTERNAL_ERROR, "Interceptor execution failed",
@@ -216,6 +219,7 @@ def narrow_hooks(declared: list[dict], override: list[dict]) -> list[dict]:
 # -- payload helpers -------------------------------------------------------------------------------------------------
 def strings(value: Any, path: str = "$"):
     """(JSON path, string) for every string value in a JSON value, keys excluded."""
+    checkpoint()  # a payload of many values: stopped between two when the call is cancelled
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, dict):
@@ -226,7 +230,12 @@ def strings(value: Any, path: str = "$"):
             yield from strings(item, f"{path}[{index}]")
 
 
+def _string_chars(value: Any) -> int:
+    return sum(len(text) for _, text in strings(value))
+
+
 def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    checkpoint()
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, dict):
@@ -310,7 +319,8 @@ def pii_redactor(payload, event, phase, config) -> dict:
     counts: dict[str, int] = {}
     strict = config.get("aggressiveness") == "strict"
     region = config.get("defaultRegion", "US")
-    redacted = map_strings(payload, lambda text: pii.redact_text(text, handles, strict, region, counts))
+    with pii.budgeted(_string_chars(payload)):  # one validation budget for the whole payload, not one per string
+        redacted = map_strings(payload, lambda text: pii.redact_text(text, handles, strict, region, counts))
     return {"modified": bool(counts), "payload": redacted, "info": {"redactions": sum(counts.values()),
                                                                      "counts": counts}}
 
@@ -318,9 +328,10 @@ def pii_redactor(payload, event, phase, config) -> dict:
 def pii_detector(payload, event, phase, config) -> dict:
     strict = config.get("aggressiveness") == "strict"
     region = config.get("defaultRegion", "US")
-    messages = [{"path": path, "message": f"contains {found.kind.lower()} data", "severity": "error"}
-                for path, text in strings(payload) for found in pii.find_pii(text, strict, region)
-                if found.kind != "LITERAL"]
+    with pii.budgeted(_string_chars(payload)):
+        messages = [{"path": path, "message": f"contains {found.kind.lower()} data", "severity": "error"}
+                    for path, text in strings(payload) for found in pii.find_pii(text, strict, region)
+                    if found.kind != "LITERAL"]
     if not messages:
         return {"valid": True}
     return {"valid": False, "severity": "error", "messages": messages}
@@ -328,7 +339,8 @@ def pii_detector(payload, event, phase, config) -> dict:
 
 def audit_logger(payload, event, phase, config) -> dict:
     handles = pii.HandleMap()
-    summary = map_strings(payload, lambda text: pii.redact_text(text, handles))
+    with pii.budgeted(_string_chars(payload)):
+        summary = map_strings(payload, lambda text: pii.redact_text(text, handles))
     log.info("audit %s %s %s", event, phase, summary if config.get("includePayloads") else type(payload).__name__)
     return {"valid": True, "info": {"logged": True}}
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sys
 
 import pytest
 
@@ -73,3 +75,41 @@ def test_the_stateless_mode_has_no_session_so_it_keeps_no_memories(reference_htt
     saved, other = asyncio.run(stateless_calls(reference_http))
     assert saved.get("isError") is True and "session" in text_of(saved)
     assert "X1234567" not in text_of(other)
+
+
+# -- stdio: a gateway starts one process per user session ---------------------------------------------------------
+def stdio_server(name: str, home, env: dict | None = None, config=None) -> Server:
+    args = ["-m", "reference_servers.everything"] + (["--config", str(config)] if config else [])
+    return Server(name, {"command": sys.executable, "args": args,
+                         "env": {"HOME": str(home), "XDG_STATE_HOME": str(home / "state"),
+                                 "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})}}, 30)
+
+
+async def one_process_each(alice: Server, bob: Server) -> str:
+    """Alice remembers in her process, then Bob (another process, as a gateway gives each session) asks."""
+    for session in (alice, bob):
+        session.start()
+    try:
+        await asyncio.wait_for(asyncio.gather(alice.ready.wait(), bob.ready.wait()), 60)
+        assert not alice.failed and not bob.failed, (alice.failed, bob.failed)
+        saved = await alice.request("tools/call", {"name": "remember", "arguments": {"text": "Alice's bank PIN is 4321"}})
+        assert not saved.get("isError"), saved
+        return text_of(await bob.request("tools/call", {"name": "RetrieveMemories",
+                                                         "arguments": {"query": "bank PIN"}}))
+    finally:
+        await asyncio.gather(alice.stop(3), bob.stop(3))
+
+
+def test_stdio_processes_share_no_memories_by_default(tmp_path):
+    """Issue 21, item 8: two stdio processes (two users behind a gateway) with nothing configured."""
+    other = asyncio.run(one_process_each(stdio_server("alice", tmp_path), stdio_server("bob", tmp_path)))
+    assert "4321" not in other and "No relevant memories" in other
+    assert not list(tmp_path.rglob("*.sqlite")), "no store file is written unless one is configured"
+
+
+def test_a_shared_store_is_shared_only_when_configured(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"memoryScope": "shared", "memoryStore": str(tmp_path / "team.sqlite")}))
+    other = asyncio.run(one_process_each(stdio_server("alice", tmp_path, config=config),
+                                         stdio_server("bob", tmp_path, config=config)))
+    assert "4321" in other

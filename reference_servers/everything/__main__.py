@@ -11,11 +11,13 @@ defaults to 127.0.0.1). Logs go to stderr; stdout carries JSON-RPC only.
       "satisfiedRequirements": ["env:production", ...],   # strings this deployment satisfies, exactly
       "fixtures": true,                                     # expose the conformance_* fixtures (default: true,
                                                             #   except when --host is not a loopback address)
-      "memoryScope": "session",                             # or "shared"; default: shared over stdio,
-                                                            #   per session over HTTP (app.memory_stores)
+      "memoryScope": "session",                             # or "shared"; default: per session, in memory;
+                                                            #   over stdio "shared" when a store is named
+                                                            #   (memoryStore, MCPX_MEMORY_STORE; app.memory_stores)
       "allowedHosts": ["mcp.example.com:*"],                # Host headers accepted over HTTP (required when
       "allowedOrigins": ["https://app.example.com"],        #   --host is not loopback); Origin headers accepted
-      "limits": {"maxTextChars": 4194304, "maxSeconds": 10, "maxConcurrent": 4}   # per middleware call
+      "limits": {"maxTextChars": 4194304, "maxInputChars": 8388608,   # per call of every extension method
+                 "maxOutputChars": 8388608, "maxSeconds": 10, "maxConcurrent": 4}   #   (reference_servers/limits.py)
     }
 deploy.example.json beside this file is a deployment configuration (no fixtures, explicit limits).
 MCPX_SATISFIED_REQUIREMENTS (comma-separated) adds satisfied strings from the environment.
@@ -55,9 +57,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     env_satisfied = [s for s in os.environ.get("MCPX_SATISFIED_REQUIREMENTS", "").split(",") if s]
     config["satisfiedRequirements"] = list(config.get("satisfiedRequirements") or ()) + env_satisfied
-    # Over stdio the one client is the user who started the server: their memories persist in the file.
-    # Over HTTP any client may connect, and none says who it is: each session keeps its own (app.py).
-    config.setdefault("memoryScope", "session" if args.http else "shared")
+    # Memories are personal data, and nothing says who a process serves: a gateway may start one stdio process per
+    # user session. So by default each session keeps its own, in memory, gone with it (app.py). One store shared by
+    # every session and process that names it (a file that persists) only when configured: "memoryScope": "shared",
+    # or, over stdio, a store named explicitly (`memoryStore` or MCPX_MEMORY_STORE) for the user who started it.
+    explicit_store = config.get("memoryStore") or os.environ.get("MCPX_MEMORY_STORE")
+    config.setdefault("memoryScope", "shared" if explicit_store and not args.http else "session")
     config.setdefault("fixtures", args.host in LOOPBACK_HOSTS or not args.http)
     try:
         app = build_app(config)

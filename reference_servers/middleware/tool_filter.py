@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..limits import checkpoint
 from . import MiddlewareSpec
 from .textutil import check_context, text_of, tokenize
 
@@ -115,6 +116,7 @@ def _normalise_tools(tools) -> list[tuple[str, str]]:
         raise ValueError("availableTools must be a list of tool names or {name, description?} objects")
     out, seen = [], set()
     for tool in tools:
+        checkpoint()
         if isinstance(tool, str):
             name, description = tool, ""
         elif isinstance(tool, dict) and isinstance(tool.get("name"), str):
@@ -140,13 +142,14 @@ def score_tools(query: str, tools) -> list[dict]:
     for word in query_terms:
         for term in _GROUPS.get(word, ()):
             support[term] = support.get(term, 0) + 1
-    vocabularies = [tool_terms(name, description) for name, description in tools]
+    vocabularies = [checkpoint() or tool_terms(name, description) for name, description in tools]
     df: dict[str, int] = {}
     for terms in vocabularies:
         for term in terms:
             df[term] = df.get(term, 0) + 1
     scored = []
     for (name, _), terms in zip(tools, vocabularies):
+        checkpoint()
         total = matched = 0.0
         for term, weight in terms.items():
             mass = weight * math.log(1 + len(tools) / df[term])

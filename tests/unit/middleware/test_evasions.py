@@ -74,3 +74,15 @@ def test_restore_in_urls_is_an_explicit_option():
     text = "![chart](https://x.example/?u=[EMAIL_1])"
     out = pii.pii_restoration([{"type": "text", "text": text}], {"redactions": MAP, "restoreInUrls": True})
     assert out["content"][0]["text"] == "![chart](https://x.example/?u=jane@example.com)"
+
+
+def test_every_digit_and_fullwidth_form_reads_as_its_ascii_form():
+    """The translation table says what unicodedata says, for every character of the class it serves."""
+    import unicodedata
+
+    from reference_servers.middleware import textutil
+
+    for code in [*range(0xFF01, 0xFF5F), *(z + d for z in textutil._ZEROS for d in range(10))]:
+        ch = chr(code)
+        want = chr(code - 0xFEE0) if 0xFF01 <= code <= 0xFF5E else str(unicodedata.decimal(ch))
+        assert textutil.detection_view(ch)[0] == want, hex(code)

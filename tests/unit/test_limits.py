@@ -1,0 +1,54 @@
+"""reference_servers/limits.py: sizes counted without recursion and cut short past a limit; configuration keys."""
+
+import json
+
+import pytest
+
+from reference_servers import limits
+
+
+@pytest.mark.parametrize("value", [{"a": "b", "c": [1, 2.5, True, None, {"d": "é"}]}, [], {}, "x" * 100,
+                                   {"redactions": {f"EMAIL_{i}": "jane@example.com" for i in range(50)}}])
+def test_json_chars_is_about_the_json_texts_length(value):
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert len(text) <= limits.json_chars(value) <= 2 * len(text) + 24
+
+
+def test_json_chars_stops_past_the_limit_and_needs_no_recursion():
+    deep: list = []
+    for _ in range(100_000):  # deeper than any recursion limit
+        deep = [deep]
+    assert limits.json_chars(deep) >= 200_000
+    huge = ["x" * 1000] * 100_000
+    assert 10_000 < limits.json_chars(huge, stop_after=10_000) < 200_000  # not the 100 M of all its strings
+
+
+def test_string_chars_counts_string_values_not_keys():
+    assert limits.string_chars({"key": ["ab", {"k": "cde"}], "n": 5}) == 5
+
+
+def test_the_configuration_keys_and_their_defaults():
+    assert limits.Limits.from_config({}).to_config() == {
+        "maxTextChars": 4 * 1024 * 1024, "maxInputChars": 8 * 1024 * 1024, "maxOutputChars": 8 * 1024 * 1024,
+        "maxSeconds": 10.0, "maxConcurrent": 4}
+    with pytest.raises(ValueError, match="maxOutputChars"):
+        limits.Limits.from_config({"maxOutputChars": 0})
+    with pytest.raises(ValueError, match="unknown"):
+        limits.Limits.from_config({"maxOutput": 1})
+
+
+def test_a_cancelled_call_stops_at_its_next_checkpoint():
+    control = limits.CallControl()
+    seen = []
+
+    def work():
+        for i in range(1000):
+            if i == 10:
+                control.cancel("maxSeconds")
+            limits.checkpoint()
+            seen.append(i)
+
+    with pytest.raises(limits.Cancelled):
+        control.run(work)
+    assert seen == list(range(10)) and control.finished.is_set()
+    limits.checkpoint()  # outside a call: never stops
