@@ -82,13 +82,19 @@ class Baseline:
                 out.append(self.names.get((profile, role), f"{role}-{profile}"))
         return out
 
+    def listed_profiles(self) -> set[str]:
+        return ({cid.split("/")[0] for cid in self.checks} | set(self.profiles)
+                | {profile for profile, _ in self.scenarios})
+
     def revision_drift(self, current: dict[str, str]) -> list[str]:
-        """A sentence per profile whose catalog revision differs from the one the file was written against."""
-        return [f"the expected-failures file was written against catalog revision {then} of {profile}; this "
-                f"suite judges against {current[profile]} (another revision of its sources): its entries for "
-                f"{profile} may be out of date"
-                for profile, then in sorted(self.written_against.items())
-                if profile in current and current[profile] != then]
+        """One sentence naming the listed profiles whose catalog revision differs from the one the file
+        records (empty when none does, or the file records none)."""
+        moved = [f"{profile} ({then} -> {current[profile]})" for profile, then in sorted(self.written_against.items())
+                 if profile in current and current[profile] != then and profile in self.listed_profiles()]
+        if not moved:
+            return []
+        return [f"the expected-failures file was written against other catalog revisions of {', '.join(moved)}: "
+                f"the proposals' texts it was judged against changed, so its entries may be out of date"]
 
 
 def _official_scenario(name: str, role: str, where: str) -> str:

@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 
 from ..core import provenance
+from ..core.model import PROFILES
 
 STATUS = {"pass": "SUCCESS", "fail": "FAILURE", "stale": "FAILURE", "xfail": "FAILURE", "warn": "WARNING",
           "skip": "SKIPPED", "info": "INFO"}
@@ -107,7 +108,8 @@ def scenarios(doc: dict) -> list[dict]:
 
 
 def write(directory: Path, doc: dict) -> list[Path]:
-    """`official/<dir>/checks.json` per scenario, and `official/scenarios.json` naming them all."""
+    """`official/<dir>/checks.json` per scenario, `official/scenarios.json` naming them all, and
+    `official/expected-failures.yml`, the run's failures as a baseline in the official form."""
     base = directory / "official"
     base.mkdir(parents=True, exist_ok=True)
     written, index = [], []
@@ -121,4 +123,28 @@ def write(directory: Path, doc: dict) -> list[Path]:
     meta = {"shape": {"package": provenance.OFFICIAL_SUITE_PACKAGE, "version": provenance.OFFICIAL_SUITE_VERSION},
             "suite": doc["suite"], "role": doc["role"], "scenarios": index}
     (base / "scenarios.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (base / "expected-failures.yml").write_text(baseline_yaml(doc), encoding="utf-8")
     return written
+
+
+def baseline_yaml(doc: dict) -> str:
+    """The run's failures as an expected-failures file in the official form, one `scenario:check` entry a
+    failing check (what the official suite's per-check entries are for), with the catalog revisions judged
+    against (report/baseline.py reads it back, and warns when used with other revisions)."""
+    import yaml
+
+    from .baseline import CATALOG_KEY
+
+    role = doc["role"]
+    failing = [c for c in doc["checks"] if c["outcome"] in ("fail", "xfail")
+               or (doc.get("strict") and c["outcome"] == "warn")]
+    entries = sorted(f"{scenario_name(role, c['profile'])}:{c['slug']}" for c in failing)
+    profiles = sorted({c["profile"] for c in doc["checks"]}, key=lambda p: (p not in PROFILES, PROFILES.index(p) if p in PROFILES else 0, p))
+    revisions = (doc.get("judgedAgainst") or {}).get("profiles", {})
+    data = {MODES[role]: entries,
+            CATALOG_KEY: {p: (revisions.get(p) or {}).get("catalogRevision") or provenance.catalog_revision(p)
+                          for p in profiles}}
+    head = (f"# Expected failures of this {role} run in the official MCP conformance suite's form\n"
+            f"# ({provenance.OFFICIAL_SUITE_PACKAGE} {provenance.OFFICIAL_SUITE_VERSION}); `catalog`: the catalog "
+            f"revisions judged against.\n# Use: mcp-ext-conformance {role} ... --expected-failures this-file\n")
+    return head + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

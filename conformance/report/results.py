@@ -143,7 +143,7 @@ def closing_line(role: str, claims: dict) -> str | None:
 
 # -- the per-proposal table: MUST and SHOULD pass rates per source, as SDK tiering reads them ---------------------
 
-def proposal_rates(checks) -> list[dict]:
+def proposal_rates(checks, unclaimed=()) -> list[dict]:
     """Per (profile, source) a run judged, in catalog order: MUST and SHOULD checks passed of those judged (a
     skipped check is not judged: `na`), from (check id, level, outcome) triples. A check counts under its
     primary source (core/provenance.primary_source): the proposal for most, the fixture contract or JSON-RPC
@@ -153,7 +153,8 @@ def proposal_rates(checks) -> list[dict]:
         profile = check_id.split("/")[0]
         source = provenance.primary_source(check_id) or "(no catalog row)"
         g = groups.setdefault((profile, source), {"profile": profile, "source": source, "MUST": [0, 0],
-                                                  "SHOULD": [0, 0], "na": 0, "total": 0})
+                                                  "SHOULD": [0, 0], "na": 0, "total": 0,
+                                                  "claimed": profile not in unclaimed})
         g["total"] += 1
         if outcome == "skip":
             g["na"] += 1
@@ -178,27 +179,27 @@ def rate(passed_judged: list[int]) -> str:
     return f"{passed}/{judged} {100 * passed // judged}%" if judged else "-"
 
 
-def proposal_lines(checks) -> list[str]:
+def proposal_lines(checks, unclaimed=()) -> list[str]:
     """The per-proposal table for the console, within 100 columns."""
-    table = proposal_rates(checks)
+    table = proposal_rates(checks, unclaimed)
     if not table:
         return []
     lines = ["Per proposal (MUST, SHOULD: checks passed of those judged; n/a: not applicable, skipped)"]
     for g in table:
-        label = f"{g['profile']}: {g['source']}"
+        label = f"{g['profile']}{'' if g['claimed'] else ' (NOT CLAIMED)'}: {g['source']}"
         lines.append(f"  {label[:50]:<50} MUST {rate(g['MUST']):<12} SHOULD {rate(g['SHOULD']):<12} "
                      f"n/a {g['na']}".rstrip())
     return lines
 
 
-def proposal_markdown(checks) -> list[str]:
-    table = proposal_rates(checks)
+def proposal_markdown(checks, unclaimed=()) -> list[str]:
+    table = proposal_rates(checks, unclaimed)
     if not table:
         return []
     lines = ["## Per proposal", "", "MUST and SHOULD: checks passed of those judged; n/a: checks not applicable "
              "(skipped).", "", "| profile | source | MUST | SHOULD | n/a |", "|---|---|---|---|---|"]
     for g in table:
-        lines.append(f"| {g['profile']} | {_md_escape(g['source'])} | {rate(g['MUST'])} | {rate(g['SHOULD'])} "
+        lines.append(f"| {g['profile']}{'' if g['claimed'] else ' (not claimed)'} | {_md_escape(g['source'])} | {rate(g['MUST'])} | {rate(g['SHOULD'])} "
                      f"| {g['na']} |")
     return lines
 
@@ -248,7 +249,7 @@ def summary_markdown(doc: dict) -> str:
         claimed = (f"yes ({claim['claimedBy']})" if claim["claimed"] else
                    "**no**" if profile in gaps["unclaimed"] else "not run")
         lines.append(f"| {profile} | {claimed} | {c['pass']} | {c['fail']} | {c['warn']} | {c['info']} | {c['skip']} |")
-    proposals = proposal_markdown(_doc_triples(doc))
+    proposals = proposal_markdown(_doc_triples(doc), gaps["unclaimed"])
     if proposals:
         lines += ["", *proposals]
     if gaps["unclaimed"]:
@@ -342,7 +343,7 @@ def terminal_table(results: list[Result], claims: dict, role: str = "server") ->
     for result in sorted(results, key=lambda r: r.id):
         if result.outcome in ("fail", "warn", "stale"):
             lines += wrap(f"{result.outcome.upper():<5} {result.id}: {result.reason}", "  ", " " * 8)
-    lines += proposal_lines([(r.id, r.level, r.outcome) for r in results])
+    lines += proposal_lines([(r.id, r.level, r.outcome) for r in results], gaps["unclaimed"])
     return lines
 
 
