@@ -99,10 +99,12 @@ class Baseline:
 
 def _official_scenario(name: str, role: str, where: str) -> str:
     """The profile a scenario `<role>-<profile>` of the role names."""
-    prefix = f"{role}-"
-    if name.startswith(prefix) and name[len(prefix):] in PROFILES:
+    from ..core.roles import ROLES as ROLE_PROFILES
+
+    prefix, profiles = f"{role}-", ROLE_PROFILES[role].profiles
+    if name.startswith(prefix) and name[len(prefix):] in profiles:
         return name[len(prefix):]
-    known = ", ".join(f"{role}-{p}" for p in PROFILES)
+    known = ", ".join(f"{role}-{p}" for p in profiles)
     raise BaselineError(f"{where}: {name!r} is no {role}-role scenario; they are named {known} "
                         f"(see `mcp-ext-conformance list`)")
 
