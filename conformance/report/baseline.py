@@ -89,12 +89,12 @@ class Baseline:
     def revision_drift(self, current: dict[str, str]) -> list[str]:
         """One sentence naming the listed profiles whose catalog revision differs from the one the file
         records (empty when none does, or the file records none)."""
-        moved = [f"{profile} ({then} -> {current[profile]})" for profile, then in sorted(self.written_against.items())
+        moved = [f"{profile} ({then}, now {current[profile]})" for profile, then in sorted(self.written_against.items())
                  if profile in current and current[profile] != then and profile in self.listed_profiles()]
         if not moved:
             return []
         return [f"the expected-failures file was written against other catalog revisions of {', '.join(moved)}: "
-                f"the proposals' texts it was judged against changed, so its entries may be out of date"]
+                f"the catalog cites other revisions of their sources now, so its entries may be out of date"]
 
 
 def _official_scenario(name: str, role: str, where: str) -> str:

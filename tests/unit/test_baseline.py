@@ -80,7 +80,7 @@ def test_a_file_written_against_other_revisions_says_so(tmp_path):
     baseline = load(old)
     (sentence,) = baseline.revision_drift(now)
     # Only a profile the file lists entries for: interceptors' revision does not bear on it.
-    assert f"augmentation (0123456789ab -> {now['augmentation']})" in sentence and "interceptors" not in sentence
+    assert f"augmentation (0123456789ab, now {now['augmentation']})" in sentence and "interceptors" not in sentence
     assert baseline.checks == {"augmentation/server/prepend-note-hint": "issue 4"}  # entries still apply
     same = load(write(tmp_path, {"server": ["server-augmentation"], "catalog": {"augmentation": now["augmentation"]}}))
     assert same.revision_drift(now) == []
