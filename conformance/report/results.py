@@ -145,7 +145,8 @@ def closing_line(role: str, claims: dict) -> str | None:
 
 def proposal_rates(checks, unclaimed=()) -> list[dict]:
     """Per (profile, source) a run judged, in catalog order: MUST and SHOULD checks passed of those judged (a
-    skipped check is not judged: `na`), from (check id, level, outcome) triples. A check counts under its
+    skipped check is not judged: `na`), from (check id, level, outcome) triples; `unclaimed` profiles are
+    marked, and left out when none of their checks was judged. A check counts under its
     primary source (core/provenance.primary_source): the proposal for most, the fixture contract or JSON-RPC
     for the checks whose strongest rows come from them."""
     groups: dict[tuple[str, str], dict] = {}
@@ -163,7 +164,9 @@ def proposal_rates(checks, unclaimed=()) -> list[dict]:
             g[level][0] += outcome == "pass"
     order = {p: i for i, p in enumerate(PROFILES)}
     names = {(p, n): i for i, (p, n) in enumerate(_catalog_sources())}
-    return sorted(groups.values(), key=lambda g: (order.get(g["profile"], 99),
+    # An unclaimed profile none of whose checks was judged has nothing to rate (its line above says why).
+    kept = [g for g in groups.values() if g["claimed"] or g["MUST"][1] or g["SHOULD"][1]]
+    return sorted(kept, key=lambda g: (order.get(g["profile"], 99),
                                                   names.get((g["profile"], g["source"]), 99), g["source"]))
 
 
