@@ -1,14 +1,18 @@
 """Long and matrix runs, kept out of the default test run.
 
     nox -s tests                 the suite's own tests (what CI runs)
-    nox -s lint                  ruff
+    nox -s lint                  ruff, and mypy over conformance/ ([tool.mypy] in pyproject.toml)
     nox -s sdk                   the reference server on each mcp release, every server check, stdio and HTTP
     nox -s "sdk(mcp='1.9.4')"    one release
     nox -s matrix                the SDK matrix: reference and naive servers on each release -> reports/sdk-matrix.md
     nox -s determinism           twenty full runs against the reference implementations give identical verdicts
+    nox -s release               the sdist and wheel built, the wheel installed with its dependencies from the
+                                 registry into a fresh virtualenv, `demo` run there (tests/test_packaging.py)
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
     nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
+    nox -s dashboard -- --pages-only
+                                 only the HTML pages, from the results kept in reports/ecosystem/ (git keeps no HTML)
     nox -s wg_fixtures -- --wg-fixtures DIR [--adapter MODULE:FACTORY]
                                  the interceptors WG's fixtures (or DIR in MCPX_WG_FIXTURES) -> reports/wg-fixtures/
 """
@@ -54,6 +58,9 @@ def tests(session):
 def lint(session):
     session.install("ruff")
     session.run("ruff", "check", "conformance", "reference_servers", "reference_clients", "tests", "bench")
+    # mypy reads the project's own imports, so the project and its test extra (mypy, the stub packages) go in.
+    session.install("-e", ".[test]")
+    session.run("mypy")
 
 
 @nox.session
@@ -98,8 +105,12 @@ def matrix_typescript(session, sdk):
 @nox.session
 def dashboard(session):
     """Every implementation the repository can run (reference, naive SDK servers, npm servers), checked, on one
-    page: reports/ecosystem/index.html, each run's reports under reports/ecosystem/runs/."""
+    page: reports/ecosystem/index.html, each run's reports under reports/ecosystem/runs/. With `-- --pages-only`
+    nothing runs: the pages (not kept in git) are rendered from the results.json files kept there."""
     session.install("-e", ".[reference,test]")
+    if "--pages-only" in session.posargs:
+        session.run("python", "ecosystem/snapshot.py", "reports/ecosystem", "--pages-only")
+        return
     extra = []
     if shutil.which("npm"):
         extra += ["--node-sdk", str(npm_install(session, f"@modelcontextprotocol/sdk@{TS_SDK_RELEASES[-1]}"))]
@@ -132,6 +143,15 @@ def wg_fixtures(session):
 
 
 @nox.session
+def release(session):
+    """A release as a user installs it: tests/test_packaging.py with the wheel's dependencies resolved from the
+    registry (CI's default run has the same test with them borrowed from its own environment, to stay fast)."""
+    session.install("-e", ".[reference,test]")
+    session.run("python", "-m", "pytest", "tests/test_packaging.py", "-q", *session.posargs,
+                env={"MCPX_RELEASE_DEPS": "pypi"})
+
+
+@nox.session
 def determinism(session):
     """Twenty reruns of every role against the reference implementations, and xdist against serial."""
     session.install("-e", ".[reference,test]")
@@ -146,7 +166,7 @@ PY_GATEWAYS = {
     "gatekit": ("MCPX_GATEKIT", ["gatekit==0.3.0"], "gatekit-gateway"),
     "mcp-proxy": ("MCPX_MCP_PROXY", ["mcp-proxy==0.13.0"], "mcp-proxy"),
     "lasso": ("MCPX_LASSO", ["mcp-gateway==1.2.1", "mcp==1.30.0"], "mcp-gateway"),
-    # its plugin pipeline is replayed by an interpreter that has it (conformance/gateway/adapters/contextforge.py)
+    # its plugin pipeline is replayed by an interpreter that has it (ecosystem/gateways/contextforge/adapter.py)
     "contextforge": ("MCPX_CONTEXTFORGE_PYTHON", ["mcp-contextforge-gateway==1.0.7.post20260921"], "python"),
 }
 NPM_GATEWAYS = {
@@ -177,6 +197,19 @@ def gateway_third_party(session):
         session.run(npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, package, external=True)
         env[variable] = f"{prefix}/node_modules/.bin/{binary}"
     session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs, env=env)
+
+
+@nox.session
+def hangar_third_party(session):
+    """mcp-hangar 2.34.4 (PyPI), the installable SEP-2624 implementation, in its own virtualenv (it pins mcp 2.3.0
+    and many clients of its own): its MCP endpoint, its interceptor routes through ecosystem/gateways/hangar/bridge.py,
+    and the working group's adapter contract; pins the findings (tests/test_hangar_third_party.py)."""
+    session.install("-e", ".[reference,test]")
+    venv = f"{session.virtualenv.location}-hangar"
+    session.run("python", "-m", "venv", venv)
+    session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", "mcp-hangar==2.34.4", external=True)
+    session.run("python", "-m", "pytest", "tests/test_hangar_third_party.py", "-q", "-rs", *session.posargs,
+                env={"MCPX_HANGAR": f"{venv}/bin/mcp-hangar"})
 
 
 # Agent frameworks judged as hosts (ecosystem/hosts/), each with the releases its findings were made on,

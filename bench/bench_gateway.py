@@ -91,7 +91,8 @@ async def run(args) -> list[tuple[str, float]]:
             label, _, command = extra_row.partition("=")
             paths.append((label, command, env))
         if args.gatekit:
-            paths.append(("Gatekit 0.3.0", f"{PY} {ROOT / 'tests' / 'gateway' / 'gatekit_launcher.py'} {args.gatekit}", env))
+            launcher = ROOT / "ecosystem" / "gateways" / "gatekit" / "launcher.py"
+            paths.append(("Gatekit 0.3.0", f"{PY} {launcher} {args.gatekit}", env))
         for label, command, extra in paths:
             out.append((label, await measure(command, extra, args.requests)))
         if args.mcp_proxy:

@@ -81,7 +81,7 @@ def measure_gatekit(args) -> None:
 
         import gatekit  # noqa: F401
 
-        from conformance.gateway.adapters import gatekit as gatekit_adapter
+        from ecosystem.gateways.gatekit import adapter as gatekit_adapter
     except ImportError as exc:
         other = args.gatekit_python or os.environ.get("MCPX_GATEKIT_PYTHON")
         if other and not args.gatekit_only:

@@ -243,7 +243,9 @@ def cmd_list(args) -> int:
         cited = catalog.rows_for(check.id)
         rows.append({"id": check.id, "level": catalog.level_of(check.id),
                      "rows": [r.id for r in cited], "requirement": check.must,
-                     "sources": sorted({r.source for r in cited}), "fixtures": list(check.needs),  # kind:name, @N: added in contract N
+                     "sources": sorted({r.source for r in cited}),
+                     "fixtures": list(check.needs),  # kind:name, @N: added in contract N
+                     "revisions": catalog.revisions(cited),  # source name -> the commit (else revision) quoted
                      "judgedAgainst": judged_against(check.id)})
     if not rows:
         return usage_error(f"the {args.role} role has no {args.profile} checks (roles with them: "
@@ -271,8 +273,43 @@ def judged_against(check_id: str) -> dict:
             "sources": [s for s in provenance.profile_sources(profile) if s["name"] in cited]}
 
 
+def reference_extra(declared: list[str]) -> list[str]:
+    """The distribution names of the `reference` extra, from requirement strings as the metadata gives them
+    (`phonenumbers>=8.13; extra == "reference"`)."""
+    names = []
+    for requirement in declared:
+        spec, _, marker = requirement.partition(";")
+        if "extra" in marker and '"reference"' in marker:
+            spec = spec.strip()
+            names.append(spec[:next((i for i, c in enumerate(spec) if c in "<>=!~[ ("), len(spec))])
+    return names
+
+
+def missing_reference_extra() -> list[str]:
+    """The `reference` extra's distributions that are not installed: the reference implementations the demo
+    starts import them, so without them every run would fail at its target's start, check after check."""
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    try:
+        declared = requires("mcp-ext-conformance") or []
+    except PackageNotFoundError:  # imported from a source tree that was never installed: nothing to go by
+        return []
+    missing = []
+    for name in reference_extra(declared):
+        try:
+            version(name)
+        except PackageNotFoundError:
+            missing.append(name)
+    return missing
+
+
 def cmd_demo(args) -> int:
     """Every role against the bundled reference implementations, each run's reports in its own folder."""
+    if missing := missing_reference_extra():
+        print(f"demo: the bundled reference implementations need the `reference` extra ({', '.join(missing)} "
+              f"missing): install mcp-ext-conformance[reference] (pip install '<wheel or checkout>[reference]')",
+              file=sys.stderr)
+        return 2
     python = shlex.quote(sys.executable)
     base = Path(args.report_dir)
     runs: list[tuple[str, int]] = []

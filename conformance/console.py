@@ -82,9 +82,12 @@ class Console:
         if diagnosis:
             self.write(f"mcp-ext-conformance: {diagnosis}", err=True)
             return
-        for check_id, text in self.failures:
+        for ids, text in _grouped(self.failures):
             self.write("")
-            self.write(f"FAIL {check_id}")
+            for check_id in ids:  # the same failure of several checks (one wire fault seen by each profile) once
+                self.write(f"FAIL {check_id}")
+            if len(ids) > 1:
+                text = text.partition("\n")[2]  # its first line names one check and its rows
             for line in text.splitlines():
                 self.write(f"  {line}")
         for error in self.errors:
@@ -103,6 +106,16 @@ class Console:
         order = ("failed", "passed", "skipped", "xfailed", "error")
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts.get(k)]
         return f"{', '.join(parts) or 'no checks ran'} in {time.time() - self.started:.2f}s"
+
+
+def _grouped(failures: list[tuple[str, str]]) -> list[tuple[list[str], str]]:
+    """Failures with the same text after their first line (which names the check), the ids together."""
+    groups: dict[str, tuple[list[str], str]] = {}
+    for check_id, text in failures:
+        head, _, body = text.partition("\n")
+        key = body if body.strip() else text
+        groups.setdefault(key, ([], text))[0].append(check_id)
+    return list(groups.values())
 
 
 def _first_lines(text: str, n: int = 3) -> str:

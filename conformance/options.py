@@ -76,21 +76,62 @@ HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # visible ASCII, spaces and tabs: what HTTP/1.1 sends as is
+
+
+def header_value(value: str) -> str:
+    """A --header value with each ${VAR} read from the environment (a secret: never into a message)."""
+    return ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), ""), value.strip())
+
+
 def header(text: str) -> str:
     """`Name: value`; `${VAR}` in the value is read from the suite's environment when the run starts, so a
-    secret need not stand on the command line (single-quote it so the shell leaves it alone)."""
+    secret need not stand on the command line (single-quote it so the shell leaves it alone). The value is
+    checked here, where the message can name the header and the variable without the value: a token read
+    with its newline would otherwise fail in the HTTP client, whose error quotes it."""
     name, sep, value = text.partition(":")
     if not sep or not HEADER_NAME.fullmatch(name.strip()):
         raise ValueError(f"{text.split(':')[0]!r}...: give a header as 'Name: value'")
-    missing = [var for var in ENV_REFERENCE.findall(value) if var not in os.environ]
+    name, variables = name.strip(), ENV_REFERENCE.findall(value)
+    missing = [var for var in variables if var not in os.environ]
     if missing:
-        raise ValueError(f"header {name.strip()!r} reads ${{{missing[0]}}}, which is not set in the environment")
+        raise ValueError(f"header {name!r} reads ${{{missing[0]}}}, which is not set in the environment")
+    if not HEADER_VALUE.fullmatch(header_value(value)):
+        source = f" (read from {', '.join('${' + var + '}' for var in variables)})" if variables else ""
+        raise ValueError(f"header {name!r}: its value{source} holds a line break, a control or a non-ASCII "
+                         "character, which HTTP cannot send")
     return text
 
 
 def readable_file(text: str) -> str:
     if not os.path.isfile(text) or not os.access(text, os.R_OK):
         raise ValueError(f"{text!r} is not a readable file")
+    return text
+
+
+def ca_bundle(text: str) -> str:
+    """A file of PEM CA certificates that TLS can load (loading it is what the run would do first)."""
+    import ssl
+
+    readable_file(text)
+    try:
+        ssl.create_default_context(cafile=text)
+    except (ssl.SSLError, ValueError):
+        raise ValueError(f"{text!r} holds no CA certificate TLS can load (PEM expected)") from None
+    return text
+
+
+def expected_failures(text: str) -> str:
+    """A readable expected-failures file that loads: YAML, a list or mapping, every entry a check id or a profile."""
+    readable_file(text)
+    from .core import roles
+    from .report.baseline import BaselineError, load
+
+    roles.load_all()  # the checks an entry may name
+    try:
+        load(text)
+    except BaselineError as exc:  # a YAML error spans lines: the user reads one
+        raise ValueError(" ".join(str(exc).split())) from None
     return text
 
 
@@ -186,8 +227,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("header", SERVER + GATEWAY, "HTTP header for an HTTP target, 'Name: value' (repeatable); ${VAR} in the "
            "value is read from the environment; values never reach reports", parse=header, many=True,
            metavar="'NAME: VALUE'"),
-    Option("ca-bundle", SERVER + GATEWAY, "verify an https target against the CA certificates in FILE",
-           parse=readable_file, metavar="FILE"),
+    Option("ca-bundle", SERVER + GATEWAY, "verify an https target against the CA certificates in FILE (PEM)",
+           parse=ca_bundle, metavar="FILE"),
     Option("no-network", SERVER, "with --docker-image: no network in the container", flag=True,
            plugin_flag="--mcp-docker-no-network"),
     Option("docker-port", SERVER, "with --docker-image: the container serves Streamable HTTP at PORT (path /mcp), "
@@ -203,7 +244,7 @@ OPTIONS: tuple[Option, ...] = (
            "session), so a server that dies in one profile keeps the others' verdicts; slower", flag=True),
     Option("fixture-contract", SERVER, "the fixture contract version your server meets (docs/fixture-contract.md); "
            "fixtures of a later version are reported when missing, never a failure (default 1)",
-           parse=int, choices=(1, 2), default=1, metavar="N"),
+           parse=int, choices=(1, 2, 3), default=1, metavar="N"),
     Option("env", ALL, "KEY=VALUE for a started target, which otherwise gets a scrubbed environment (repeatable)",
            parse=key_value, many=True, metavar="KEY=VALUE"),
     Option("timeout", ALL, "seconds to wait for any one response (default 10; host: one turn's answer, default "
@@ -215,7 +256,7 @@ OPTIONS: tuple[Option, ...] = (
            many=True, metavar="P"),
     Option("strict", ALL, "SHOULD-level violations (warn) fail the run", flag=True),
     Option("expected-failures", ALL, "YAML list of check ids or profiles expected to fail; a listed check that "
-           "passes is stale and fails", parse=readable_file, metavar="FILE"),
+           "passes is stale and fails", parse=expected_failures, metavar="FILE"),
     Option("report-dir", ALL, "where to write results.json, summary.md, junit.xml, index.html (CLI default "
            "reports/latest)", parse=writable_dir, metavar="DIR"),
     Option("k", ALL, "only checks whose id matches EXPR (pytest -k)", cli_only=True, metavar="EXPR"),
@@ -320,7 +361,7 @@ class Run:
         out = {}
         for item in self.values.get("header") or ():
             name, _, value = item.partition(":")
-            out[name.strip()] = ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), ""), value.strip())
+            out[name.strip()] = header_value(value)
         return out
 
 

@@ -194,9 +194,9 @@ def mcpx_verdict(request):
         payload["peer"] = peer_identity(rec)  # the target's serverInfo, for the reports' header
         request.node.user_properties.append((PROPERTY, json.dumps(payload)))
         if result.outcome == "skip":
-            pytest.skip(result.reason)
+            pytest.skip(result.reason or "")  # the runner gives every skip and xfail its reason
         if result.outcome == "xfail":
-            pytest.xfail(result.reason)
+            pytest.xfail(result.reason or "")
         if result.outcome in ("fail", "stale") or (strict and result.outcome == "warn"):
             pytest.fail(format_failure(result), pytrace=False)
         return result
@@ -222,7 +222,7 @@ def judged_against_properties(check_id: str) -> list[tuple[str, str]]:
 class Reporter:
     """Collects verdicts from test reports (local or from xdist workers) and writes reports."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         self.config = config
         self.results: dict[str, Result] = {}
         self.claims: dict[str, dict] = {}

@@ -13,6 +13,12 @@ the SEP defines is decided here:
   invalid params (-32602); `config` is validated against the interceptor's
   `configSchema`. A crash is -32603 "Interceptor execution failed" with
   `data: {interceptor, reason}` (the SEP's error example), never a result.
+- timeouts: with `timeoutMs`, an invocation still running at the deadline is
+  answered -32000 "Interceptor execution timeout" with `data: {interceptor,
+  timeoutMs, phase}` (the SEP's example). Cancellation is cooperative: a body
+  that waits (`wait_within_deadline`, as `conformance_slow` does) stops at the
+  deadline; a body that computes is not interrupted (Python threads cannot
+  be), its late result is discarded and the same error answered.
 - every result names `interceptor`, `type` and `phase` (the Validator/Mutator
   interfaces) and carries `durationMs`. A validator's result never carries a
   payload: validators MUST NOT modify.
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -52,6 +59,7 @@ METHODS = (LIST_METHOD, INVOKE_METHOD)
 PHASES = ("request", "response")
 WILDCARD = "*"
 INVALID_PARAMS, INTERNAL_ERROR = -32602, -32603
+TIMEOUT_ERROR = -32000  # the SEP's "Server error" code for an invocation that exceeded timeoutMs
 
 
 class InterceptorError(Exception):
@@ -146,17 +154,48 @@ class InterceptorRegistry:
             if problems:
                 raise InterceptorError(INVALID_PARAMS, f"invalid config for interceptor {name}: {'; '.join(problems)}",
                                        {"interceptor": name, "errors": problems})
+        timeout_ms = params.get("timeoutMs")
+        if timeout_ms is not None and (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float))
+                                       or timeout_ms <= 0):
+            raise InterceptorError(INVALID_PARAMS, "interceptor/invoke: timeoutMs must be a positive number")
         started = time.perf_counter()
+        timed_out = InterceptorError(TIMEOUT_ERROR, "Interceptor execution timeout",
+                                     {"interceptor": name, "timeoutMs": timeout_ms, "phase": phase})
+        _deadline.at = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
         try:
             fields = item.fn(copy.deepcopy(params["payload"]), event, phase, copy.deepcopy(config))
+        except DeadlineExceeded:
+            raise timed_out from None
         except Exception as exc:  # an interceptor's crash is the invoker's to route (failOpen), not ours to hide
             log.warning("interceptor %s failed: %s", name, exc)
             raise InterceptorError(INTERNAL_ERROR, "Interceptor execution failed",
                                    {"interceptor": name, "reason": str(exc) or type(exc).__name__}) from None
+        finally:
+            deadline, _deadline.at = _deadline.at, None
+        if deadline is not None and time.monotonic() > deadline:  # finished, but too late: the result is void
+            raise timed_out
         if item.type == "validation":  # validators MUST NOT modify: nothing payload-like leaves one
             fields = {k: v for k, v in fields.items() if k not in ("payload", "modified")}
         duration = round((time.perf_counter() - started) * 1000, 3)
         return {"interceptor": name, "type": item.type, "phase": phase, **fields, "durationMs": duration}
+
+
+# -- timeouts: the deadline of the invocation running on this thread ---------------------------------------------------
+class DeadlineExceeded(Exception):
+    """Raised inside a body by `wait_within_deadline` when the invocation's timeoutMs runs out."""
+
+
+_deadline = threading.local()  # .at: time.monotonic() deadline of the invocation running on this thread, or None
+
+
+def wait_within_deadline(seconds: float) -> None:
+    """Wait `seconds`, or until the current invocation's deadline, then raise DeadlineExceeded."""
+    deadline = getattr(_deadline, "at", None)
+    if deadline is None or time.monotonic() + seconds <= deadline:
+        time.sleep(seconds)
+        return
+    time.sleep(max(0.0, deadline - time.monotonic()))
+    raise DeadlineExceeded
 
 
 # -- the one override rule the SEP states for invokers ------------------------------------------------------------
@@ -229,6 +268,14 @@ def fixture_failing(payload, event, phase, config) -> dict:
     raise RuntimeError("conformance_failing always fails")
 
 
+SLOW_SECONDS = 6.0  # fixture contract version 3
+
+
+def fixture_slow(payload, event, phase, config) -> dict:
+    wait_within_deadline(SLOW_SECONDS)
+    return {"valid": True}
+
+
 def register_fixtures(registry: InterceptorRegistry) -> None:
     both = [{"events": [FIXTURE_EVENT], "phase": "request"}, {"events": [FIXTURE_EVENT], "phase": "response"}]
     registry.add(InterceptorDef("conformance_validator", "validation", [{"events": [FIXTURE_EVENT], "phase": "request"}],
@@ -246,6 +293,9 @@ def register_fixtures(registry: InterceptorRegistry) -> None:
                                 f"Conformance fixture: hooks {RESPONSE_ONLY_EVENT} responses only."))
     registry.add(InterceptorDef("conformance_failing", "mutation", [{"events": [FIXTURE_EVENT], "phase": "request"}],
                                 fixture_failing, "Conformance fixture: fails on every invocation."))
+    registry.add(InterceptorDef("conformance_slow", "validation", [{"events": [FIXTURE_EVENT], "phase": "request"}],
+                                fixture_slow, f"Conformance fixture (contract version 3): takes {SLOW_SECONDS:g} s, "
+                                              "unless timeoutMs cuts it short."))
 
 
 # -- interceptors a team would deploy ----------------------------------------------------------------------------------

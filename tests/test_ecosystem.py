@@ -1,11 +1,15 @@
-"""SDK field survival: the probe's judges, the table it feeds, and the probe against real servers.
+"""SDK field survival: the probe's judges, the table it feeds, and the probe against real servers; the
+committed dashboard snapshot, whose pages are built from its kept results.
 
 The rows for other SDK releases (FastMCP, the TypeScript SDK, other `mcp`
 releases) need packages from a registry: `nox -s matrix matrix_fastmcp
 matrix_typescript` runs them. Here: the installed `mcp` only, no network.
 """
 
+import json
 import os
+import shutil
+import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -126,3 +130,22 @@ def test_committed_snapshot_rows_are_readable():
     rows = matrix.survival_rows(Path(matrix.SURVIVAL_DIR))
     for data in rows:
         assert matrix.must_do(data)
+
+
+def test_the_committed_snapshot_builds_its_pages_from_its_results(tmp_path):
+    """Git keeps reports/ecosystem's results, not its HTML: --pages-only renders every page from them."""
+    snapshot = tmp_path / "ecosystem"
+    shutil.copytree(ROOT / "reports" / "ecosystem", snapshot, ignore=shutil.ignore_patterns("*.html"))
+    proc = subprocess.run([sys.executable, str(ROOT / "ecosystem" / "snapshot.py"), str(snapshot), "--pages-only"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runs = [entry["run"] for entry in json.loads((snapshot / "dashboard.json").read_text())["runs"]]
+    assert runs and all((snapshot / "runs" / run / "index.html").is_file() for run in runs)
+    board = (snapshot / "index.html").read_text()
+    assert all(f'href="runs/{run}/index.html#' in board for run in runs)  # every column links into its run's page
+
+
+def test_snapshot_pages_only_without_a_snapshot_is_a_clear_error(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "ecosystem" / "snapshot.py"), str(tmp_path), "--pages-only"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2 and "dashboard.json" in proc.stderr and "Traceback" not in proc.stderr

@@ -2,7 +2,7 @@
 (Python), supergateway 4.0.0 and mcp-proxy 6.7.19 (npm), Lasso's mcp-gateway 1.2.1 and IBM
 ContextForge 1.0.7.
 
-Pinned findings (conformance/gateway/FINDINGS.md), one expectation per run: which checks fail, with a
+Pinned findings (ecosystem/gateways/FINDINGS.md), one expectation per run: which checks fail, with a
 phrase of each reason, and which skip; every other check passes. An upstream fix flips a visible
 assertion here. In short: Gatekit and mcp-proxy (Python) carry the Tool-level fields and refuse the
 context-middleware and augmentation methods with the wrong code; supergateway bridging a stdio
@@ -10,7 +10,7 @@ upstream to Streamable HTTP passes all 15, but bridging an HTTP upstream to stdi
 capabilities while still forwarding their methods; mcp-proxy (npm) refuses cleanly but strips
 `preprocessor` and `execution.requirements` from tools; Lasso does both wrongs; ContextForge renames
 every tool past recognition and refuses with the wrong code. ContextForge's plugin pipeline (CPEX),
-replayed through conformance/gateway/adapters/contextforge.py, fails a pinned set.
+replayed through ecosystem/gateways/contextforge/adapter.py, fails a pinned set.
 
 They conflict with the project's SDK (or are Node packages), so they live in their own prefixes:
 `nox -s gateway_third_party` builds them and sets the variables; elsewhere point MCPX_GATEKIT at
@@ -44,9 +44,10 @@ SUPERGATEWAY = tool("MCPX_SUPERGATEWAY", "supergateway")
 MCP_PROXY_NPM = tool("MCPX_MCP_PROXY_NPM", None)
 LASSO = tool("MCPX_LASSO", None)  # its `mcp-gateway` is a name other packages use too
 CONTEXTFORGE_PYTHON = tool("MCPX_CONTEXTFORGE_PYTHON", None)  # an interpreter with mcp-contextforge-gateway
-GATEKIT_LAUNCHER = ROOT / "tests" / "gateway" / "gatekit_launcher.py"
-LASSO_LAUNCHER = ROOT / "tests" / "gateway" / "lasso_launcher.py"
-CONTEXTFORGE_LAUNCHER = ROOT / "tests" / "gateway" / "contextforge_launcher.py"
+GATEWAYS = ROOT / "ecosystem" / "gateways"  # each one's launcher and pipeline adapter
+GATEKIT_LAUNCHER = GATEWAYS / "gatekit" / "launcher.py"
+LASSO_LAUNCHER = GATEWAYS / "lasso" / "launcher.py"
+CONTEXTFORGE_LAUNCHER = GATEWAYS / "contextforge" / "launcher.py"
 HTTP = {"url": "http://127.0.0.1:{port}/mcp"}  # the gateway serves Streamable HTTP on {port}
 
 # How each is put in front of the upstream: (the tool, its gateway command, options of gateway_verdicts).
@@ -142,7 +143,7 @@ def test_third_party_gateway_findings(run):
 
 # ------------------------------------------------------------------------------------------ ContextForge's pipeline
 
-# What ContextForge 1.0.7 (CPEX 0.1.3) does differently, through conformance/gateway/adapters/contextforge.py,
+# What ContextForge 1.0.7 (CPEX 0.1.3) does differently, through ecosystem/gateways/contextforge/adapter.py,
 # per mapping of the fixture kinds to CPEX modes (slug -> a phrase of its reason):
 # - ascending-priority: modes run in a fixed order (SEQUENTIAL, TRANSFORM, AUDIT), priority orders only
 #   within one, so a middleware (TRANSFORM) at 10 runs after a security plugin (SEQUENTIAL) at 20;
@@ -170,7 +171,7 @@ def test_contextforge_pipeline_findings(factory):
         pytest.skip("MCPX_CONTEXTFORGE_PYTHON names no interpreter with mcp-contextforge-gateway==1.0.7.post20260921 "
                     "(it pins mcp<2: nox -s gateway_third_party installs it in its own virtualenv)")
     proc = subprocess.run(
-        [python, "-m", "conformance.gateway.replay", f"conformance.gateway.adapters.contextforge:{factory}"],
+        [python, "-m", "conformance.gateway.replay", f"ecosystem.gateways.contextforge.adapter:{factory}"],
         capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = {r["slug"]: r for r in json.loads(proc.stdout)}

@@ -24,6 +24,39 @@ from tests.helpers import not_ok, reference_command
 from tests.servers import broken_wg_adapters
 from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS
 
+P = "interceptors/server/"
+# Mutants whose reason must name what they do: (text every listed check's reason contains, those checks).
+# Known variants (docs: conformance/server/interceptors.py, "Known variants") and the diagnoses of issue 24.
+NAMED = {
+    "nested-validation": ("results nested under `validation`: the SEP's ValidationResult is flat",
+                          set(MUTANTS["nested-validation"][0])),
+    "phase-both": ('`phase: "both"` on the wire: the SEP\'s hook phase is "request" or "response"',
+                   set(MUTANTS["phase-both"][0])),
+    "enforce-mode": ('`mode: "enforce"`, the working group\'s older vocabulary: the SEP\'s modes are "active"',
+                     set(MUTANTS["enforce-mode"][0])),
+    "singular-list": ("the method `interceptors/list` is not served; `interceptor/list` is",
+                      set(MUTANTS["singular-list"][0])),
+    "plural-invoke": ("the method `interceptor/invoke` is not served; `interceptors/invoke` is",
+                      set(MUTANTS["plural-invoke"][0])),
+    "hidden-capability": ("the interceptors methods are served without the capability",
+                          set(MUTANTS["hidden-capability"][0])),
+    "real-bad-result": ("(a ValidationResult): at /valid: 'yes' is not of type 'boolean'", {P + "invoke-result-valid"}),
+    "message-without-severity": ("(a ValidationResult): at /messages/0: 'severity' is a required property",
+                                 {P + "invoke-result-valid"}),
+    "validator-folds": ("4 strings contain conformance:invalid but 1 error message(s) came back",
+                        {P + "validator-reports-violation"}),
+    "config-unknown-keys": ("were accepted: validator bad config unknown key, config real secret-scanner unknown key",
+                            {P + "invalid-config-rejected"}),
+    "config-required-unchecked": ("config real tenant-gate missing required", {P + "invalid-config-rejected"}),
+    "timeout-ignored": ("ran to its end and answered a result", {P + "timeout-cancels"}),
+    "timeout-own-limit": ("timeoutMs 300 was not applied", {P + "timeout-cancels"}),
+    "timeout-code": ("the timeout was answered with code -32603", {P + "timeout-error-code"}),
+}
+UNCLAIMED_NAMED = {
+    "unadvertised-served": ("the interceptors methods are served without the capability",
+                            {P + "unadvertised-method-rejected"}),
+}
+
 FAKE = Path(__file__).resolve().parent / "servers" / "fake_interceptor_server.py"
 CHECKS = sorted(c for c in SERVER.check_ids() if c.startswith("interceptors/server/"))
 WG_CHECKS = sorted(c for c in SERVER.check_ids("wg-fixtures") if c.startswith("interceptors/server/"))
@@ -63,6 +96,10 @@ def test_mutant_fails_exactly_its_checks(mutant):
         result = got[cid]
         assert result.reason and "internal error" not in result.reason
         assert result.outcome == ("warn" if result.level == "SHOULD" or result.outcome == "warn" else "fail")
+    if mutant in NAMED:
+        text, named_checks = NAMED[mutant]
+        assert {cid for cid in named_checks if text not in (got[cid].reason or "")} == set(), \
+            {cid: got[cid].reason for cid in named_checks}
 
 
 @pytest.mark.parametrize("mutant", sorted(UNCLAIMED_MUTANTS))
@@ -70,6 +107,9 @@ def test_unclaimed_mutant_fails_exactly_its_checks(mutant):
     expected, _ = UNCLAIMED_MUTANTS[mutant]
     got = verdicts(command("--plain", "--break", mutant))
     assert set(not_ok(got)) == expected, not_ok(got)
+    if mutant in UNCLAIMED_NAMED:
+        text, named_checks = UNCLAIMED_NAMED[mutant]
+        assert all(text in (got[cid].reason or "") for cid in named_checks), {c: got[c].reason for c in named_checks}
 
 
 def test_plain_server_claims_nothing():

@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = gp.load_fixtures()
 SLUGS = {cid: cid.rsplit("/", 1)[1] for cid in sp.CHECK_IDS}
 
-# What Gatekit 0.3.0 gets wrong, as found (see conformance/gateway/adapters/gatekit.py):
+# What Gatekit 0.3.0 gets wrong, as found (see ecosystem/gateways/gatekit/adapter.py):
 # - auditors-cannot-modify: the proxy hands auditors the very response object it then sends, so an
 #   auditor that changes it in place changes what the client gets;
 # - block-reason-carried (BEHAVIOR): once a security plugin blocks, the pipeline stops capturing content
@@ -255,7 +255,7 @@ def test_gatekit_fails_a_pinned_set():
         pytest.skip("gatekit is not installed here, MCPX_GATEKIT_PYTHON names no interpreter with it, and there "
                     "is no ../venv-gatekit (pip install gatekit==0.3.0 into a separate venv: it pins pydantic)")
     proc = subprocess.run(
-        [python, "-m", "conformance.gateway.replay", "conformance.gateway.adapters.gatekit:factory"],
+        [python, "-m", "conformance.gateway.replay", "ecosystem.gateways.gatekit.adapter:factory"],
         capture_output=True, text=True, timeout=120, cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -56,7 +56,7 @@ def derive() -> dict[str, Any]:
     try:
         import mcp_types as sdk_types
     except ImportError:  # mcp 1.x
-        import mcp.types as sdk_types
+        import mcp.types as sdk_types  # type: ignore[no-redef]  # the same name for whichever module is installed
     from pydantic import TypeAdapter
 
     out = {}
@@ -72,7 +72,7 @@ def _tidy(schema: Any) -> Any:
         return [_tidy(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in _ANNOTATIONS:
             continue
@@ -202,7 +202,7 @@ def _root_types(error) -> list[str]:
     """The types a union allows, when the value is none of them (`5` for an optional object)."""
     if error.validator not in ("anyOf", "oneOf") or not error.context:
         return []
-    types = []
+    types: list[str] = []
     for subs in _by_alternative(error):
         mismatch = [sub for sub in subs if sub.validator == "type" and not sub.relative_path]
         if not mismatch:

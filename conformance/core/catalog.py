@@ -9,6 +9,13 @@ revision, or a page of this repository) and each row cites one by name,
 `"<name> §<section>"`. The captured texts themselves are other projects'
 documents and are not shipped; a row's `quote_sha256` lets an edited quote be
 noticed without them. The format is described in docs/check-model.md.
+
+A proposal still in review moves. A source may name the `commit` its text was
+captured at; `capture_diff` compares a later capture with the catalog (which
+quotes no longer occur in it, which normative sentences of it no row quotes,
+and, given the earlier capture too, which sentences are new or gone):
+
+    python -m conformance.core.catalog diff interceptors LATER.md [--earlier CAPTURED.md] [--json]
 """
 
 from __future__ import annotations
@@ -51,9 +58,10 @@ class Source:
     captured: str | None = None
     doc: str | None = None
     basis: str | None = None
+    commit: str | None = None  # the commit of the public repository the captured text is a file of
 
 
-SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis"}
+SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis", "commit"}
 
 
 def normalise_quote(text: str) -> str:
@@ -163,9 +171,22 @@ def _source_problems(src: Source) -> list[str]:
         out.append(f"source {src.name!r} ({src.profile}): needs doc, or url and revision")
     if src.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", str(src.sha256)):
         out.append(f"source {src.name!r} ({src.profile}): sha256 is not 64 lowercase hex digits")
+    if src.commit is not None and not re.fullmatch(r"[0-9a-f]{40}", str(src.commit)):
+        out.append(f"source {src.name!r} ({src.profile}): commit is not 40 lowercase hex digits")
     if src.sha256 and not src.captured:
         out.append(f"source {src.name!r} ({src.profile}): says what its captured text is (captured)")
     return out
+
+
+def revisions(rows) -> dict[str, str]:
+    """{source name: the commit its quotes were captured at, else its revision} for the sources `rows` cite."""
+    out: dict[str, str] = {}
+    for row in rows:
+        src, _ = cite(row)
+        pinned = (src.commit or src.revision) if src is not None else None
+        if src is not None and pinned:
+            out[src.name] = pinned
+    return dict(sorted(out.items()))
 
 
 def rows_for(check_id: str) -> list[Row]:
@@ -209,3 +230,96 @@ def problems() -> list[str]:
         if not rows_for(cid):
             out.append(f"{cid}: names no catalog row")
     return out
+
+
+# -- a later capture against the catalog -----------------------------------------------------------------------------
+NORMATIVE = re.compile(r"\b(MUST|SHALL|SHOULD|REQUIRED|RECOMMENDED|MAY|OPTIONAL)\b")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a Markdown text, normalised as quotes are: split at line breaks (list items, table rows,
+    code lines) and after . ! ? followed by a space; empty pieces and fence lines dropped."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("-*>|#").strip()
+        if not line or line.startswith("```"):
+            continue
+        for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z`\"(*_])", line):
+            piece = normalise_quote(piece)
+            if piece:
+                out.append(piece)
+    return list(dict.fromkeys(out))
+
+
+def quote_found(quote: str, text: str) -> bool:
+    """The quote occurs in the text ("…" in a quote stands for elided text), whitespace and emphasis aside."""
+    pattern = r".*?".join(re.escape(normalise_quote(piece)) for piece in quote.split("…"))
+    return re.search(pattern, normalise_quote(text)) is not None
+
+
+def capture_diff(profile: str, later: str, earlier: str | None = None, source: str | None = None) -> dict:
+    """What moved between the text a profile's catalog quotes (its first source unless `source` names one) and a
+    later capture of it: quotes the later text no longer holds (`quotes_missing`, with their rows), normative
+    sentences of the later text no row quotes (`normative_unquoted`), and, given the earlier capture, the
+    sentences `added` and `removed`."""
+    declared = [src for (p, _), src in sources().items() if p == profile]
+    if not declared:
+        raise KeyError(f"no catalog for profile {profile!r}")
+    src = next((s for s in declared if s.name == source), None) if source else declared[0]
+    if src is None:
+        raise KeyError(f"{profile} has no source {source!r}; it has {', '.join(s.name for s in declared)}")
+    rows = [row for row in load().values() if row.profile == profile and cite(row)[0] == src]
+    quotes = [row.quote for row in rows]
+    later_sentences = sentences(later)
+    out: dict = {
+        "profile": profile, "source": src.name, "revision": src.revision, "commit": src.commit,
+        "sha256": src.sha256, "later_sha256": hashlib.sha256(later.encode("utf-8")).hexdigest(),
+        "quotes_missing": [{"row": row.id, "quote": row.quote} for row in rows if not quote_found(row.quote, later)],
+        "normative_unquoted": [s for s in later_sentences if NORMATIVE.search(s)
+                               and not any(quote_found(q, s) or quote_found(s, q) for q in quotes)],
+    }
+    if earlier is not None:
+        before, after = set(sentences(earlier)), set(later_sentences)
+        out["added"] = [s for s in later_sentences if s not in before]
+        out["removed"] = [s for s in sentences(earlier) if s not in after]
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m conformance.core.catalog",
+                                     description="compare a later capture of a proposal with the catalog's quotes")
+    sub = parser.add_subparsers(dest="command", required=True)
+    diff = sub.add_parser("diff", help="quotes gone, normative sentences unquoted, sentences added/removed")
+    diff.add_argument("profile")
+    diff.add_argument("later", type=Path, help="the later capture (Markdown or text)")
+    diff.add_argument("--earlier", type=Path, help="the capture the catalog was made from, to list added/removed")
+    diff.add_argument("--source", help="the catalog source to compare (default: the profile's proposal)")
+    diff.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        later = args.later.read_text(encoding="utf-8")
+        earlier = args.earlier.read_text(encoding="utf-8") if args.earlier else None
+        found = capture_diff(args.profile, later, earlier, args.source)
+    except (OSError, UnicodeDecodeError, KeyError) as exc:
+        print(f"catalog diff: {exc}", file=__import__("sys").stderr)
+        return 2
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{found['profile']}: {found['source']} {found['commit'] or found['revision']} against a capture "
+          f"with sha256 {found['later_sha256'][:16]}…")
+    for title, key in (("quotes the later capture no longer holds", "quotes_missing"),
+                       ("normative sentences no row quotes", "normative_unquoted"),
+                       ("sentences added", "added"), ("sentences removed", "removed")):
+        if key not in found:
+            continue
+        print(f"\n{title}: {len(found[key])}")
+        for item in found[key]:
+            print(f"  {item['row']}: {item['quote']}" if isinstance(item, dict) else f"  {item}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

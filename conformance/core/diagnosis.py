@@ -21,7 +21,8 @@ CLIP = 300
 
 
 def _clip(text: str, limit: int = CLIP) -> str:
-    text = printable(text)
+    """One printable line: a quoted HTML error page or a multi-line message must not break the block's shape."""
+    text = " ".join(printable(text).split())
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -64,10 +65,17 @@ def diagnose(role: str, recordings: dict, run) -> str | None:
 
 def _unavailable(reason: str, run) -> str:
     fix = ""
-    if reason.startswith("cannot start"):
+    if reason.startswith("cannot start") and "not an executable file" in reason:
+        fix = "make it executable (chmod +x) or start it through its interpreter (python server.py)"
+    elif reason.startswith("cannot start"):
         fix = "is the program installed and on PATH? (the command runs without a shell: no pipes or ~)"
     elif reason.startswith("nothing answers at"):
         fix = "is the server running and listening at that URL?"
+    elif reason.startswith("TLS certificate verification failed"):
+        fix = ("a certificate from a private CA: give its CA certificates with --ca-bundle FILE (PEM); "
+               "otherwise check that the URL's host name is the one in the certificate")
+    elif reason.startswith("TLS handshake failed"):
+        fix = "does the server speak https at that port? (a plain-HTTP server needs an http:// URL)"
     elif "docker" in reason.lower() or "image" in reason.lower():
         fix = "is the Docker daemon running and the image built or pulled? (a first pull can take minutes)"
     return _block(f"the target could not be started or reached: {_clip(reason)}", fix)
@@ -95,11 +103,18 @@ def _initialize_failed(recs, run) -> str | None:
         return _block(f"the target never answered {first_message}: its stdout carries lines that are not "
                       "JSON-RPC (stdout must carry only JSON-RPC messages; log to stderr instead)",
                       *(f"stdout: {_clip(line, 160)}" for line in junk), _stderr(first))
+    over_http = bool(_option(run, "url")) and not _option(run, "command")  # a server the suite did not start
     if "within" in failure and "no response" in failure:
         timeout = getattr(run, "timeout", None)
         return _block(f"the target never answered {first_message} within {timeout:g} s" if timeout else
                       f"the target never answered {first_message}", _stderr(first),
-                      "a first npx/uvx start or image pull can take longer: try --timeout 60")
+                      "the server took the request and sent nothing back; if it is only slow, try --timeout 60"
+                      if over_http else "a first npx/uvx start or image pull can take longer: try --timeout 60")
+    status = re.search(r"HTTP (\d{3})\b", failure)
+    if status:
+        return _block(f"the target never answered {first_message}: {_clip(failure)}",
+                      f"is {_option(run, 'url') or 'the URL'} the server's MCP endpoint? (Streamable HTTP: JSON-RPC "
+                      "POSTed to one path, often /mcp)")
     if "closed stdout" in failure or "exit code" in failure:
         code = re.search(r"exit code (-?\d+)", failure)
         said = re.search(r"stderr ends: (.*?)\) during", failure)
@@ -107,6 +122,14 @@ def _initialize_failed(recs, run) -> str | None:
                       f"{first_message}", f"its stderr ends: {_clip(said.group(1))}" if said else _stderr(first),
                       "does the command start an MCP server on stdio? (run it by hand: it should wait for input)")
     return _block(f"the target never answered {first_message}: {_clip(failure)}", _stderr(first))
+
+
+def _option(run, name: str):
+    """An option of the run, or None (the run of another role has no such option)."""
+    try:
+        return getattr(run, name, None)
+    except Exception:  # noqa: BLE001 - a run object that cannot say is one without the option
+        return None
 
 
 def _host(recs, run) -> str | None:
@@ -118,8 +141,9 @@ def _host(recs, run) -> str | None:
         return _unavailable(unavailable, run)
     first = next((r for r in runs if r.fatal and not r.fatal.startswith("not run")), runs[0])
     printed = next((t.line for t in first.turns if t.line), None)
-    return _block("the host answered no turn of any scenario: is the command a host speaking the harness "
-                  "contract (docs/host.md: one JSON line per turn on stdin, one JSON answer per line on stdout)?",
+    return _block("the command answered no turn of a scenario: it may not be a host (an MCP server is checked "
+                  "with `mcp-ext-conformance server --command ...`)",
+                  "a host reads one JSON turn per line on stdin and prints one JSON answer per line (docs/host.md)",
                   f"first scenario: {_clip(first.fatal or 'no answer')}",
                   f"it printed: {_clip(printed, 160)}" if printed else "",
                   f"its stderr ends: {_clip(first.stderr_tail)}" if first.stderr_tail else "")

@@ -98,7 +98,8 @@ def judged_against(profiles=PROFILES) -> dict:
 
 def revision_label(source: dict) -> str:
     """One line for a source: `name: revision (sha256 abcdef123456)`, or `name: doc` for a page of ours."""
-    parts = [str(v) for k, v in source.items() if k not in ("name", "url", "doc", "sha256")]
+    parts = [str(v) if k == "revision" else f"{k} {v}" for k, v in source.items()
+             if k not in ("name", "url", "doc", "sha256")]
     if source.get("sha256"):
         parts.append(f"sha256 {str(source['sha256'])[:12]}")
     if source.get("doc") and not parts:

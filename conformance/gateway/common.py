@@ -45,11 +45,12 @@ def tools_of(rec: Recording) -> list[dict]:
 
 
 def fixture_tool(rec: Recording, name: str) -> dict:
-    tool = find_named(tools_of(rec), name)
+    tools = tools_of(rec)
+    tool = find_named(tools, name)
     if tool is None:
         raise Violation(f"the gateway does not list the upstream's tool {name} (under any prefix)",
                         expected=f"a tool named {name} or ending in _{name}",
-                        actual=[t.get("name") for t in rec.tools if isinstance(t, dict)][:20])
+                        actual=[t.get("name") for t in tools if isinstance(t, dict)][:20])
     return tool
 
 
@@ -57,7 +58,7 @@ def claimer(rec: Recording) -> str:
     return "the suite's upstream fixture server offers this profile, and the gateway stands in front of it"
 
 
-def judge_wire(rec: Recording) -> str:
+def judge_wire(rec: Recording) -> str | None:
     return common_judge_wire(rec, peer="gateway")
 
 

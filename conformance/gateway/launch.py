@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from ..core.roles import GATEWAY
-from ..targets.peerkit import free_port, spawn
+from ..targets.peerkit import cannot_start, free_port, spawn
 from ..targets import TargetSpec, TargetUnavailable
 from ..targets.environment import scrubbed
 
@@ -84,7 +84,7 @@ async def background(argv: list[str], env: dict[str, str] | None, url: str, limi
     try:
         group = spawn(argv, env=scrubbed(env))
     except (OSError, ValueError) as exc:
-        raise TargetUnavailable(f"cannot start {shlex.join(argv)!r}: {exc}") from None
+        raise TargetUnavailable(cannot_start(argv, exc)) from None
     try:
         # A worker thread waits and stops (Popen's blocking calls), so the event loop keeps running meanwhile.
         listening = await anyio.to_thread.run_sync(group.wait_listening, port, limit, host, abandon_on_cancel=True)

@@ -29,7 +29,7 @@ PROFILES = tuple(p for p in MODULES if p != PIPELINE)  # recorded through a runn
 
 
 def read_log(path: Path) -> list:
-    out = []
+    out: list = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -60,7 +60,8 @@ async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, 
     except TargetUnavailable as exc:
         rec = Recording(profile, spec.describe() if spec else {"kind": "gateway"})
         rec.unavailable = rec.fatal = str(exc)
-    rec.upstream = read_log(log)
+    # The gateway's own evidence on the server role's recording, read back with getattr (common.upstream_received).
+    rec.upstream = read_log(log)  # type: ignore[attr-defined]
     return rec
 
 

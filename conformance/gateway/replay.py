@@ -136,6 +136,7 @@ async def _run_bounded(factory: Callable, fixture: dict, timeout: float) -> tupl
     def worker() -> None:
         async def bounded():
             return await asyncio.wait_for(_replay(factory, fixture), timeout)
+        value: tuple[dict | None, str | None, bool]
         try:
             value = (asyncio.run(bounded()), None, False)
         except (asyncio.TimeoutError, TimeoutError):
@@ -167,10 +168,11 @@ async def record_pipeline(factory: Callable | None, *, adapter: str = "", fixtur
     for fx in fixtures:
         rec.exchanges[fx["id"]] = FixtureRun(fx)
     if unavailable or factory is None or not callable(factory):
-        rec.unavailable = unavailable or f"the adapter is not callable: {factory!r}"
-        rec.fatal = rec.unavailable
+        rec.unavailable = rec.fatal = unavailable or f"the adapter is not callable: {factory!r}"
         return rec
     hangs = 0
+    outcome: dict | None
+    error: str | None
     for attempt in ("first", "repeat"):
         for fx in fixtures:
             run = rec.exchanges[fx["id"]]

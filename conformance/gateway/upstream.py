@@ -33,6 +33,7 @@ import sys
 import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
 if not __package__:  # run by path (launch.upstream_command): the package is beside, not necessarily installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -75,8 +76,9 @@ class FixtureServer:
 
     # -- definitions ---------------------------------------------------------------------
     def tools(self) -> list[dict]:
-        tools = [{"name": "conformance_echo", "description": "Returns its text unchanged.",
-                  "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]
+        tools: list[dict[str, Any]] = [
+            {"name": "conformance_echo", "description": "Returns its text unchanged.",
+             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]
         if self.plain:
             return tools
         tools.append({"name": "conformance_memories", "description": "Memories matching the query.",
@@ -118,7 +120,7 @@ class FixtureServer:
         """The messages to write for one received message (notifications and responses get none)."""
         if not isinstance(msg, dict) or "method" not in msg:
             return []
-        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        method, rid, params = msg["method"], msg.get("id"), msg.get("params") or {}
         if rid is None:
             return []
         out: list[dict] = []

@@ -91,7 +91,7 @@ def not_rewritten(rec: HostRecording):
     if not later:
         raise NotObserved("the host sent the model no request after the tool call")
     tool_messages = [m for m in later[0].body.get("messages", []) if isinstance(m, dict) and m.get("role") == "tool"]
-    texts = [m.get("content") if isinstance(m.get("content"), str) else str(m.get("content")) for m in tool_messages]
+    texts = [c if isinstance(c, str) else str(c) for c in (m.get("content") for m in tool_messages)]
     if not any(EXACT in t for t in texts):
         raise Violation("the requirement string in the tool error did not reach the model unchanged",
                         expected=f"a tool message containing {EXACT!r}", actual=texts or "no tool message")

@@ -35,17 +35,20 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..core.roles import HOST
-from ..targets.peerkit import StderrTail, open_group, stop_group
+from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group
 from ..targets.base import clip
 from ..targets.environment import scrubbed
 from ..targets.stdio import LineSplitter
 from .mock_llm import MockLLM, ModelRequest, loopback_socket
 from .scenario_server import ScenarioServer, http_app
+
+if TYPE_CHECKING:  # uvicorn is imported when a server starts, not with the module
+    import uvicorn
 
 MODEL = "mcpx-mock-1"
 API_KEY = "mcpx-dummy-key"
@@ -132,7 +135,7 @@ class _QuietServer:
     """uvicorn.Server that leaves signal handling to the suite (Ctrl-C must reach pytest)."""
 
     @staticmethod
-    def make(app):
+    def make(app) -> uvicorn.Server:
         import uvicorn
 
         class Server(uvicorn.Server):
@@ -171,7 +174,9 @@ class _QuietServer:
                 for connection in list(self.server_state.connections):
                     connection.shutdown()
                 loop = asyncio.get_running_loop()
-                deadline = loop.time() + self.config.timeout_graceful_shutdown
+                grace = self.config.timeout_graceful_shutdown
+                assert grace is not None, "make() below sets timeout_graceful_shutdown"
+                deadline = loop.time() + grace
                 state = self.server_state
                 while (state.connections or state.tasks) and loop.time() < deadline:
                     await asyncio.sleep(0.002)
@@ -234,7 +239,11 @@ async def run_scenario(command: str, scenario: dict, *, timeout: float = HOST.de
                         servers[name] = {"command": sys.executable, "args": args,
                                          "env": {"PYTHONPATH": _package_root()}}
                 # Unwinding runs this first: every server starts shutting down at once, not one after another.
-                stack.callback(lambda: [setattr(u, "should_exit", True) for u in uvicorns])
+                def stop_serving() -> None:
+                    for u in uvicorns:
+                        u.should_exit = True
+
+                stack.callback(stop_serving)
                 run.config = {"mcpServers": servers, "contextMiddleware": sc.get("contextMiddleware", []),
                               "knownRequirements": sc.get("knownRequirements", {})}
                 if sc.get("interceptors"):
@@ -273,7 +282,7 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
         proc = await open_group(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=scrubbed(env))
     except (OSError, ValueError) as exc:
-        run.unavailable = run.fatal = f"cannot start {command!r}: {exc}"
+        run.unavailable = run.fatal = cannot_start(argv, exc)
         return
     stderr = StderrTail(STDERR_TAIL)
     send, receive = anyio.create_memory_object_stream[tuple[str, str | None]](256)

@@ -69,7 +69,9 @@ def _tool_calls(run: HostRun, turn: int) -> list[dict]:
 def _arguments(payload) -> object:
     """The tool-call arguments inside a request-phase payload ({method, params: {name, arguments}}, or params)."""
     if isinstance(payload, dict):
-        params = payload.get("params") if isinstance(payload.get("params"), dict) else payload
+        params = payload.get("params")
+        if not isinstance(params, dict):
+            params = payload
         return params.get("arguments")
     return None
 
@@ -148,7 +150,7 @@ def response_applied(rec: HostRecording):
         raise NotObserved(f"turn 1: {RESPONSE_MUTATOR} was never invoked on the result")
     content = _result(mutated[-1]).get("payload")
     blocks = content.get("content") if isinstance(content, dict) else None
-    texts = [b.get("text") for b in blocks or () if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    texts = [t for t in (b.get("text") for b in blocks or () if isinstance(b, dict)) if isinstance(t, str)]
     if not texts:
         raise NotObserved(f"turn 1: {RESPONSE_MUTATOR} returned no text content to follow")
     seen = _tool_messages(run, PLAIN)

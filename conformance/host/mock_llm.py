@@ -49,7 +49,9 @@ def offered_names(body: dict) -> list[str]:
     names = []
     for tool in body.get("tools") or ():
         if isinstance(tool, dict):
-            fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            fn = tool.get("function")
+            if not isinstance(fn, dict):
+                fn = tool
             if isinstance(fn.get("name"), str):
                 names.append(fn["name"])
     return names

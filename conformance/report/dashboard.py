@@ -206,7 +206,7 @@ def _cell(column: Column, index: int, row: Row, out_dir: Path) -> dict:
     if state == "other-role":
         cell["title"] = f"{column.name} ran no {row.role}-role checks"
         return cell
-    if state == "absent":
+    if state == "absent" or check is None or run is None:  # cell_state gives both for a recorded check
         return cell
     if run.index_html:
         cell["href"] = f"{_href(run.index_html, out_dir)}#{row.id}"

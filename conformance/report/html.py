@@ -119,7 +119,8 @@ def _format_pointer(parts) -> str:
 
 def _resolve(document: Any, parts: list[str]) -> tuple[bool, Any, list]:
     """(found, value, the path with list indexes as ints) of `parts` in `document`."""
-    here, path = document, []
+    here = document
+    path: list[str | int] = []
     for part in parts:
         if isinstance(here, dict) and part in here:
             here = here[part]
@@ -259,7 +260,8 @@ def context(doc: dict) -> dict:
     recorded_claims = {p: c for p, c in doc["profiles"].items() if p in by_profile}
     gaps = reports.untested(role, recorded_claims)
     order = list(reports.role_profiles(role)) + sorted(p for p in by_profile if p not in reports.role_profiles(role))
-    rows, sections = [], []
+    rows: list[dict[str, Any]] = []
+    sections: list[dict[str, Any]] = []
     for profile in order:
         claim = doc["profiles"].get(profile) or {"claimed": False, "claimedBy": None, "reason": "not recorded"}
         checks = by_profile.get(profile, [])

@@ -268,6 +268,8 @@ def summary_markdown(doc: dict) -> str:
         for check in bad:
             lines.append(f"- {ICONS[check['outcome']]} **`{check['id']}`** ({check['level']}): {check['requirement']}  ")
             lines.append(f"  {_md_escape(check.get('reason') or '')}")
+    elif doc.get("unavailable"):
+        lines += ["", "No check ran: the run never reached its target (above)."]
     elif gaps["nothing"]:
         lines += ["", "No check failed, but no profile was claimed: the run says nothing of the extensions."]
     elif gaps["unclaimed"]:

@@ -37,7 +37,7 @@ CAPABILITY = "augmentation"
 IDENTITY, PREPEND = "conformance_identity", "conformance_prepend_note"
 UNKNOWN = "conformance_no_such_augmentation"
 # The PR's context union: text, image, audio, embedded resource (no resource_link).
-AUGMENT_CONTENT_TYPES = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
+AUGMENT_CONTENT_TYPES: list[dict] = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the Q4 plan?"}]
 MAX_REAL = 10
 

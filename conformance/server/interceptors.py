@@ -11,7 +11,24 @@ Black-box checks apply to every listed interceptor (shapes; real interceptors
 are invoked on their first hook with a small payload); fixture checks pin the
 behaviour down (docs/fixture-contract.md): a validator that rejects a
 marker string, an uppercasing mutator, an audit-mode wildcard validator, a
-response-only validator and an interceptor that always fails.
+response-only validator, an interceptor that always fails and (fixture
+contract version 3) a slow validator that a `timeoutMs` must cut short.
+
+Timeouts are judged with margins, not stopwatches: `conformance_slow` takes
+SLOW_SECONDS to finish, the suite invokes it with `timeoutMs` TIMEOUT_MS and
+requires the -32000 error within ten times that, which is still far below
+SLOW_SECONDS. A server that lets the fixture run to its end can only answer
+after SLOW_SECONDS, however fast the machine; a server that honours the
+timeout answers near TIMEOUT_MS, however loaded the machine (a tenfold
+slowdown is absorbed). So the verdict does not depend on machine speed.
+
+Known variants. Implementers have published shapes that differ from the
+SEP: results nested as `validation: {...}`, `phase: "both"`, `mode:
+"enforce"`, the other spellings of the method names, and the methods served
+without the capability. The verdict stays what the SEP says; a failing
+check's reason starts with the name of the variant the recording shows and
+what the SEP says instead (`known_variants`). The other spellings are probed
+only when the SEP's own answers -32601.
 
 Chain semantics (ordering, fail-open/closed, audit never blocking, override
 narrowing) belong to the invoker, not to a server: they are host rows of the
@@ -20,6 +37,12 @@ catalog.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from ..core import schemas_loader
 from ..core.model import NotObserved, Violation, check
 from .common import (
     canonical_sorted,
@@ -31,7 +54,7 @@ from .common import (
     require_result,
     shape_violations,
     short,
-    unadvertised_check,
+    judge_unadvertised,
     unknown_name_check,
     wire_check,
 )
@@ -43,6 +66,10 @@ EXTENSION_ID = "io.modelcontextprotocol/interceptors"
 LIST, INVOKE = "interceptors/list", "interceptor/invoke"
 VALIDATOR, UPPERCASE, AUDIT = "conformance_validator", "conformance_uppercase", "conformance_audit"
 RESPONSE_ONLY, FAILING = "conformance_response_only", "conformance_failing"
+SLOW = "conformance_slow"  # fixture contract version 3
+SLOW_SECONDS = 6.0  # how long conformance_slow runs when nothing cancels it
+TIMEOUT_MS = 300  # the timeoutMs the suite invokes it with
+TIMEOUT_MARGIN = 10  # the -32000 must come within TIMEOUT_MARGIN * TIMEOUT_MS (3 s), half of SLOW_SECONDS
 UNKNOWN = "conformance_no_such_interceptor"
 EVENT, RESPONSE_ONLY_EVENT, OTHER_EVENT = "tools/call", "resources/read", "custom/conformanceProbe"
 INVALID_MARKER = "conformance:invalid"
@@ -52,7 +79,7 @@ FIXTURE_INVOCATIONS = ("invoke validator ", "invoke uppercase ", "invoke audit "
                        "invoke failing")
 
 # What the fixture contract fixes about each fixture's declaration.
-FIXTURES = {
+FIXTURES: dict[str, dict[str, Any]] = {
     VALIDATOR: {"type": "validation", "hooks": [{"events": [EVENT], "phase": "request"}],
                 "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
                                  "additionalProperties": False}},
@@ -63,8 +90,12 @@ FIXTURES = {
     RESPONSE_ONLY: {"type": "validation", "hooks": [{"events": [RESPONSE_ONLY_EVENT], "phase": "response"}]},
     FAILING: {"type": "mutation", "hooks": [{"events": [EVENT], "phase": "request"}]},
 }
+# Fixture contract version 3: compared where a server lists them.
+FIXTURES_V3 = {
+    SLOW: {"type": "validation", "hooks": [{"events": [EVENT], "phase": "request"}]},
+}
 # Fixtures whose declaration leaves the policy defaults alone: mode active, failOpen false.
-DEFAULT_POLICY = (VALIDATOR, UPPERCASE, RESPONSE_ONLY, FAILING)
+DEFAULT_POLICY = (VALIDATOR, UPPERCASE, RESPONSE_ONLY, FAILING, SLOW)
 
 
 def tool_call(location: str) -> dict:
@@ -72,8 +103,14 @@ def tool_call(location: str) -> dict:
 
 
 CLEAN_PAYLOAD = tool_call("Paris")
-INVALID_PAYLOAD = {"method": "tools/call", "params": {"name": "get_weather",
-                                                      "arguments": {"location": f"Paris {INVALID_MARKER}"}}}
+# Several violations in different places (top level, an array, an array inside an object inside an array, a
+# nested object): a validator reports one error message per violating string, so folding them shows.
+INVALID_PAYLOAD = {"method": "tools/call", "params": {"name": "get_weather", "arguments": {
+    "location": f"Paris {INVALID_MARKER}",
+    "stops": ["Lyon", f"{INVALID_MARKER} Dijon", {"via": [f"Beaune {INVALID_MARKER}", "Macon"]}],
+    "notes": {"driver": {"remark": f"ask for {INVALID_MARKER} at the desk"}, "count": 2}}}}
+# Configs the validator fixture's configSchema refuses ({strict: boolean}, additionalProperties false).
+BAD_CONFIGS = {"unknown key": {"strict": True, "verbose": True}, "wrong type": {"strict": "yes"}}
 MIXED_PAYLOAD = {"method": "tools/call", "params": {"name": "Get_Weather", "arguments": {
     "location": "Paris, France", "units": ["Metric", "kelvin"], "days": 3, "exact": True, "note": None}}}
 UPPER_PAYLOAD = {"result": {"summary": "ALREADY UPPER 42", "codes": ["A-1", "B-2"], "count": 2, "final": True}}
@@ -129,8 +166,9 @@ async def driver(session: Session, rec: Recording) -> None:
         await invoke(session, "invoke validator invalid", VALIDATOR, EVENT, "request", INVALID_PAYLOAD)
         await invoke(session, "invoke validator good config", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD,
                      config={"strict": True})
-        await invoke(session, "invoke validator bad config", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD,
-                     config={"strict": "yes"})
+        for what, config in BAD_CONFIGS.items():
+            await invoke(session, f"invoke validator bad config {what}", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD,
+                         config=config)
     if rec.listed("interceptors", UPPERCASE):
         await invoke(session, "invoke uppercase request", UPPERCASE, EVENT, "request", MIXED_PAYLOAD)
         await invoke(session, "invoke uppercase response", UPPERCASE, EVENT, "response", MIXED_PAYLOAD)
@@ -144,6 +182,8 @@ async def driver(session: Session, rec: Recording) -> None:
                      {"method": RESPONSE_ONLY_EVENT, "params": {"uri": "file:///conformance/probe.txt"}})
     if rec.listed("interceptors", FAILING):
         await invoke(session, "invoke failing", FAILING, EVENT, "request", CLEAN_PAYLOAD)
+    if rec.listed("interceptors", SLOW):
+        await invoke(session, "invoke slow with timeout", SLOW, EVENT, "request", CLEAN_PAYLOAD, timeoutMs=TIMEOUT_MS)
     await invoke(session, "invoke unknown", UNKNOWN, EVENT, "request", CLEAN_PAYLOAD)
     target = VALIDATOR if rec.listed("interceptors", VALIDATOR) else next(
         (i.get("name") for i in rec.listing.get("interceptors") or () if isinstance(i, dict)), VALIDATOR)
@@ -152,8 +192,64 @@ async def driver(session: Session, rec: Recording) -> None:
                                                         "payload": CLEAN_PAYLOAD})
     await session.send("invoke without payload", INVOKE, {"name": target, "event": EVENT, "phase": "request"})
     for item in real_interceptors(rec)[:MAX_REAL]:
-        event, phase = first_hook(item)
-        await invoke(session, f"invoke real {item['name']}", item["name"], event, phase, REAL_PAYLOAD)
+        hook = first_hook(item)
+        assert hook is not None, "real_interceptors keeps only interceptors with a hook"
+        event, phase = hook
+        ok = await invoke(session, f"invoke real {item['name']}", item["name"], event, phase, REAL_PAYLOAD)
+        if ok.has_result:  # its invalid configs are judged against an accepted invocation
+            for what, config in invalid_configs(item.get("configSchema")).items():
+                await invoke(session, f"config real {item['name']} {what}", item["name"], event, phase,
+                             REAL_PAYLOAD, config=config)
+    for item in config_required(rec)[:MAX_REAL]:
+        hook = first_hook(item)
+        assert hook is not None, "config_required keeps only interceptors with a hook"
+        event, phase = hook
+        await invoke(session, f"config real {item['name']} missing required", item["name"], event, phase,
+                     REAL_PAYLOAD, config={})
+    await probe_spellings(session, rec)
+
+
+async def probe_spellings(session: Session, rec: Recording) -> None:
+    """Where the SEP's method answered -32601, ask once under its other spelling (named in the reasons)."""
+    if unserved(rec.exchanges.get(LIST)):
+        await session.send(probe_label(LIST), ALT_SPELLING[LIST], {})
+    if unserved(rec.exchanges.get("invoke unknown")):
+        target = next((i.get("name") for i in rec.listing.get("interceptors") or () if isinstance(i, dict)), VALIDATOR)
+        await session.send(probe_label(INVOKE), ALT_SPELLING[INVOKE], {"name": target, "event": EVENT,
+                                                                        "phase": "request", "payload": CLEAN_PAYLOAD})
+
+
+def config_required(rec: Recording) -> list[dict]:
+    """Listed interceptors (not fixtures) whose configSchema requires a key: `{}` must be refused."""
+    return [item for item in rec.listing.get("interceptors") or ()
+            if isinstance(item, dict) and isinstance(item.get("name"), str)
+            and not item["name"].startswith("conformance_") and isinstance(item.get("configSchema"), dict)
+            and item["configSchema"].get("required") and first_hook(item) is not None]
+
+
+WRONG_TYPE = {"string": 0, "number": "0", "integer": "0", "boolean": "yes", "object": [], "array": {}, "null": 0}
+
+
+def invalid_configs(schema) -> dict[str, dict]:
+    """Configs a configSchema refuses, generated from it: an unknown key (additionalProperties false) and a wrong
+    type for its first typed property. Empty when the schema names neither."""
+    out: dict[str, dict] = {}
+    if not isinstance(schema, dict):
+        return out
+    properties: dict = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+    if schema.get("additionalProperties") is False:
+        out["unknown key"] = {"conformanceUnknownKey": True}
+    for key, spec in properties.items():
+        if not isinstance(spec, dict):
+            continue
+        kind = spec.get("type")
+        if isinstance(kind, str) and kind in WRONG_TYPE:
+            out["wrong type"] = {key: WRONG_TYPE[kind]}
+            break
+        if isinstance(spec.get("enum"), list) and spec["enum"] and all(isinstance(v, str) for v in spec["enum"]):
+            out["wrong type"] = {key: 0}
+            break
+    return out
 
 
 async def unclaimed_driver(session: Session, rec: Recording) -> None:
@@ -161,13 +257,131 @@ async def unclaimed_driver(session: Session, rec: Recording) -> None:
     await invoke(session, f"unadvertised {INVOKE}", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
 
 
-def listed_type(rec: Recording, name: str):
-    item = rec.listed("interceptors", name)
+def listed_type(rec: Recording, name: str | None):
+    item = rec.listed("interceptors", name) if name is not None else None  # the suite's requests name one
     return item.get("type") if item else None
 
 
 def invoke_results(rec: Recording) -> list[str]:
     return [label for label, ex in rec.exchanges.items() if label.startswith("invoke ") and ex.has_result]
+
+
+# -- known variants ----------------------------------------------------------------------------------------------
+# The SEP names each method twice: §JSON-RPC Methods (`interceptors/list`, `interceptor/invoke`, what the suite
+# requires) and elsewhere the other spelling (`interceptor/list` in §Rationale, `interceptors/invoke` in
+# §Backward Compatibility). The catalog rows ic.server.method-names-* record it.
+ALT_SPELLING = {LIST: "interceptor/list", INVOKE: "interceptors/invoke"}
+ALT_WHERE = {LIST: "§Rationale > Other Design Choices", INVOKE: "§Backward Compatibility"}
+NESTED = ("results nested under `validation`: the SEP's ValidationResult is flat: `valid`, `severity`, `messages` "
+          "at the top of the result")
+PHASE_BOTH = ("`phase: \"both\"` on the wire: the SEP's hook phase is \"request\" or \"response\"; an interceptor "
+              "that runs in both phases declares one hook entry per phase")
+MODE_ENFORCE = ("`mode: \"enforce\"`, the working group's older vocabulary: the SEP's modes are \"active\" "
+                "(the default) and \"audit\"")
+UNADVERTISED = ("the interceptors methods are served without the capability (as servers whose SDK cannot put a key "
+                f"under capabilities.extensions do): the SEP's server declares capabilities.extensions[\"{EXTENSION_ID}\"] "
+                "during initialization")
+
+
+def probe_label(method: str) -> str:
+    return f"probe {ALT_SPELLING[method]}"
+
+
+def unserved(ex) -> bool:
+    """The exchange was answered -32601 Method not found."""
+    return ex is not None and ex.has_error and isinstance(ex.error, dict) and ex.error.get("code") == -32601
+
+
+def spelling_variant(rec: Recording, method: str) -> str | None:
+    """The named reason when `method` answered -32601 and its other spelling answered anything else."""
+    label = probe_label(method)
+    probe = rec.exchanges.get(label)
+    if probe is None or probe.failure or unserved(probe) or not (probe.has_result or probe.has_error):
+        return None
+    rec.cite(label)
+    alt = ALT_SPELLING[method]
+    return (f"the method `{method}` is not served; `{alt}` is (the spelling of the SEP's {ALT_WHERE[method]}); "
+            f"the suite requires `{method}`, the spelling of the SEP's §JSON-RPC Methods")
+
+
+def listed_variants(items) -> list[str]:
+    """Named variants in interceptor definitions: phase "both", mode "enforce"."""
+    found = []
+    items = [i for i in items or () if isinstance(i, dict)]
+    if any(isinstance(h, dict) and h.get("phase") == "both" for i in items for h in i.get("hooks") or ()):
+        found.append(PHASE_BOTH)
+    if any(i.get("mode") == "enforce" for i in items):
+        found.append(MODE_ENFORCE)
+    return found
+
+
+def result_variants(result) -> list[str]:
+    """Named variants in one invoke result: nested validation, phase "both"."""
+    if not isinstance(result, dict):
+        return []
+    found = []
+    if "valid" not in result and isinstance(result.get("validation"), dict):
+        found.append(NESTED)
+    if result.get("phase") == "both":
+        found.append(PHASE_BOTH)
+    return found
+
+
+def known_variants(rec: Recording, unobserved: bool) -> list[str]:
+    """The known variants the exchanges the judge cited show; when the judge observed nothing, also a method
+    served only under its other spelling, or served without the capability (then that is why)."""
+    found: list[str] = []
+    cited = list(rec.cited)
+    for method in (LIST, INVOKE):
+        if unobserved or any(unserved(rec.exchanges.get(label)) and rec.exchanges[label].method == method
+                             for label in cited):
+            variant = spelling_variant(rec, method)
+            if variant is not None:
+                found.append(variant)
+    for label in cited:
+        ex = rec.exchanges.get(label)
+        if ex is None or not ex.has_result:
+            continue
+        if ex.method == LIST:
+            found += listed_variants(ex.result.get("interceptors") if isinstance(ex.result, dict) else None)
+        elif ex.method == INVOKE:
+            found += result_variants(ex.result)
+    if unobserved and extension(rec) is None and rec.exchanges.get(LIST) is not None and rec.exchanges[LIST].has_result:
+        found.append(UNADVERTISED)
+    return list(dict.fromkeys(v for v in found if v))
+
+
+def diagnosed(judge):
+    """Name the known variant a failing judge's evidence shows, before its own reason; the verdict is unchanged."""
+    @functools.wraps(judge)
+    def run(rec: Recording):
+        try:
+            return judge(rec)
+        except Violation as exc:
+            named = known_variants(rec, unobserved=isinstance(exc, NotObserved))
+            if named:
+                exc.reason = f"{'; '.join(named)} [{exc.reason}]"
+            raise
+    return run
+
+
+def result_shape_problems(result, kind: str | None, label: str) -> list[str]:
+    """Shape errors of one invoke result, judged against the ValidationResult or MutationResult branch the result's
+    own `type` names (else the listed type, else what its members suggest), so a bad ValidationResult is reported
+    as one, not as a MutationResult missing `modified`."""
+    if isinstance(result, dict):
+        own = result.get("type")
+        kind = own if own in ("validation", "mutation") else kind
+        if kind not in ("validation", "mutation"):
+            kind = "validation" if "valid" in result else "mutation" if "modified" in result else None
+    if kind is None:
+        return shape_violations("interceptor-invoke-result", result, label)
+    schema = schemas_loader.schemas()["interceptor-invoke-result"]
+    title = "ValidationResult" if kind == "validation" else "MutationResult"
+    branch = next(b for b in schema["oneOf"] if b.get("title") == title)
+    derived = {**{k: v for k, v in schema.items() if k not in ("oneOf", "$id")}, "allOf": [branch]}
+    errors = sorted(Draft202012Validator(derived).iter_errors(result), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{label} (a {title}): at {schemas_loader.pointer(e.absolute_path)}: {e.message}" for e in errors]
 
 
 @check("interceptors/server/capability-advertised",
@@ -178,7 +392,11 @@ def capability_advertised(rec: Recording):
     require_result(rec, "initialize")
     value = extension(rec)
     if value is None:
-        raise Violation(f'capabilities.extensions["{EXTENSION_ID}"] is absent',
+        served = rec.exchanges.get(LIST)
+        named = f"{UNADVERTISED} [" if served is not None and served.has_result else ""
+        if named:
+            rec.cite(LIST)
+        raise Violation(f'{named}capabilities.extensions["{EXTENSION_ID}"] is absent{"]" if named else ""}',
                         expected={"extensions": {EXTENSION_ID: {"supportedEvents": ["tools/call"]}}},
                         actual=rec.capabilities)
     judge_shapes(shape_violations("interceptor-capability", value, "interceptors capability"), "{supportedEvents: []}")
@@ -187,6 +405,7 @@ def capability_advertised(rec: Recording):
 @check("interceptors/server/supported-events-cover-hooks",
        does="compares the events of every listed hook with the advertised supportedEvents",
        must="supportedEvents names every event a listed interceptor hooks (or \"*\")")
+@diagnosed
 def supported_events_cover_hooks(rec: Recording):
     value = extension(rec)
     if not isinstance(value, dict) or not isinstance(value.get("supportedEvents"), list):
@@ -207,6 +426,7 @@ def supported_events_cover_hooks(rec: Recording):
        does="sends interceptors/list and validates the result against schemas/interceptor-list-result.json",
        must="interceptors/list returns {interceptors: Interceptor[]} with unique names, a type, hooks with a "
             "phase, mode active|audit and a boolean failOpen")
+@diagnosed
 def list_result_valid(rec: Recording):
     return judge_list_result(rec, LIST, "interceptors", "interceptor-list-result",
                              "{interceptors: [{name, type, hooks: [{events, phase}], mode?, failOpen?, ...}]}",
@@ -218,9 +438,13 @@ def list_result_valid(rec: Recording):
        must="each fixture is declared as the contract says; fixtures without a policy leave mode and failOpen "
             "at their defaults (active, false)",
        needs=tuple(f"interceptors:{name}" for name in FIXTURES))
+@diagnosed
 def fixtures_declared(rec: Recording):
     wrong = {}
-    for name, want in FIXTURES.items():
+    if LIST in rec.exchanges:
+        rec.cite(LIST)
+    contract = {**FIXTURES, **{name: want for name, want in FIXTURES_V3.items() if rec.listed("interceptors", name)}}
+    for name, want in contract.items():
         item = rec.listed("interceptors", name) or {}
         got = {key: item.get(key) for key in want}
         if canonical_sorted(got) != canonical_sorted(want):
@@ -238,6 +462,7 @@ def fixtures_declared(rec: Recording):
        does=f"sends interceptors/list {{event: \"{RESPONSE_ONLY_EVENT}\"}}",
        must="a filtered list holds exactly the interceptors with a hook on the event or on \"*\"",
        needs=(f"interceptors:{RESPONSE_ONLY}", f"interceptors:{VALIDATOR}"))
+@diagnosed
 def list_filter_by_event(rec: Recording):
     result = require_result(rec, "list filtered")
     got = result.get("interceptors") if isinstance(result, dict) else None
@@ -250,8 +475,8 @@ def list_filter_by_event(rec: Recording):
         return any(isinstance(h, dict) and (RESPONSE_ONLY_EVENT in (h.get("events") or ()) or "*" in (h.get("events") or ()))
                    for h in item.get("hooks") or ())
 
-    want = sorted(i.get("name") for i in every if isinstance(i, dict) and hooks(i))
-    have = sorted(i.get("name") for i in got if isinstance(i, dict))
+    want = sorted((i.get("name") for i in every if isinstance(i, dict) and hooks(i)), key=str)
+    have = sorted((i.get("name") for i in got if isinstance(i, dict)), key=str)
     if have != want:
         raise Violation(f"the list filtered by {RESPONSE_ONLY_EVENT} is not the interceptors hooking it",
                         expected=want, actual=have)
@@ -263,6 +488,7 @@ def list_filter_by_event(rec: Recording):
             "schemas/interceptor-invoke-result.json and the interceptor's listed type",
        must="a validator answers a ValidationResult {valid, severity?, messages?}, a mutator a MutationResult "
             "{modified, payload}")
+@diagnosed
 def invoke_result_valid(rec: Recording):
     labels = invoke_results(rec)
     if not labels:
@@ -270,8 +496,8 @@ def invoke_result_valid(rec: Recording):
     problems = []
     for label in labels:
         ex = rec.cite(label)
-        problems += shape_violations("interceptor-invoke-result", ex.result, label)
         kind = listed_type(rec, (ex.request.get("params") or {}).get("name"))
+        problems += result_shape_problems(ex.result, kind, label)
         is_validation = isinstance(ex.result, dict) and "valid" in ex.result
         if kind == "validation" and not is_validation or kind == "mutation" and is_validation:
             problems.append(f"{label}: a {kind} interceptor answered a "
@@ -284,6 +510,7 @@ def invoke_result_valid(rec: Recording):
        does="reads interceptor, type and phase from every fixture's invoke result",
        must="a result names the interceptor that produced it, its type and the phase it was invoked for",
        needs=(f"interceptors:{VALIDATOR}", f"interceptors:{UPPERCASE}"))
+@diagnosed
 def result_names_interceptor_and_phase(rec: Recording):
     wrong = []
     labels = [label for label in invoke_results(rec) if label.startswith(FIXTURE_INVOCATIONS)]
@@ -303,26 +530,48 @@ def result_names_interceptor_and_phase(rec: Recording):
 
 
 @check("interceptors/server/validator-reports-violation",
-       does=f"invokes {VALIDATOR} on a clean tools/call payload and on one containing {INVALID_MARKER}",
-       must="a validator answers valid: true for a clean payload and valid: false with severity \"error\" and an "
-            "error message for a violating one",
+       does=f"invokes {VALIDATOR} on a clean tools/call payload and on one with {INVALID_MARKER} in four strings "
+            "(top level, an array, an array nested in an object in an array, a nested object)",
+       must="a validator answers valid: true for a clean payload and valid: false with severity \"error\" and one "
+            "error message per violation for a violating one",
        needs=(f"interceptors:{VALIDATOR}",))
+@diagnosed
 def validator_reports_violation(rec: Recording):
     clean = require_result(rec, "invoke validator clean")
     if clean.get("valid") is not True:
         raise Violation("a clean payload was not valid", expected={"valid": True}, actual=short(clean))
     bad = require_result(rec, "invoke validator invalid")
     messages = bad.get("messages") if isinstance(bad.get("messages"), list) else []
-    if bad.get("valid") is not False or bad.get("severity") != "error" or \
-            not any(isinstance(m, dict) and m.get("severity") == "error" for m in messages):
+    errors = [m for m in messages if isinstance(m, dict) and m.get("severity") == "error"]
+    if bad.get("valid") is not False or bad.get("severity") != "error" or not errors:
         raise Violation("the violation was not reported as a blocking error",
                         expected={"valid": False, "severity": "error", "messages": [{"severity": "error", "message": "..."}]},
                         actual=short(bad))
+    where = violating_paths(INVALID_PAYLOAD)
+    if len(errors) != len(where):
+        raise Violation(f"{len(where)} strings contain {INVALID_MARKER} but {len(errors)} error message(s) came back: "
+                        f"a validator reports each violation in a message of its own"
+                        f"{', not several folded into one' if len(errors) < len(where) else ''}",
+                        expected={"error messages": len(where), "violating strings at": where},
+                        actual={"error messages": len(errors), "messages": short(messages)})
+    return f"{len(errors)} violations, one error message each"
+
+
+def violating_paths(value, path: str = "$") -> list[str]:
+    """The JSON paths of the strings in `value` that contain the marker."""
+    if isinstance(value, str):
+        return [path] if INVALID_MARKER in value else []
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in violating_paths(item, f"{path}.{key}")]
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in violating_paths(item, f"{path}[{i}]")]
+    return []
 
 
 @check("interceptors/server/validator-does-not-modify",
        does="looks for a payload in every validation interceptor's result",
        must="a validator never returns a payload: validators do not modify what they inspect")
+@diagnosed
 def validator_does_not_modify(rec: Recording):
     seen, modified = 0, []
     for label in invoke_results(rec):
@@ -344,6 +593,7 @@ def validator_does_not_modify(rec: Recording):
        must="a mutator returns the whole transformed payload (every string value uppercased, keys and "
             "non-strings as they were) with modified: true",
        needs=(f"interceptors:{UPPERCASE}",))
+@diagnosed
 def mutator_transforms_payload(rec: Recording):
     want = _upper(MIXED_PAYLOAD)
     for label in ("invoke uppercase request", "invoke uppercase response"):
@@ -368,6 +618,7 @@ def _upper(value):
        does=f"invokes {UPPERCASE} on a payload whose strings are already upper case",
        must="a mutator that changes nothing returns the original payload with modified: false",
        needs=(f"interceptors:{UPPERCASE}",))
+@diagnosed
 def mutator_unchanged_not_modified(rec: Recording):
     result = require_result(rec, "invoke uppercase unchanged")
     if result.get("modified") is not False or \
@@ -381,6 +632,7 @@ def mutator_unchanged_not_modified(rec: Recording):
        does=f"invokes {AUDIT} (hooks \"*\") for an event no list names ({OTHER_EVENT})",
        must="an interceptor hooking \"*\" is invoked for every event, custom ones included",
        needs=(f"interceptors:{AUDIT}",))
+@diagnosed
 def wildcard_hook_any_event(rec: Recording):
     result = require_result(rec, "invoke audit any event")
     if result.get("valid") is not True:
@@ -392,6 +644,7 @@ def wildcard_hook_any_event(rec: Recording):
        does=f"invokes {RESPONSE_ONLY} in its hooked phase (response) and in the request phase it does not hook",
        must="an invocation for an event or phase the interceptor does not hook is answered with a JSON-RPC error",
        needs=(f"interceptors:{RESPONSE_ONLY}",))
+@diagnosed
 def invoke_outside_hooks_rejected(rec: Recording):
     return rejected_unlike(rec, "invoke response-only response", "invoke response-only request",
                            "an invocation in a phase the interceptor does not hook", "the hooked phase")
@@ -402,6 +655,7 @@ def invoke_outside_hooks_rejected(rec: Recording):
        must="an interceptor that fails is answered with a JSON-RPC error (-32603), never a result, so the invoker "
             "can apply failOpen",
        needs=(f"interceptors:{FAILING}",))
+@diagnosed
 def failure_is_error(rec: Recording):
     err = require_error(rec, "invoke failing", "a failing interceptor")
     if err.get("code") != -32603:
@@ -411,13 +665,72 @@ def failure_is_error(rec: Recording):
 
 
 @check("interceptors/server/invalid-config-rejected",
-       does=f"invokes {VALIDATOR} with config {{strict: true}} (valid) and {{strict: \"yes\"}} (against its configSchema)",
+       does=f"invokes {VALIDATOR} with config {{strict: true}} (valid), with an unknown key and with a wrong type "
+            "(its configSchema has additionalProperties: false); invokes real interceptors with configs generated "
+            "from their configSchema (unknown key, wrong type, a required key missing)",
        must="invocation config is validated against the interceptor's configSchema before it runs: an invalid "
             "config is answered with a JSON-RPC error",
        needs=(f"interceptors:{VALIDATOR}",))
+@diagnosed
 def invalid_config_rejected(rec: Recording):
-    return rejected_unlike(rec, "invoke validator good config", "invoke validator bad config",
-                           "a config that violates the configSchema", "a valid config")
+    ok = rec.cite("invoke validator good config")
+    if not ok.has_result:
+        raise NotObserved(f"a valid config was rejected too ({ok.outcome_text()}), so a rejection shows nothing")
+    accepted: list[dict] = []
+    labels = [f"invoke validator bad config {what}" for what in BAD_CONFIGS] + \
+             [label for label in rec.exchanges if label.startswith("config real ")]
+    for label in labels:
+        ex = rec.cite(label)
+        if ex.failure:
+            raise Violation(f"{label}: {ex.failure}", expected="a JSON-RPC error response", actual=ex.failure)
+        if ex.has_result:
+            accepted.append({"invoke": label, "config": (ex.request.get("params") or {}).get("config")})
+    if accepted:
+        raise Violation(f"{len(accepted)} config(s) the configSchema refuses were accepted: "
+                        f"{', '.join(a['invoke'].removeprefix('invoke ') for a in accepted)}",
+                        expected="a JSON-RPC error for each", actual=accepted)
+    return f"{len(labels)} invalid config(s) rejected"
+
+
+@check("interceptors/server/timeout-cancels",
+       does=f"invokes {SLOW} (runs {SLOW_SECONDS:g} s) with timeoutMs {TIMEOUT_MS} and times the answer",
+       must="an invocation that exceeds its timeoutMs is cancelled: the error comes back near timeoutMs (within "
+            f"{TIMEOUT_MARGIN} times it), long before the interceptor would have finished",
+       needs=(f"interceptors:{SLOW}@3",))
+@diagnosed
+def timeout_cancels(rec: Recording):
+    ex = rec.cite("invoke slow with timeout")
+    limit = TIMEOUT_MARGIN * TIMEOUT_MS / 1000
+    took = f"{ex.elapsed:.2f} s" if ex.elapsed is not None else "an unknown time"
+    if ex.failure:
+        raise Violation(f"no answer to an invocation with timeoutMs {TIMEOUT_MS}: {ex.failure}",
+                        expected=f"a JSON-RPC error within {limit:g} s", actual=ex.failure)
+    if isinstance(ex.error, dict) and ex.error.get("code") in (-32601, -32602):
+        raise NotObserved(f"the invocation was refused before it ran (code {ex.error.get('code')}: "
+                          f"{short(ex.error.get('message'))}), so no cancellation could be observed")
+    if ex.has_result:
+        raise Violation(f"the invocation ran to its end and answered a result after {took} although timeoutMs was "
+                        f"{TIMEOUT_MS}", expected=f"a JSON-RPC error (-32000) within {limit:g} s",
+                        actual={"elapsedSeconds": ex.elapsed, "result": short(ex.result)})
+    if ex.elapsed is None or ex.elapsed > limit:
+        raise Violation(f"the timeout error came after {took}: timeoutMs {TIMEOUT_MS} was not applied "
+                        f"(allowed: {limit:g} s; the fixture runs {SLOW_SECONDS:g} s)",
+                        expected=f"an error within {limit:g} s", actual={"elapsedSeconds": ex.elapsed,
+                                                                          "error": ex.error})
+    return f"cancelled: error after {took} (timeoutMs {TIMEOUT_MS}, limit {limit:g} s)"
+
+
+@check("interceptors/server/timeout-error-code",
+       does=f"invokes {SLOW} with timeoutMs {TIMEOUT_MS} and reads the error code",
+       must="a timed-out invocation is answered with a JSON-RPC error with code -32000 (Server error)",
+       needs=(f"interceptors:{SLOW}@3",))
+@diagnosed
+def timeout_error_code(rec: Recording):
+    err = require_error(rec, "invoke slow with timeout", f"an invocation that exceeds timeoutMs {TIMEOUT_MS}")
+    if err.get("code") != -32000:
+        raise Violation(f"the timeout was answered with code {err.get('code')}", expected=-32000,
+                        actual=short(err))
+    return "answered -32000"
 
 
 unknown_name_check("interceptors/server/unknown-interceptor-rejected",
@@ -431,10 +744,17 @@ malformed_check("interceptors/server/malformed-invoke-rejected",
                 cases=[("invoke without phase", "an invoke without phase"),
                        ("invoke unknown phase", "an invoke with phase \"middle\""),
                        ("invoke without payload", "an invoke without payload")])
-unadvertised_check("interceptors/server/unadvertised-method-rejected",
-                   does="sends interceptors/list and interceptor/invoke to a server that does not advertise "
-                        "interceptors",
-                   methods=[LIST, INVOKE], capability=f'extensions["{EXTENSION_ID}"]')
+@check("interceptors/server/unadvertised-method-rejected",
+       does="sends interceptors/list and interceptor/invoke to a server that does not advertise interceptors",
+       must="methods of a capability the server does not advertise are rejected, with -32601 Method not found",
+       when="unclaimed")
+def unadvertised_method_rejected(rec: Recording):
+    try:
+        return judge_unadvertised(rec, [LIST, INVOKE], f'extensions["{EXTENSION_ID}"]')
+    except Violation as exc:
+        if any(rec.exchanges[f"unadvertised {m}"].has_result for m in (LIST, INVOKE) if f"unadvertised {m}" in rec.exchanges):
+            exc.reason = f"{UNADVERTISED} [{exc.reason}]"
+        raise
 
 
 wire_check("interceptors/server/wire-messages-valid")

@@ -91,7 +91,8 @@ def published(run, spec: TargetSpec):
         yield dataclasses.replace(spec, kind="http", url=container.url)
 
 
-def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Recording]:
+def record_run(run, profiles: list[str], claimed: set[str],
+               say) -> dict[str, Recording] | dict[str, wg_fixtures.WgFixtureRecording]:
     """The role's recorder (core/roles.py): every profile asked for, as the options say."""
     if run.target_kind == "wg-fixtures":
         return wg_fixtures.record_run(run.adapter, run.wg_fixtures, profiles, timeout=run.timeout, say=say)

@@ -56,6 +56,7 @@ from ..core.adapters import load_adapter
 from ..core.judging import canonical_rfc8785
 from ..core.model import NotApplicable, Violation, check
 from ..core.recording import Citing
+from ..core.roles import SERVER
 from ..targets.base import describe
 
 PROFILE = "interceptors"
@@ -234,7 +235,7 @@ def _replay_bounded(factory: Callable, replay: FixtureReplay, timeout: float) ->
     return False
 
 
-def record(factory: Callable | None, directory: Path, *, adapter: str = "", timeout: float = 10.0,
+def record(factory: Callable | None, directory: Path, *, adapter: str = "", timeout: float = SERVER.default_timeout,
            unavailable: str | None = None) -> WgFixtureRecording:
     """Replay every fixture under `directory` through `factory`; never raises for the adapter's fault."""
     rec = WgFixtureRecording(adapter=adapter or getattr(factory, "__qualname__", repr(factory)),
@@ -248,7 +249,7 @@ def record(factory: Callable | None, directory: Path, *, adapter: str = "", time
             unavailable = f"cannot replay the working group's fixtures: {exc}"
     if unavailable is None and (factory is None or not callable(factory)):
         unavailable = f"the adapter is not callable: {factory!r}"
-    if unavailable:
+    if unavailable or factory is None:  # a None factory has its reason just above
         rec.unavailable = rec.fatal = unavailable
         return rec
     hangs = 0
@@ -262,7 +263,7 @@ def record(factory: Callable | None, directory: Path, *, adapter: str = "", time
     return rec
 
 
-def record_adapter(spec: str, directory: Path, *, timeout: float = 10.0) -> WgFixtureRecording:
+def record_adapter(spec: str, directory: Path, *, timeout: float = SERVER.default_timeout) -> WgFixtureRecording:
     """`module:factory` -> a recording; an adapter that cannot be imported makes every check fail with why."""
     try:
         factory = load_adapter(spec)

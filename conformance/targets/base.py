@@ -202,9 +202,9 @@ class Connection:
             return exchange
         pending = self._pending[rid] = _Pending(exchange)
         limit = self.timeout if timeout is None else timeout
-        stalled = self._stall is not None and self._stall[0] - now() < limit
-        if stalled:
-            limit = max(self._stall[0] - now(), MIN_WAIT)
+        stall, stalled_on = self._stall, None  # once set, `_stall` never changes
+        if stall is not None and stall[0] - now() < limit:
+            stalled_on, limit = stall[1], max(stall[0] - now(), MIN_WAIT)
         with anyio.move_on_after(limit):
             try:
                 await self._send(message)
@@ -213,10 +213,10 @@ class Connection:
             await pending.done.wait()
         self._pending.pop(rid, None)
         if exchange.response is None and exchange.failure is None:
-            exchange.failure = f"no response to {method} within {limit:.1f} s" if stalled else \
+            exchange.failure = f"no response to {method} within {limit:.1f} s" if stalled_on is not None else \
                 f"no response to {method} within {limit:g} s"
-            if stalled:
-                exchange.failure += f" (the target had already left {self._stall[1]} unanswered)"
+            if stalled_on is not None:
+                exchange.failure += f" (the target had already left {stalled_on} unanswered)"
             elif self._stall is None:
                 self._stall = (now() + STALL_GRACE, method)
         exchange.elapsed = round(now() - exchange.started, 6)

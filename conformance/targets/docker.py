@@ -16,8 +16,10 @@ from __future__ import annotations
 import atexit
 import socket
 import struct
+from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 from .peerkit import StderrTail
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
@@ -151,9 +153,9 @@ class DockerConnection(Connection):
         self.image, self.command, self.env, self.network, self.grace = image, command, env or {}, network, grace
         self.container_id: str | None = None
         self._sock: socket.socket | None = None
-        self._attach = None
+        self._attach: Any = None  # docker's attach socket (a SocketIO around the raw socket)
         self._stderr = StderrTail()
-        self._tg = None
+        self._tg: TaskGroup | None = None
         # Requests of a profile go out concurrently: one writer at a time, so lines never interleave (and
         # only one task waits on the socket, as anyio requires).
         self._write_lock = anyio.Lock()
@@ -167,10 +169,15 @@ class DockerConnection(Connection):
             raise TargetUnavailable(f"cannot start a container of {self.image!r}: {describe(exc)}") from None
         self._sock = self._attach._sock
         self._sock.setblocking(False)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._read)
+        self._tg = tg = anyio.create_task_group()
+        await tg.__aenter__()
+        tg.start_soon(self._read)
         return self
+
+    def _socket(self) -> socket.socket:
+        """The attached socket; asked only by sends, the reader and the exit, which follow `__aenter__`."""
+        assert self._sock is not None, "the connection is used after __aenter__"
+        return self._sock
 
     def _create(self):
         client = _client_with(self.image)
@@ -187,12 +194,13 @@ class DockerConnection(Connection):
     async def __aexit__(self, *exc) -> None:
         with anyio.CancelScope(shield=True):
             try:
-                self._sock.shutdown(socket.SHUT_WR)  # stdin EOF: the polite end for a stdio server
+                self._socket().shutdown(socket.SHUT_WR)  # stdin EOF: the polite end for a stdio server
             except OSError:
                 pass
             with anyio.move_on_after(self.grace):
                 while self._dead is None:
                     await anyio.sleep(0.05)
+        assert self._tg is not None, "__aexit__ follows a successful __aenter__"
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
@@ -214,9 +222,10 @@ class DockerConnection(Connection):
         view = memoryview(data)
         async with self._write_lock:
             while view:
-                await anyio.wait_writable(self._sock)
+                sock = self._socket()
+                await anyio.wait_writable(sock)
                 try:
-                    sent = self._sock.send(view)
+                    sent = sock.send(view)
                 except BlockingIOError:
                     continue
                 view = view[sent:]
@@ -225,10 +234,11 @@ class DockerConnection(Connection):
         lines = LineSplitter(self.max_message_bytes)
         pending = bytearray()
         try:
+            sock = self._socket()
             while True:
-                await anyio.wait_readable(self._sock)
+                await anyio.wait_readable(sock)
                 try:
-                    chunk = self._sock.recv(65536)
+                    chunk = sock.recv(65536)
                 except BlockingIOError:
                     continue
                 except OSError:
@@ -245,11 +255,11 @@ class DockerConnection(Connection):
                     if kind == 2:
                         self._stderr.add(payload)
                         continue
-                    for line, problem in lines.feed(payload):
-                        if problem:
-                            self.wire.append(WireEvent(now(), "in", raw=line, problem=problem))
+                    for piece in lines.feed(payload):
+                        if piece[1] is not None:
+                            self.wire.append(WireEvent(now(), "in", raw=piece[0], problem=piece[1]))
                         else:
-                            await self._on_incoming(line)
+                            await self._on_incoming(piece[0])
                 if self._dead:  # closed by the suite (a flood): stop reading, the reason is recorded
                     break
         finally:

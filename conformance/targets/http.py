@@ -20,6 +20,7 @@ import ssl
 
 import anyio
 import httpx
+from anyio.abc import TaskGroup
 
 # The decoder is httpx-sse's own field parser; the line splitting around it is bounded (see _bounded_events).
 from httpx_sse._decoders import SSEDecoder
@@ -38,7 +39,7 @@ class HttpConnection(Connection):
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._client: httpx.AsyncClient | None = None
-        self._tg = None
+        self._tg: TaskGroup | None = None
 
     async def __aenter__(self) -> "HttpConnection":
         verify: ssl.SSLContext | bool = True
@@ -46,31 +47,40 @@ class HttpConnection(Connection):
             verify = ssl.create_default_context(cafile=self.ca_bundle)
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=self.timeout),
                                          follow_redirects=False, trust_env=False, verify=verify)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
+        self._tg = tg = anyio.create_task_group()
+        await tg.__aenter__()
         return self
 
+    def _entered(self) -> tuple[httpx.AsyncClient, TaskGroup]:
+        """The client and the task group; asked only after `__aenter__` made both."""
+        assert self._client is not None and self._tg is not None, "the connection is used after __aenter__"
+        return self._client, self._tg
+
     async def __aexit__(self, *exc) -> None:
-        self._tg.cancel_scope.cancel()
-        await self._tg.__aexit__(None, None, None)
+        client, tg = self._entered()
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
             if self.session_id:
                 with anyio.move_on_after(2):
                     try:
-                        await self._client.delete(self.url, headers=self._headers())
+                        await client.delete(self.url, headers=self._headers())
                     except httpx.HTTPError:
                         pass
-            await self._client.aclose()
+            await client.aclose()
 
     async def probe(self) -> None:
         """Raise TargetUnavailable when nothing listens at the URL."""
         try:
             with anyio.fail_after(self.timeout):
                 # Headers are enough: a server may answer a GET with an event stream that never ends.
-                async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream"}):
+                async with self._entered()[0].stream("GET", self.url, headers={"Accept": "text/event-stream"}):
                     pass
         except httpx.ConnectError as exc:
-            raise TargetUnavailable(f"nothing answers at {self.url} ({describe(exc)})") from None
+            tls = _tls_failure(exc)
+            if tls:
+                raise TargetUnavailable(f"{tls[0]} at {self.url}: {tls[1]}") from None
+            raise TargetUnavailable(f"nothing answers at {self.url} ({self._redacted(describe(exc))})") from None
         except (httpx.HTTPError, TimeoutError):
             pass  # it is there; how it answers a GET is not this probe's business
 
@@ -99,7 +109,7 @@ class HttpConnection(Connection):
     async def _transmit(self, message: dict) -> None:
         if "method" in message and "id" in message:
             # A request: POST in the background; its answer arrives through _on_incoming.
-            self._tg.start_soon(self._post, message)
+            self._entered()[1].start_soon(self._post, message)
         else:
             # A notification or a response: wait for the 202, so that what the suite sends
             # next cannot overtake it (notifications/initialized before the first request).
@@ -109,7 +119,8 @@ class HttpConnection(Connection):
         method = message.get("method", "response")
         body = json.dumps(message, ensure_ascii=False).encode()
         try:
-            async with self._client.stream("POST", self.url, content=body, headers=self._headers(message)) as resp:
+            async with self._entered()[0].stream("POST", self.url, content=body,
+                                                 headers=self._headers(message)) as resp:
                 if method == "initialize" and resp.headers.get("mcp-session-id"):
                     self.session_id = resp.headers["mcp-session-id"]
                 await self._read_answer(message, resp)
@@ -152,7 +163,16 @@ class HttpConnection(Connection):
         pending = self._pending.get(rid)
         return pending is None or pending.exchange.response is not None
 
+    def _redacted(self, text: str) -> str:
+        """`text` without the --header values (credentials), should an error of the HTTP client quote one."""
+        for value in self.extra_headers.values():
+            if len(value) >= 4:  # a short value ("1", "yes") is no secret, and replacing it would garble text
+                for form in {value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]}:
+                    text = text.replace(form, "[header value]")
+        return text
+
     def _fail_request(self, message: dict, reason: str) -> None:
+        reason = self._redacted(reason)
         pending = self._pending.get(message.get("id"))
         if pending is not None and pending.exchange.response is None:
             pending.exchange.failure = reason
@@ -168,6 +188,22 @@ class HttpConnection(Connection):
             version = last["result"].get("protocolVersion")
             if isinstance(version, str) and self.protocol_version is None:
                 self.protocol_version = version
+
+
+def _tls_failure(exc: BaseException | None) -> tuple[str, str] | None:
+    """What went wrong in TLS behind a failed connection, (what failed, why), or None.
+
+    A certificate the suite cannot verify is told apart from other handshake failures: the first has a fix
+    (--ca-bundle), the second usually means the URL's scheme does not match what the server speaks."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return "TLS certificate verification failed", str(exc.verify_message or exc.reason or exc)
+        if isinstance(exc, ssl.SSLError):
+            return "TLS handshake failed", str(exc.reason or exc)
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 async def _bounded_events(resp: httpx.Response, limit: int):

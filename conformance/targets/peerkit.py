@@ -119,6 +119,23 @@ class StderrTail:
 # ------------------------------------------------------------------------------------------ process groups
 
 
+def cannot_start(argv: list[str], exc: BaseException) -> str:
+    """Why `argv` could not be started, as the user reads it: a missing or non-executable program named as such
+    (not `FileNotFoundError: [Errno 2] ...`, which repeats the name)."""
+    import shlex
+
+    program = argv[0] if argv else ""
+    named = "" if len(argv) == 1 else f" {program!r}"  # the command alone is the program: not twice
+    if isinstance(exc, FileNotFoundError) and exc.filename == program:
+        why = f"no such program{named}" + (" (no such file)" if "/" in program else " on PATH")
+    elif isinstance(exc, PermissionError) and exc.filename == program:
+        why = f"the program{named} is not an executable file"
+    else:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        why = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"cannot start {shlex.join(argv)!r}: {why}"
+
+
 def signal_group(pid: int, sig: int) -> bool:
     """Send `sig` to the process group led by `pid`; False when the group is gone."""
     try:
@@ -165,16 +182,20 @@ class Group:
         _track(self.proc.pid)
         return self
 
+    def _started(self) -> subprocess.Popen:
+        assert self.proc is not None, "the group is asked about after start()"
+        return self.proc
+
     @property
     def pid(self) -> int:
-        return self.proc.pid
+        return self._started().pid
 
     @property
     def returncode(self) -> int | None:
-        return self.proc.poll()
+        return self._started().poll()
 
     def wait_listening(self, port: int, timeout: float = 30.0, host: str = "127.0.0.1") -> bool:
-        return wait_for_port(port, self.proc, timeout, host)
+        return wait_for_port(port, self._started(), timeout, host)
 
     def stderr_tail(self, lines: int = 3) -> str:
         if self._stderr.closed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.roles import SERVER
 from .base import Connection
@@ -24,7 +25,7 @@ class TargetSpec:
     max_message_bytes: int = 16 * 1024 * 1024
 
     def describe(self) -> dict:
-        out = {"kind": self.kind}
+        out: dict[str, Any] = {"kind": self.kind}
         if self.mode != "handshake":
             out["mode"] = self.mode
         if self.command:
@@ -38,15 +39,22 @@ class TargetSpec:
         return out
 
     def connect(self) -> Connection:
-        common = dict(timeout=self.timeout, max_message_bytes=self.max_message_bytes, mode=self.mode)
+        common: dict[str, Any] = dict(timeout=self.timeout, max_message_bytes=self.max_message_bytes, mode=self.mode)
         if self.kind == "stdio":
-            return StdioConnection(self.command, env=self.env, **common)
+            return StdioConnection(self._given("command", self.command), env=self.env, **common)
         if self.kind == "http":
             from .http import HttpConnection  # httpx costs a tenth of a second to import: only when used
 
-            return HttpConnection(self.url, headers=self.headers, ca_bundle=self.ca_bundle, **common)
+            return HttpConnection(self._given("url", self.url), headers=self.headers, ca_bundle=self.ca_bundle,
+                                  **common)
         if self.kind == "docker":
             from .docker import DockerConnection
 
-            return DockerConnection(self.image, env=self.env, network=self.network, **common)
+            return DockerConnection(self._given("image", self.image), env=self.env, network=self.network, **common)
         raise ValueError(f"unknown target kind {self.kind!r}")
+
+    def _given(self, name: str, value: str | None) -> str:
+        """The field this kind of target is reached by, which whoever built the spec set."""
+        if value is None:
+            raise ValueError(f"a {self.kind} target needs its {name}")
+        return value

@@ -19,9 +19,9 @@ import shlex
 import subprocess
 
 import anyio
-from anyio.abc import Process
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 
-from .peerkit import StderrTail, open_group, stop_group
+from .peerkit import StderrTail, cannot_start, open_group, stop_group
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
 from .environment import scrubbed
 
@@ -40,7 +40,7 @@ class StdioConnection(Connection):
         self.grace = grace
         self.proc: Process | None = None
         self._stderr = StderrTail(STDERR_TAIL_BYTES)
-        self._tg = None
+        self._tg: TaskGroup | None = None
         self._write_lock = anyio.Lock()
         self._stderr_done = anyio.Event()
 
@@ -50,16 +50,17 @@ class StdioConnection(Connection):
             self.proc = await open_group(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, cwd=self.cwd)
         except (OSError, ValueError) as exc:
-            raise TargetUnavailable(f"cannot start {shlex.join(self.argv)!r}: {describe(exc)}") from None
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._read_stdout)
-        self._tg.start_soon(self._read_stderr)
+            raise TargetUnavailable(cannot_start(self.argv, exc)) from None
+        self._tg = tg = anyio.create_task_group()
+        await tg.__aenter__()
+        tg.start_soon(self._read_stdout)
+        tg.start_soon(self._read_stderr)
         return self
 
     async def __aexit__(self, *exc) -> None:
         with anyio.CancelScope(shield=True):
             await self._stop()
+        assert self._tg is not None, "__aexit__ follows a successful __aenter__"
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)
         if self.proc is not None:  # the process is gone: close its pipes inside the loop, not at garbage collection
@@ -80,10 +81,25 @@ class StdioConnection(Connection):
         await stop_group(proc, self.grace)
 
     # -- transport --------------------------------------------------------------------------
+    def _started(self) -> Process:
+        """The process; asked only by sends and the readers, which follow `__aenter__` starting it."""
+        assert self.proc is not None, "the connection is used after __aenter__"
+        return self.proc
+
+    def _stdin(self) -> ByteSendStream:
+        stdin = self._started().stdin
+        assert stdin is not None, "the process is started with stdin=PIPE"
+        return stdin
+
+    def _stdout(self) -> ByteReceiveStream:
+        stdout = self._started().stdout
+        assert stdout is not None, "the process is started with stdout=PIPE"
+        return stdout
+
     async def _transmit(self, message: dict) -> None:
         data = json_line(message)
         async with self._write_lock:
-            await self.proc.stdin.send(data)
+            await self._stdin().send(data)
 
     async def _on_send_error(self, exc: BaseException) -> None:
         # A broken pipe usually means the process is gone: prefer the reason the
@@ -99,7 +115,7 @@ class StdioConnection(Connection):
         try:
             while True:
                 try:
-                    chunk = await self.proc.stdout.receive(65536)
+                    chunk = await self._stdout().receive(65536)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
                 await self._feed(lines, chunk)
@@ -109,16 +125,16 @@ class StdioConnection(Connection):
             await self._on_stdout_closed()
 
     async def _feed(self, lines: "LineSplitter", chunk: bytes) -> None:
-        for line, problem in lines.feed(chunk):
-            if problem:
-                self.wire.append(WireEvent(now(), "in", raw=line, problem=problem))
+        for piece in lines.feed(chunk):
+            if piece[1] is not None:
+                self.wire.append(WireEvent(now(), "in", raw=piece[0], problem=piece[1]))
             else:
-                await self._on_incoming(line)
+                await self._on_incoming(piece[0])
 
     async def _on_stdout_closed(self) -> None:
         code = None
         with anyio.move_on_after(0.5):
-            code = await self.proc.wait()
+            code = await self._started().wait()
         with anyio.move_on_after(0.5):
             await self._stderr_done.wait()
         detail = f"exit code {code}" if code is not None else "still running"
@@ -128,7 +144,7 @@ class StdioConnection(Connection):
         self._die(f"server closed stdout ({detail})")
 
     async def _read_stderr(self) -> None:
-        await self._stderr.drain(self.proc.stderr)
+        await self._stderr.drain(self._started().stderr)
         self._stderr_done.set()
 
     def stderr_tail(self) -> str:
@@ -148,8 +164,8 @@ class LineSplitter:
         self.buffer = bytearray()
         self.skipping = False
 
-    def feed(self, chunk: bytes) -> list[tuple[bytes | str, str | None]]:
-        out: list[tuple[bytes | str, str | None]] = []
+    def feed(self, chunk: bytes) -> list[tuple[bytes, None] | tuple[str, str]]:
+        out: list[tuple[bytes, None] | tuple[str, str]] = []
         start = 0
         while True:
             nl = chunk.find(b"\n", start)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
@@ -33,9 +34,11 @@ MUTANTS = {
     "filter-ignored": ({P + "list-filter-by-event"}, "interceptors/list ignores the event filter"),
     "filter-no-wildcard": ({P + "list-filter-by-event"}, "the event filter forgets \"*\" hooks"),
     "real-bad-result": ({P + "invoke-result-valid"}, "a real validator answers valid as a string"),
+    "message-without-severity": ({P + "invoke-result-valid"}, "a real validator's messages carry no severity"),
     "bare-results": ({P + "result-names-interceptor-and-phase"}, "results omit interceptor, type and phase"),
     "wrong-phase": ({P + "result-names-interceptor-and-phase"}, "results always say phase \"request\""),
     "validator-lenient": ({P + "validator-reports-violation"}, "the validator calls the marker a warning"),
+    "validator-folds": ({P + "validator-reports-violation"}, "the validator folds every violation into one message"),
     "validator-modifies": ({P + "validator-does-not-modify"}, "the validator returns a sanitised payload"),
     "mutator-keys": ({P + "mutator-transforms-payload"}, "the mutator uppercases keys as well"),
     "mutator-patch": ({P + "mutator-transforms-payload"}, "the mutator returns only the changed strings"),
@@ -45,6 +48,25 @@ MUTANTS = {
     "failure-as-result": ({P + "failure-is-error"}, "a failing interceptor answers a result with modified: false"),
     "failure-code": ({P + "failure-is-error"}, "a failing interceptor answers -32000"),
     "config-unchecked": ({P + "invalid-config-rejected"}, "ignores the validator's configSchema"),
+    "config-unknown-keys": ({P + "invalid-config-rejected"}, "ignores config keys its configSchema does not name"),
+    "config-required-unchecked": ({P + "invalid-config-rejected"}, "runs without a config key the schema requires"),
+    "timeout-ignored": ({P + "timeout-cancels", P + "timeout-error-code"},
+                        "runs the slow fixture to its end whatever timeoutMs says"),
+    "timeout-own-limit": ({P + "timeout-cancels"}, "ignores timeoutMs but stops at a limit of its own (4 s)"),
+    "timeout-code": ({P + "timeout-error-code"}, "answers a timeout with -32603"),
+    # Known variants (named in the reasons, see NAMED in tests/test_interceptor_mutants.py).
+    "nested-validation": ({P + "invoke-result-valid", P + "validator-reports-violation", P + "wildcard-hook-any-event"},
+                          "validators answer {validation: {valid, severity, messages}}"),
+    "phase-both": ({P + "list-result-valid", P + "fixtures-declared"},
+                   "declares the uppercase fixture with one hook of phase \"both\""),
+    "singular-list": ({P + "list-result-valid", P + "supported-events-cover-hooks", P + "invoke-result-valid",
+                       P + "validator-does-not-modify"}, "serves interceptor/list instead of interceptors/list"),
+    "plural-invoke": ({P + "invoke-result-valid", P + "result-names-interceptor-and-phase",
+                       P + "validator-reports-violation", P + "validator-does-not-modify",
+                       P + "mutator-transforms-payload", P + "mutator-unchanged-not-modified",
+                       P + "wildcard-hook-any-event", P + "invoke-outside-hooks-rejected", P + "failure-is-error",
+                       P + "invalid-config-rejected", P + "timeout-cancels", P + "timeout-error-code"},
+                      "serves interceptors/invoke instead of interceptor/invoke"),
     "unknown-accepted": ({P + "unknown-interceptor-rejected"}, "an unknown name is answered valid: true"),
     "no-param-validation": ({P + "malformed-invoke-rejected"}, "a missing phase or payload is taken as request/null"),
     "bad-envelope": ({P + "wire-messages-valid"}, "answers interceptors/list with jsonrpc \"1.0\""),
@@ -55,6 +77,8 @@ UNCLAIMED_MUTANTS = {
 PLAIN_MUTANTS = set(UNCLAIMED_MUTANTS)
 
 EVENT, RESPONSE_ONLY_EVENT, MARKER = "tools/call", "resources/read", "conformance:invalid"
+SLOW_SECONDS, OWN_LIMIT_SECONDS = 6.0, 4.0
+JSON_TYPES = {"boolean": bool, "string": str, "object": dict, "array": list}
 MCP_EVENTS = {"tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list", "resources/read",
               "resources/subscribe", "sampling/createMessage", "elicitation/create", "roots/list", "llm/completion"}
 
@@ -107,9 +131,17 @@ class InterceptorServer(FixtureServer):
              "hooks": [hook(["*"], "request"), hook(["*"], "response")]},
             {"name": "conformance_response_only", "type": "validation", "hooks": [hook([RESPONSE_ONLY_EVENT], "response")]},
             {"name": "conformance_failing", "type": "mutation", "failOpen": False, "hooks": [hook([EVENT], "request")]},
+            {"name": "conformance_slow", "type": "validation", "hooks": [hook([EVENT], "request")]},
             {"name": "secret-scanner", "description": "a real validator", "type": "validation",
-             "hooks": [hook([EVENT, "prompts/get"], "request")]},
+             "hooks": [hook([EVENT, "prompts/get"], "request")],
+             "configSchema": {"type": "object", "properties": {"entropy": {"type": "string"}},
+                              "additionalProperties": False}},
+            {"name": "tenant-gate", "description": "a real validator that needs its tenant", "type": "validation",
+             "hooks": [hook(["prompts/get"], "request")],
+             "configSchema": {"type": "object", "properties": {"tenant": {"type": "string"}}, "required": ["tenant"]}},
         ]
+        if self.broken("phase-both"):
+            items[1]["hooks"] = [hook([EVENT], "both")]
         if self.broken("duplicate-name"):
             items.append(copy.deepcopy(items[-1]))
         if self.broken("enforce-mode"):
@@ -138,16 +170,31 @@ class InterceptorServer(FixtureServer):
 
     def dispatch(self, method, params, out):
         serves = self.offers or self.broken("unadvertised-served")
-        if serves and method == "interceptors/list":
+        list_method = "interceptor/list" if self.broken("singular-list") else "interceptors/list"
+        invoke_method = "interceptors/invoke" if self.broken("plural-invoke") else "interceptor/invoke"
+        if serves and method == list_method:
             return {"interceptors": self.listing(params.get("event"))}
-        if serves and method == "interceptor/invoke":
+        if serves and method == invoke_method:
             return self.invoke_interceptor(params)
         return super().dispatch(method, params, out)
 
     @staticmethod
     def hooks(item, event, phase=None, wildcard=True) -> bool:
-        return any((phase is None or h["phase"] == phase) and (event in h["events"] or wildcard and "*" in h["events"])
-                   for h in item["hooks"])
+        return any((phase is None or h["phase"] in (phase, "both")) and
+                   (event in h["events"] or wildcard and "*" in h["events"]) for h in item["hooks"])
+
+    def config_problems(self, schema, config) -> list[str]:
+        """The few configSchema keywords this server's interceptors use: properties' types, required, no extras."""
+        if not isinstance(config, dict):
+            return ["config must be an object"]
+        props = schema.get("properties", {})
+        problems = [f"{k}: wrong type" for k, v in config.items()
+                    if k in props and not isinstance(v, JSON_TYPES[props[k]["type"]])]
+        if schema.get("additionalProperties") is False and not self.broken("config-unknown-keys"):
+            problems += [f"{k}: unknown key" for k in config if k not in props]
+        if not self.broken("config-required-unchecked"):
+            problems += [f"{k}: required" for k in schema.get("required", ()) if k not in config]
+        return problems
 
     def listing(self, event):
         items = self.interceptors()
@@ -170,22 +217,45 @@ class InterceptorServer(FixtureServer):
         wildcard_ok = not (self.broken("wildcard-literal") and event not in MCP_EVENTS)
         if not self.broken("hooks-ignored") and not (wildcard_ok and self.hooks(item, event, phase)):
             raise RpcError(-32602, f"{name} does not hook {event} ({phase})")
-        config = params.get("config") or {}
-        if not self.broken("config-unchecked") and name == "conformance_validator" and \
-                (set(config) - {"strict"} or not isinstance(config.get("strict", False), bool)):
-            raise RpcError(-32602, "config does not match the configSchema")
+        config = params.get("config", {})
+        schema = item.get("configSchema")
+        if schema and not (self.broken("config-unchecked") and name == "conformance_validator"):
+            problems = self.config_problems(schema, config)
+            if problems:
+                raise RpcError(-32602, f"config does not match the configSchema: {'; '.join(problems)}")
+        if name == "conformance_slow":
+            self.run_slow(params.get("timeoutMs"), phase)
         fields = self.run(name, params["payload"])
+        if self.broken("nested-validation") and "valid" in fields:
+            fields = {"validation": fields}
         if self.broken("bare-results"):
             return fields
         return {"interceptor": name, "type": item["type"],
                 "phase": "request" if self.broken("wrong-phase") else phase, **fields}
 
+    def run_slow(self, timeout_ms, phase) -> None:
+        """conformance_slow takes SLOW_SECONDS; a timeoutMs below that cuts it short with -32000."""
+        limit = timeout_ms / 1000 if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 else None
+        if self.broken("timeout-ignored"):
+            limit = None
+        elif self.broken("timeout-own-limit"):
+            limit = OWN_LIMIT_SECONDS
+        if limit is None or limit >= SLOW_SECONDS:
+            time.sleep(SLOW_SECONDS)
+            return
+        time.sleep(limit)
+        raise RpcError(-32603 if self.broken("timeout-code") else -32000, "Interceptor execution timeout",
+                       {"interceptor": "conformance_slow", "timeoutMs": timeout_ms, "phase": phase})
+
     def run(self, name, payload) -> dict:
         if name == "conformance_validator":
-            if any(MARKER in s for s in strings(payload)):
+            found = [s for s in strings(payload) if MARKER in s]
+            if found:
                 severity = "warn" if self.broken("validator-lenient") else "error"
-                result = {"valid": self.broken("validator-lenient"), "severity": severity,
-                          "messages": [{"message": "marker found", "severity": severity}]}
+                messages = [{"message": f"marker found in {s!r}", "severity": severity} for s in found]
+                if self.broken("validator-folds"):
+                    messages = [{"message": f"marker found in {len(found)} strings", "severity": severity}]
+                result = {"valid": self.broken("validator-lenient"), "severity": severity, "messages": messages}
             else:
                 result = {"valid": True}
             if self.broken("validator-modifies"):
@@ -205,6 +275,8 @@ class InterceptorServer(FixtureServer):
             raise RpcError(-32000 if self.broken("failure-code") else -32603, "Interceptor execution failed")
         if name == "secret-scanner" and self.broken("real-bad-result"):
             return {"valid": "yes"}
+        if name == "secret-scanner" and self.broken("message-without-severity"):
+            return {"valid": False, "severity": "warn", "messages": [{"message": "high-entropy string"}]}
         return {"valid": True}
 
 

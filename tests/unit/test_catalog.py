@@ -119,3 +119,22 @@ def test_the_parsed_catalog_is_cached_by_the_text_it_came_from(tmp_path, monkeyp
     monkeypatch.setattr(catalog, "_requirement_files", lambda: edited)
     assert catalog._requirement_docs() != first  # other text, another entry
     assert [p.name for p in (tmp_path / "mcp-ext-conformance").glob("catalog-*.json")] != [entry.name]
+
+
+def test_a_later_capture_shows_what_moved():
+    rows = [r for r in catalog.load().values() if r.profile == "interceptors" and r.source.startswith("SEP-2624 §")]
+    kept, dropped = rows[1:], rows[0]
+    earlier = "\n".join(r.quote for r in rows)
+    new = "Interceptor servers MUST answer a conformance probe within one second."
+    later = "\n".join([r.quote for r in kept] + [new])
+    found = catalog.capture_diff("interceptors", later, earlier)
+    assert found["commit"] and found["source"] == "SEP-2624"
+    assert [m["row"] for m in found["quotes_missing"]] == [dropped.id]
+    assert found["normative_unquoted"] == [new]
+    assert found["added"] == [new]
+    assert catalog.normalise_quote(dropped.quote) in found["removed"]
+
+
+def test_list_names_the_revision_each_check_was_written_against():
+    rows = catalog.rows_for("interceptors/server/timeout-cancels")
+    assert catalog.revisions(rows) == {"SEP-2624": "3a2760642010e30037231ef4d7586750b0654e65"}

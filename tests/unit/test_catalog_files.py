@@ -35,7 +35,7 @@ PREFIX = {
 LEVELS = {"MUST", "SHOULD", "MAY", "BEHAVIOR"}
 ROLES = {"server", "host", "gateway"}
 REQUIRED = ("id", "level", "role", "source", "quote", "quote_sha256")
-SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis"}
+SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis", "commit"}
 BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract", "harness-contract",
          "suite-decision", "wg-fixture-suite"}
 
@@ -66,7 +66,8 @@ SERVER_CHECKS = {
         "list-filter-by-event", "invoke-result-valid", "result-names-interceptor-and-phase",
         "validator-reports-violation", "validator-does-not-modify", "mutator-transforms-payload",
         "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
-        "failure-is-error", "invalid-config-rejected", "unknown-interceptor-rejected", "malformed-invoke-rejected",
+        "failure-is-error", "invalid-config-rejected", "timeout-cancels", "timeout-error-code",
+        "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
         "wg-protocol-fixtures", "wg-behavior-fixtures",  # the working group's fixtures, replayed (--wg-fixtures)
     ],

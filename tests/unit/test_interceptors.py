@@ -6,12 +6,13 @@ for these tests by generate.py there); each broken adapter of tests/servers/brok
 chain rule and must fail exactly one replay check, naming exactly the fixtures that pin that rule.
 """
 
+import time
 from pathlib import Path
 
 import pytest
 
 from reference_servers.interceptor_chain import ChainEntry, WgSession, run_chain, wg_adapter
-from reference_servers.interceptors import InterceptorDef, InterceptorRegistry, build, narrow_hooks
+from reference_servers.interceptors import InterceptorDef, InterceptorError, InterceptorRegistry, build, narrow_hooks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "interceptor-fixtures"
 DECLARED = [{"events": ["tools/call", "llm/completion"], "phase": "request"},
@@ -59,6 +60,35 @@ def test_chain_rejects_a_widening_override_before_running_anything():
 def test_chain_override_mode_audit_shadows_the_mutation():
     out = run_chain([upper_entry({"mode": "audit"})], "tools/call", "request", "hi")
     assert out["decision"] == "allow" and out["finalPayload"] == "hi" and out["results"][0]["payload"] == "HI"
+
+
+def test_a_timeout_cancels_the_slow_fixture_with_the_seps_error():
+    registry = build(real=False)
+    call = {"name": "conformance_slow", "event": "tools/call", "phase": "request", "payload": {}}
+    with pytest.raises(InterceptorError) as raised:
+        registry.invoke({**call, "timeoutMs": 50})
+    assert raised.value.code == -32000 and raised.value.message == "Interceptor execution timeout"
+    assert raised.value.data == {"interceptor": "conformance_slow", "timeoutMs": 50, "phase": "request"}
+
+
+@pytest.mark.parametrize("timeout", [0, -5, "300", True])
+def test_a_timeout_that_is_not_a_positive_number_is_invalid_params(timeout):
+    registry = build(real=False)
+    with pytest.raises(InterceptorError) as raised:
+        registry.invoke({"name": "conformance_validator", "event": "tools/call", "phase": "request", "payload": {},
+                         "timeoutMs": timeout})
+    assert raised.value.code == -32602
+
+
+def test_a_body_that_ends_after_its_deadline_is_a_timeout_too():
+    registry = InterceptorRegistry()
+    registry.add(InterceptorDef("busy", "validation", [{"events": ["tools/call"], "phase": "request"}],
+                                lambda p, e, ph, c: time.sleep(0.05) or {"valid": True}))
+    call = {"name": "busy", "event": "tools/call", "phase": "request", "payload": {}}
+    with pytest.raises(InterceptorError) as raised:
+        registry.invoke({**call, "timeoutMs": 1})
+    assert raised.value.code == -32000
+    assert registry.invoke({**call, "timeoutMs": 60000})["valid"] is True
 
 
 def test_reference_real_interceptors_redact_and_detect():

@@ -1,6 +1,6 @@
 """Start Gatekit's gateway in front of the upstream named by MCPX_UPSTREAM_COMMAND.
 
-    python tests/gateway/gatekit_launcher.py PATH/TO/gatekit-gateway [PLUGINS.yaml]
+    python ecosystem/gateways/gatekit/launcher.py PATH/TO/gatekit-gateway [PLUGINS.yaml]
 
 Gatekit takes its upstreams only from a config file, so this writes one (upstream `fixture`, stdio,
 no plugins unless given) into a temporary directory and execs the gateway on it: the suite can then

@@ -1,6 +1,6 @@
 """Start Lasso's MCP gateway in front of the upstream named by MCPX_UPSTREAM_COMMAND.
 
-    python tests/gateway/lasso_launcher.py PATH/TO/mcp-gateway [GATEWAY OPTIONS...]
+    python ecosystem/gateways/lasso/launcher.py PATH/TO/mcp-gateway [GATEWAY OPTIONS...]
 
 Lasso's gateway takes its upstreams only from an mcp.json file, so this writes one (upstream
 `fixture`, stdio) into a temporary directory and execs the gateway on it with the options given

@@ -1,8 +1,8 @@
 """Pipeline adapter for IBM ContextForge 1.0.7 (`pip install mcp-contextforge-gateway==1.0.7.post20260921`),
 whose plugins run on CPEX 0.1.3 (`cpex.framework`, installed with it).
 
-    mcp-ext-conformance gateway --adapter conformance.gateway.adapters.contextforge:factory
-    mcp-ext-conformance gateway --adapter conformance.gateway.adapters.contextforge:factory_all_sequential
+    mcp-ext-conformance gateway --adapter ecosystem.gateways.contextforge.adapter:factory
+    mcp-ext-conformance gateway --adapter ecosystem.gateways.contextforge.adapter:factory_all_sequential
 
 What runs is CPEX's own code, built the way the gateway builds it: a `Config` of `PluginConfig`s (name,
 `kind` naming a plugin class, `mode`, `priority` only when the fixture gives one, `hooks:

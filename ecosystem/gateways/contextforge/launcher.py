@@ -1,6 +1,6 @@
 """Start IBM ContextForge's gateway in front of the upstream named by MCPX_UPSTREAM_URL, reached over stdio.
 
-    python tests/gateway/contextforge_launcher.py PATH/TO/VENV/bin/python
+    python ecosystem/gateways/contextforge/launcher.py PATH/TO/VENV/bin/python
 
 ContextForge is a service: it keeps its catalog in a database and learns upstreams through its REST
 API. This starts it (`python -m mcpgateway`, SQLite in a temporary directory, no Redis, loopback
@@ -50,7 +50,7 @@ def settings(directory: Path, port: int) -> dict[str, str]:
 
 def fail(message: str, log: Path | None = None) -> None:
     tail = log.read_text(errors="replace")[-1500:] if log and log.exists() else ""
-    print(f"contextforge_launcher: {message}\n{tail}", file=sys.stderr)
+    print(f"contextforge launcher: {message}\n{tail}", file=sys.stderr)
     sys.exit(1)
 
 

@@ -1,6 +1,6 @@
 """Pipeline adapter for Gatekit 0.3.0 (gatekit-ai/gatekit, `pip install gatekit==0.3.0`).
 
-    mcp-ext-conformance gateway --adapter conformance.gateway.adapters.gatekit:factory
+    mcp-ext-conformance gateway --adapter ecosystem.gateways.gatekit.adapter:factory
 
 What runs is Gatekit's own code: each fixture plugin becomes a small subclass of Gatekit's
 `MiddlewarePlugin`, `SecurityPlugin` or `AuditingPlugin` (named through `DISPLAY_NAME`, which is what

@@ -1,1 +1,0 @@
-"""Pipeline adapters for third-party gateways (one module per gateway)."""
