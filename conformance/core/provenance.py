@@ -49,7 +49,8 @@ _NOT_REVISION = {"name", "profile", "basis", "captured"}
 
 def source_revision(source) -> dict:
     """A catalog source as reports show it: its name, where it is, and every revision field it has."""
-    fields = dataclasses.asdict(source) if dataclasses.is_dataclass(source) else dict(source)
+    is_instance = dataclasses.is_dataclass(source) and not isinstance(source, type)
+    fields = dataclasses.asdict(source) if is_instance else dict(source)
     out = {"name": fields["name"]}
     out.update({k: v for k, v in fields.items() if k not in _NOT_REVISION and v not in (None, "")})
     return out

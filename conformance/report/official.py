@@ -55,8 +55,9 @@ def spec_references(check: dict) -> list[dict]:
             continue
         src, _ = catalog.cite(row)
         ref = {"id": row.source}
-        if src is not None and (src.url or src.doc):
-            ref["url"] = src.url or src.doc
+        where = (src.url or src.doc) if src is not None else None
+        if where:
+            ref["url"] = where
         refs.setdefault(row.source, ref)
     return list(refs.values())
 

@@ -146,5 +146,5 @@ def test_every_profile_has_an_extension_identifier_in_the_sep_2133_style():
 
 def test_the_official_version_followed_is_in_the_docs():
     docs = Path(__file__).resolve().parents[2] / "docs"
-    assert f"0.2.0-alpha.12" == provenance.OFFICIAL_SUITE_VERSION
+    assert "0.2.0-alpha.12" == provenance.OFFICIAL_SUITE_VERSION
     assert provenance.OFFICIAL_SUITE_VERSION in (docs / "reports.md").read_text()
