@@ -245,7 +245,8 @@ def cmd_list(args) -> int:
                      "rows": [r.id for r in cited], "requirement": check.must,
                      "sources": sorted({r.source for r in cited}),
                      "fixtures": list(check.needs),  # kind:name, @N: added in contract N
-                     "revisions": catalog.revisions(cited)})  # source name -> the commit (else revision) quoted
+                     "revisions": catalog.revisions(cited),  # source name -> the commit (else revision) quoted
+                     "judgedAgainst": judged_against(check.id)})
     if not rows:
         return usage_error(f"the {args.role} role has no {args.profile} checks (roles with them: "
                            f"{', '.join(r.name for r in roles.ROLES.values() if args.profile in r.profiles)})")
@@ -257,6 +258,19 @@ def cmd_list(args) -> int:
         print(f"{r['id']:<{width}}  {r['level']:<8}  {', '.join(r['rows'])}")
     print(f"\n{len(rows)} checks")
     return 0
+
+
+def judged_against(check_id: str) -> dict:
+    """What the check's verdicts are judged against (core/provenance.py): a member of each `list --json`
+    item, so the list stays an array of checks."""
+    from .core import provenance
+
+    profile = check_id.split("/")[0]
+    cited = provenance.check_sources(check_id)
+    return {"suite": {"name": provenance.SUITE, "version": provenance.__version__},
+            "fixtureContract": provenance.FIXTURE_CONTRACT, "extensionId": provenance.EXTENSION_IDS[profile],
+            "catalogRevision": provenance.catalog_revision(profile),
+            "sources": [s for s in provenance.profile_sources(profile) if s["name"] in cited]}
 
 
 def reference_extra(declared: list[str]) -> list[str]:

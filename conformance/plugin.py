@@ -204,6 +204,21 @@ def mcpx_verdict(request):
     return verdict
 
 
+def judged_against_properties(check_id: str) -> list[tuple[str, str]]:
+    """JUnit properties naming what the verdict was judged against: the suite's version, the fixture
+    contract's, and each source the check's rows cite with its captured revision (core/provenance.py)."""
+    from .core import provenance
+    from .core.model import FIXTURE_CONTRACT
+
+    profile = check_id.split("/")[0]
+    cited = provenance.check_sources(check_id)
+    sources = [s for s in provenance.profile_sources(profile) if s["name"] in cited]
+    return [("suite-version", provenance.__version__), ("fixture-contract", str(FIXTURE_CONTRACT)),
+            ("extension-id", provenance.EXTENSION_IDS[profile]),
+            ("catalog-revision", provenance.catalog_revision(profile)),
+            *(("source", provenance.revision_label(s)) for s in sources)]
+
+
 class Reporter:
     """Collects verdicts from test reports (local or from xdist workers) and writes reports."""
 
@@ -232,7 +247,23 @@ class Reporter:
                     # it into junit.xml made up nine tenths of that file and of writing it.
                     report.user_properties = [(k, v) for k, v in properties if k != PROPERTY] + [
                         ("check", result.id), ("outcome", result.outcome), ("level", result.level),
-                        ("rows", " ".join(result.rows))]
+                        ("rows", " ".join(result.rows)), *judged_against_properties(result.id)]
+
+    def baseline_drift(self) -> list[str]:
+        """Why the expected-failures file may be out of date: it records other catalog revisions."""
+        baseline = self.config._mcpx_baseline
+        if baseline is None:
+            return []
+        from .core import provenance
+
+        return baseline.revision_drift(provenance.catalog_revisions())
+
+    def baseline_info(self) -> dict | None:
+        baseline = self.config._mcpx_baseline
+        if baseline is None:
+            return None
+        return {"file": self.config.getoption("mcpx_expected_failures"),
+                "writtenAgainst": dict(baseline.written_against), "warnings": self.baseline_drift()}
 
     def stale_profiles(self) -> list[str]:
         baseline = self.config._mcpx_baseline
@@ -265,7 +296,8 @@ class Reporter:
             role=(_role(self.config) or roles.SERVER).name, target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
             results=results, claims=self.claims, started=self.started, finished=finished,
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
-            unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer)
+            unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer,
+            baseline=self.baseline_info())
         reports.write_all(directory, document)
 
     def role_name(self) -> str:
@@ -277,6 +309,8 @@ class Reporter:
         lines = reports.terminal_table(list(self.results.values()), self.claims, role=self.role_name())
         lines += [f"  STALE expected-failures entry {profile!r}: no check of it fails now"
                   for profile in self.stale_profiles()]
+        for sentence in self.baseline_drift():
+            lines += reports.wrap(sentence, reports.ATTENTION, reports.ATTENTION)
         return lines
 
     def closing_line(self) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.helpers import FAKE, ROOT, fake_command
+from tests.helpers import FAKE, FAKE_HOST, ROOT, fake_command
 from tests.servers.fake_server import MUTANTS
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -146,6 +146,27 @@ def test_a_run_that_cannot_start_still_says_so_in_the_step_summary(tmp_path):
     assert "MCP extension conformance" in summary.read_text()
 
 
+def test_action_runs_each_role_with_outputs_of_its_own(tmp_path):
+    # The server claims interceptors, which the fake server lacks (1); the host is given no target (2); the
+    # gateway gets only its own profiles (interceptors is no gateway profile: passing it would be a usage error).
+    summary = tmp_path / "summary"
+    given = {"role": "server host gateway", "command": fake_command(),
+             "gateway-command": f"{sys.executable} -m reference_servers.gateway",
+             "profiles": "interceptors context-middleware", "report-dir": str(tmp_path / "report")}
+    status, outputs, log = run_action(ROOT, given, workspace=ROOT,
+                                      env=base_env(tmp_path, GITHUB_STEP_SUMMARY=str(summary)), tmp=tmp_path)
+    assert status == 2, log
+    assert (outputs["server-exit-code"], outputs["host-exit-code"], outputs["gateway-exit-code"]) == ("1", "2", "0")
+    assert int(outputs["server-failed"]) > 0 and outputs["gateway-failed"] == "0" and int(outputs["gateway-passed"])
+    assert outputs["passed"] == str(int(outputs["server-passed"]) + int(outputs["gateway-passed"]))
+    assert outputs["host-passed"] == "" and outputs["badge"].endswith("server/badges/server.svg")
+    claimed = json.loads((tmp_path / "report" / "gateway" / "results.json").read_text())["profiles"]
+    assert claimed["context-middleware"]["claimedBy"] == "option" and not claimed["interceptors"]["claimed"]
+    text = summary.read_text()
+    assert "MCP extension conformance: server role" in text and "gateway role" in text
+    assert "## MCP extension conformance: host role" in text and "exited with status 2" in text
+
+
 # -- the README's workflow ----------------------------------------------------------------------------------
 
 
@@ -173,6 +194,13 @@ def test_readme_workflow_runs_as_shown(tmp_path):
     (workspace / "my_server.py").write_text(
         f"import runpy, sys\nsys.argv = [{str(FAKE)!r}, '--break', {mutant!r}]\n"
         f"runpy.run_path({str(FAKE)!r}, run_name='__main__')\n")
+    # The host and the gateway: the tests' fake host and the reference gateway, started as the README says.
+    (workspace / "my_host.py").write_text(
+        f"import runpy, sys\nsys.argv = [{str(FAKE_HOST)!r}, *sys.argv[1:]]\n"
+        f"runpy.run_path({str(FAKE_HOST)!r}, run_name='__main__')\n")
+    (workspace / "my_gateway.py").write_text(
+        f"import runpy, sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+        f"runpy.run_module('reference_servers.gateway', run_name='__main__', alter_sys=True)\n")
     (workspace / ".github").mkdir()
     (workspace / ".github" / "mcp-expected-failures.yaml").write_text(baseline)
     git("add", ".", cwd=workspace)
@@ -214,13 +242,23 @@ def test_readme_workflow_runs_as_shown(tmp_path):
     assert "mcp" in ran and len(ran) == 2, ran  # the action and the badge step
     outputs = context["steps"]["mcp"]["outputs"]
     assert outputs["failed"] == "0" and int(outputs["passed"]) > 0, outputs
-    assert uploaded and all(path.is_dir() and (path / "results.json").is_file() for path in uploaded)
-    assert "MCP extension conformance" in summary.read_text()
-    results = json.loads((uploaded[0] / "results.json").read_text())
-    assert results["summary"]["xfail"] == 1  # the baseline's entry, as the README says
-    badge = subprocess.run(["git", "--git-dir", str(origin), "show", "badges:mcp-conformance.svg"],
-                           capture_output=True, text=True, check=True).stdout
-    assert "<svg" in badge
+    roles = ("server", "host", "gateway")
+    for role in roles:  # every role ran, each with outputs of its own
+        assert outputs[f"{role}-exit-code"] == "0" and outputs[f"{role}-failed"] == "0", (role, outputs)
+        assert int(outputs[f"{role}-passed"]) > 0 and (workspace / outputs[f"{role}-badge"]).is_file(), (role, outputs)
+    assert int(outputs["passed"]) == sum(int(outputs[f"{role}-passed"]) for role in roles)
+    assert uploaded and all(path.is_dir() and all((path / role / "results.json").is_file() for role in roles)
+                            for path in uploaded)
+    text = summary.read_text()
+    assert all(f"MCP extension conformance: {role} role" in text for role in roles), text[:500]
+    results = {role: json.loads((uploaded[0] / role / "results.json").read_text()) for role in roles}
+    assert results["server"]["summary"]["xfail"] == 1  # the baseline's entry, as the README says
+    assert all(results[role]["role"] == role for role in roles)
+    for role in roles:
+        assert (uploaded[0] / role / "official" / "scenarios.json").is_file()  # the official shape, per role
+        badge = subprocess.run(["git", "--git-dir", str(origin), "show", f"badges:mcp-{role}.svg"],
+                               capture_output=True, text=True, check=True).stdout
+        assert "<svg" in badge
 
 
 def test_readme_names_every_input_and_output_of_the_action():

@@ -33,6 +33,10 @@ def test_list_as_json():
     assert all(r["rows"] for r in rows)
     unmet = next(r for r in rows if r["id"] == "execution-requirements/server/unmet-requirement-fails-call")
     assert any(s.startswith("SEP-2487 §") for s in unmet["sources"]), unmet["sources"]  # cited by name, not file
+    judged = unmet["judgedAgainst"]  # what its verdicts are judged against, the list still an array of checks
+    assert judged["extensionId"] == "io.modelcontextprotocol/execution-requirements"
+    assert judged["fixtureContract"] >= 2 and len(judged["catalogRevision"]) == 12
+    assert [s["name"] for s in judged["sources"]][0] == "SEP-2487" and judged["sources"][0]["sha256"]
 
 
 def test_passing_server_exits_0_and_writes_reports(tmp_path):
@@ -50,9 +54,11 @@ def test_passing_server_exits_0_and_writes_reports(tmp_path):
     assert "<script" not in html and "http" not in html.split("<body>")[1].split("Target")[0]
     badge = (tmp_path / "badges" / "server.svg").read_text()
     assert "<svg" in badge and "35/35 passed" in badge
-    assert sorted(p.name for p in (tmp_path / "badges").iterdir()) == [
+    rates = [f"server-{p}-rates.svg" for p in ("augmentation", "context-middleware", "execution-requirements",
+                                                 "preprocessor-tools")]  # claimed profiles: MUST/SHOULD rates
+    assert sorted(p.name for p in (tmp_path / "badges").iterdir()) == sorted([
         "server-augmentation.svg", "server-context-middleware.svg", "server-execution-requirements.svg",
-        "server-interceptors.svg", "server-preprocessor-tools.svg", "server.svg"]
+        "server-interceptors.svg", "server-preprocessor-tools.svg", "server.svg", *rates])
 
 
 def test_broken_server_exits_1_naming_the_check(tmp_path):
@@ -162,6 +168,57 @@ def test_expected_failure_baseline_hides_a_known_failure_and_goes_stale(tmp_path
     fixed = cli("server", "--command", fake_command(), "--expected-failures", str(baseline), "--report-dir", str(tmp_path))
     assert fixed.returncode == 1
     assert "stale" in fixed.stdout.lower()
+
+
+def test_a_run_writes_the_official_shape_and_takes_its_own_failures_back_as_an_official_baseline(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    import yaml
+
+    from conformance.core import provenance
+
+    mutant = fake_command("--break", "execution-requirements/all-requirements-enforced")
+    first = cli("server", "--command", mutant, "--report-dir", str(tmp_path / "first"))
+    assert first.returncode == 1
+    # The per-proposal table closes the console's summary, within 100 columns.
+    assert "Per proposal (MUST, SHOULD" in first.stdout
+    assert "  execution-requirements: SEP-2487" in first.stdout and "MUST 6/7 85%" in first.stdout
+    assert all(len(line) <= 100 for line in first.stdout.split("MCP extension conformance, server role")[1].splitlines())
+    official = tmp_path / "first" / "official"
+    checks = json.loads((official / "server-server-execution-requirements" / "checks.json").read_text())
+    failed = [c for c in checks if c["status"] == "FAILURE"]
+    assert [c["id"] for c in failed] == ["all-requirements-enforced"] and failed[0]["errorMessage"]
+    written = yaml.safe_load((official / "expected-failures.yml").read_text())
+    assert written["server"] == ["server-execution-requirements:all-requirements-enforced"]
+
+    # Every verdict says what it was judged against: results.json, junit.xml, the page.
+    doc = json.loads((tmp_path / "first" / "results.json").read_text())
+    assert schemas_loader.errors("results", doc) == []
+    judged = doc["judgedAgainst"]["profiles"]["execution-requirements"]
+    assert judged["catalogRevision"] == provenance.catalog_revision("execution-requirements")
+    assert judged["sources"][0]["sha256"] and judged["sources"][0]["revision"]
+    case = next(c for c in ET.parse(tmp_path / "first" / "junit.xml").iter("testcase")
+                if "all-requirements-enforced" in c.get("name"))
+    properties = [(p.get("name"), p.get("value")) for p in case.iter("property")]
+    assert ("fixture-contract", str(doc["judgedAgainst"]["fixtureContract"])) in properties
+    assert ("suite-version", doc["suite"]["version"]) in properties
+    assert any(k == "source" and v.startswith("SEP-2487: ") and "sha256 " in v for k, v in properties)
+    page = (tmp_path / "first" / "index.html").read_text()
+    assert 'id="judged-against"' in page and judged["sources"][0]["sha256"] in page and "Per proposal" in page
+
+    again = cli("server", "--command", mutant, "--expected-failures", str(official / "expected-failures.yml"),
+                "--report-dir", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert "catalog revisions" not in again.stdout  # written against the revisions it is used with
+    edited = tmp_path / "edited.yml"
+    edited.write_text((official / "expected-failures.yml").read_text().replace(
+        judged["catalogRevision"], "0123456789ab"))
+    drift = cli("server", "--command", mutant, "--expected-failures", str(edited), "--report-dir", str(tmp_path / "d"))
+    assert drift.returncode == 0
+    assert "! the expected-failures file was written against other catalog revisions" in drift.stdout
+    warnings = json.loads((tmp_path / "d" / "results.json").read_text())["baseline"]["warnings"]
+    assert len(warnings) == 1 and "execution-requirements (0123456789ab, now" in warnings[0]
+    assert warnings[0] in (tmp_path / "d" / "summary.md").read_text()
 
 
 def test_baseline_with_unknown_id_is_a_usage_error(tmp_path):

@@ -1,12 +1,24 @@
 """Expected-failure baselines: known failures that do not fail the run, and go stale when fixed.
 
-File format (YAML): a list of entries, or a mapping of entry -> reason. An entry
-is a check id (`profile/role/slug`) or a whole profile id.
+File format (YAML), in one of two forms:
+
+- The suite's own: a list of entries, or a mapping of entry -> reason. An entry is a check id
+  (`profile/role/slug`) or a whole profile id.
+- The official MCP conformance suite's (report/official.py): a mapping of mode to a list of entries, each a
+  scenario (`<role>-<profile>`, one profile in one role) or `<scenario>:<check>` (the check's slug, the `id`
+  of our checks.json, or its full id). The modes are `server` and `client` (the host role: a host is the
+  MCP client), and `host` and `gateway`, which the official suite has no mode for and ignores. As there, a
+  scenario listed whole and per check is contradictory, and `- scenario: check` (YAML for a mapping) is
+  refused with the fix.
+
+Either form may record the catalog revisions it was written against, `catalog: {profile: revision}` (the
+digests `mcp-ext-conformance list --json` and results.json show; core/provenance.py): used with a catalog
+that cites other revisions of a profile's sources, the run says so (`revision_drift`).
 
 - A listed check that fails (or warns under --strict) is reported `xfail` and
   does not fail the run.
 - A listed check that passes is `stale` and fails the run, so a fixed bug
-  cannot stay hidden behind its baseline; a listed profile is stale when none
+  cannot stay hidden behind its baseline; a listed profile (or scenario) is stale when none
   of its checks fails.
 - An entry that names no known check or profile is a usage error: a renamed
   check cannot hide.
@@ -18,7 +30,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ..core.model import PROFILES, REGISTRY
+from ..core.model import PROFILES, REGISTRY, ROLES
+
+OFFICIAL_MODES = {"server": "server", "client": "host", "host": "host", "gateway": "gateway"}
+CATALOG_KEY = "catalog"
 
 
 class BaselineError(ValueError):
@@ -29,11 +44,17 @@ class BaselineError(ValueError):
 class Baseline:
     checks: dict[str, str] = field(default_factory=dict)  # check id -> reason
     profiles: dict[str, str] = field(default_factory=dict)  # profile id -> reason
+    scenarios: dict[tuple[str, str], str] = field(default_factory=dict)  # (profile, role) -> reason
+    written_against: dict[str, str] = field(default_factory=dict)  # profile -> catalog revision
+    names: dict[tuple[str, str], str] = field(default_factory=dict)  # (profile, role) -> the entry as written
 
     def reason_for(self, check_id: str) -> str | None:
         if check_id in self.checks:
             return self.checks[check_id]
-        return self.profiles.get(check_id.split("/")[0])
+        profile, role = check_id.split("/")[:2]
+        if (profile, role) in self.scenarios:
+            return self.scenarios[(profile, role)]
+        return self.profiles.get(profile)
 
     def apply(self, outcome: str, check_id: str, strict: bool) -> tuple[str, str | None]:
         """The outcome after the baseline, and the reason it changed (if it did)."""
@@ -48,13 +69,94 @@ class Baseline:
         return outcome, None
 
     def stale_profiles(self, outcomes: dict[str, str]) -> list[str]:
-        """Profiles listed whole of which no check failed (outcomes: check id -> outcome after apply)."""
+        """Profiles and scenarios listed whole of which no check failed (outcomes: check id -> outcome after
+        apply), by the name the file gives them."""
         out = []
         for profile in self.profiles:
             mine = [o for cid, o in outcomes.items() if cid.split("/")[0] == profile]
             if mine and "xfail" not in mine:
                 out.append(profile)
+        for (profile, role) in self.scenarios:
+            mine = [o for cid, o in outcomes.items() if cid.split("/")[:2] == [profile, role]]
+            if mine and "xfail" not in mine:
+                out.append(self.names.get((profile, role), f"{role}-{profile}"))
         return out
+
+    def listed_profiles(self) -> set[str]:
+        return ({cid.split("/")[0] for cid in self.checks} | set(self.profiles)
+                | {profile for profile, _ in self.scenarios})
+
+    def revision_drift(self, current: dict[str, str]) -> list[str]:
+        """One sentence naming the listed profiles whose catalog revision differs from the one the file
+        records (empty when none does, or the file records none)."""
+        moved = [f"{profile} ({then}, now {current[profile]})" for profile, then in sorted(self.written_against.items())
+                 if profile in current and current[profile] != then and profile in self.listed_profiles()]
+        if not moved:
+            return []
+        return [f"the expected-failures file was written against other catalog revisions of {', '.join(moved)}: "
+                f"the catalog cites other revisions of their sources now, so its entries may be out of date"]
+
+
+def _official_scenario(name: str, role: str, where: str) -> str:
+    """The profile a scenario `<role>-<profile>` of the role names."""
+    from ..core.roles import ROLES as ROLE_PROFILES
+
+    prefix, profiles = f"{role}-", ROLE_PROFILES[role].profiles
+    if name.startswith(prefix) and name[len(prefix):] in profiles:
+        return name[len(prefix):]
+    known = ", ".join(f"{role}-{p}" for p in profiles)
+    raise BaselineError(f"{where}: {name!r} is no {role}-role scenario; they are named {known} "
+                        f"(see `mcp-ext-conformance list`)")
+
+
+def _official_entries(path: str, data: dict, baseline: Baseline) -> None:
+    for mode, entries in data.items():
+        if mode == CATALOG_KEY:
+            continue
+        role = OFFICIAL_MODES[mode]
+        where = f"expected-failures file {path}, {mode!r}"
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise BaselineError(f"{where}: a list of scenarios, please")
+        whole, per_check = set(), []
+        for entry in entries:
+            if isinstance(entry, dict):
+                hint = (f" Did you write '- {next(iter(entry))}: {next(iter(entry.values()))}'? Remove the space "
+                        f"after the colon." if len(entry) == 1 else "")
+                raise BaselineError(f"{where}: entry {entry!r} is not '<scenario>' or '<scenario>:<check>'.{hint}")
+            text = str(entry)
+            scenario, colon, check = text.partition(":")
+            profile = _official_scenario(scenario, role, where)
+            if not colon:
+                whole.add(scenario)
+                baseline.scenarios[(profile, role)] = "listed"
+                baseline.names[(profile, role)] = scenario
+                continue
+            full = check if check.count("/") == 2 else f"{profile}/{role}/{check}"
+            if full not in REGISTRY or full.split("/")[:2] != [profile, role]:
+                raise BaselineError(f"{where}: {text!r}: scenario {scenario} has no check {check!r} "
+                                    f"(see `mcp-ext-conformance list --role {role} --profile {profile}`)")
+            baseline.checks[full] = "listed"
+            per_check.append((scenario, text))
+        for scenario, text in per_check:
+            if scenario in whole:
+                raise BaselineError(f"{where}: {scenario!r} is listed whole, so {text!r} is redundant: remove one")
+
+
+def _catalog(path: str, data) -> dict[str, str]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(str(k) in PROFILES for k in data):
+        raise BaselineError(f"expected-failures file {path}: {CATALOG_KEY!r} maps profiles to the catalog "
+                            f"revisions the file was written against (see `mcp-ext-conformance list --json`)")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def is_official(data) -> bool:
+    """Whether a parsed file is in the official suite's form (modes mapping to lists)."""
+    return (isinstance(data, dict) and bool(set(data) - {CATALOG_KEY})
+            and set(data) <= set(OFFICIAL_MODES) | {CATALOG_KEY})
 
 
 def load(path: str) -> Baseline:
@@ -67,19 +169,46 @@ def load(path: str) -> Baseline:
         raise BaselineError(f"expected-failures file {path} is not YAML: {exc}") from None
     if data is None:
         data = []
+    baseline = Baseline()
+    if isinstance(data, dict):
+        baseline.written_against = _catalog(path, data.get(CATALOG_KEY))
+    if is_official(data):
+        _official_entries(path, data, baseline)
+        return baseline
     if isinstance(data, list):
         entries = {str(item): "listed" for item in data}
     elif isinstance(data, dict):
-        entries = {str(k): str(v) if v else "listed" for k, v in data.items()}
+        entries = {str(k): str(v) if v else "listed" for k, v in data.items() if k != CATALOG_KEY}
     else:
         raise BaselineError(f"expected-failures file {path}: a list or a mapping of check ids, please")
-    baseline = Baseline()
     for entry, reason in entries.items():
         if entry in REGISTRY:
             baseline.checks[entry] = reason
         elif entry in PROFILES:
             baseline.profiles[entry] = reason
         else:
+            hint = (f"; the official form lists scenarios under a mode ({', '.join(OFFICIAL_MODES)}): "
+                    f"`server: [server-interceptors]`" if entry in ROLES or entry == "client" else "")
             raise BaselineError(f"expected-failures file {path}: {entry!r} is no check id or profile "
-                                f"(see `mcp-ext-conformance list`)")
+                                f"(see `mcp-ext-conformance list`){hint}")
     return baseline
+
+
+def translate(baseline: Baseline) -> dict:
+    """The baseline in the official form (mode -> entries), with the revisions it records."""
+    out: dict[str, list[str]] = {}
+    mode_of = {role: mode for mode, role in OFFICIAL_MODES.items() if mode != "host"}
+    for (profile, role) in baseline.scenarios:
+        out.setdefault(mode_of[role], []).append(f"{role}-{profile}")
+    for profile in baseline.profiles:
+        for role in ROLES:
+            if any(cid.split("/")[:2] == [profile, role] for cid in REGISTRY):
+                out.setdefault(mode_of[role], []).append(f"{role}-{profile}")
+    for cid in baseline.checks:
+        profile, role, slug = cid.split("/")
+        if (profile, role) not in baseline.scenarios and profile not in baseline.profiles:
+            out.setdefault(mode_of[role], []).append(f"{role}-{profile}:{slug}")
+    result: dict = {mode: sorted(entries) for mode, entries in out.items()}
+    if baseline.written_against:
+        result[CATALOG_KEY] = dict(baseline.written_against)
+    return result

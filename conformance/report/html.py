@@ -72,6 +72,7 @@ def environment():
     env.filters["seconds"] = seconds
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
     env.filters["link_docs"] = link_docs
+    env.filters["rate"] = lambda passed_judged: reports.rate(list(passed_judged))
     env.globals["COLOURS"] = COLOURS
     return env
 
@@ -286,6 +287,11 @@ def context(doc: dict) -> dict:
         "not_passing": [c for section in sections for c in section["checks"]
                         if c["outcome"] in ("fail", "stale", "warn")],
         "legend": {"outcomes": LEGEND_OUTCOMES, "claims": LEGEND_CLAIMS},
+        "proposals": reports.proposal_rates([(c["id"], c["level"], c["outcome"]) for c in doc["checks"]],
+                                            gaps["unclaimed"]),
+        "judged": doc.get("judgedAgainst"),
+        "judged_profiles": [(p, info) for p, info in (doc.get("judgedAgainst") or {}).get("profiles", {}).items()
+                            if p in by_profile],
     }
 
 

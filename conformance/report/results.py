@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from .. import __version__
+from ..core import provenance
 from ..core.model import OUTCOMES, PROFILES, Result
 
 ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "info": "ℹ️", "skip": "⏭️", "xfail": "🟡", "stale": "🔁"}
@@ -32,7 +33,7 @@ def sdk_version() -> str | None:
 
 def results_document(*, role: str, target: dict, results: list[Result], claims: dict, started: float,
                      finished: float, strict: bool, exit_code: int, unavailable: str | None = None,
-                     peer: dict | None = None) -> dict:
+                     peer: dict | None = None, baseline: dict | None = None) -> dict:
     counts = Counter(r.outcome for r in results)
     profiles = {}
     for profile in PROFILES:
@@ -53,12 +54,15 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
         "durationSeconds": round(finished - started, 3), "strict": strict, "profiles": profiles,
         "summary": {"total": len(results), **{o: counts.get(o, 0) for o in OUTCOMES}},
         "exitCode": exit_code,
-        "checks": [r.to_json() for r in results],
+        "judgedAgainst": provenance.judged_against(),
+        "checks": [{**r.to_json(), "sources": provenance.check_sources(r.id)} for r in results],
     }
     if peer:
         doc["targetInfo"] = peer
     if unavailable:
         doc["unavailable"] = unavailable
+    if baseline:
+        doc["baseline"] = baseline
     return doc
 
 
@@ -137,7 +141,78 @@ def closing_line(role: str, claims: dict) -> str | None:
     return None
 
 
-def _wrap(text: str, first: str, rest: str, width: int = 100) -> list[str]:
+# -- the per-proposal table: MUST and SHOULD pass rates per source, as SDK tiering reads them ---------------------
+
+def proposal_rates(checks, unclaimed=()) -> list[dict]:
+    """Per (profile, source) a run judged, in catalog order: MUST and SHOULD checks passed of those judged (a
+    skipped check is not judged: `na`), from (check id, level, outcome) triples; `unclaimed` profiles are
+    marked, and left out when none of their checks was judged. A check counts under its
+    primary source (core/provenance.primary_source): the proposal for most, the fixture contract or JSON-RPC
+    for the checks whose strongest rows come from them."""
+    groups: dict[tuple[str, str], dict] = {}
+    for check_id, level, outcome in checks:
+        profile = check_id.split("/")[0]
+        source = provenance.primary_source(check_id) or "(no catalog row)"
+        g = groups.setdefault((profile, source), {"profile": profile, "source": source, "MUST": [0, 0],
+                                                  "SHOULD": [0, 0], "na": 0, "total": 0,
+                                                  "claimed": profile not in unclaimed})
+        g["total"] += 1
+        if outcome == "skip":
+            g["na"] += 1
+        elif level in ("MUST", "SHOULD"):
+            g[level][1] += 1
+            g[level][0] += outcome == "pass"
+    order = {p: i for i, p in enumerate(PROFILES)}
+    names = {(p, n): i for i, (p, n) in enumerate(_catalog_sources())}
+    # An unclaimed profile none of whose checks was judged has nothing to rate (its line above says why).
+    kept = [g for g in groups.values() if g["claimed"] or g["MUST"][1] or g["SHOULD"][1]]
+    return sorted(kept, key=lambda g: (order.get(g["profile"], 99),
+                                                  names.get((g["profile"], g["source"]), 99), g["source"]))
+
+
+def _catalog_sources():
+    from ..core import catalog
+
+    return list(catalog.sources())
+
+
+def rate(passed_judged: list[int]) -> str:
+    """`12/14 86%`, or `-` when no check of the level was judged."""
+    passed, judged = passed_judged
+    return f"{passed}/{judged} {100 * passed // judged}%" if judged else "-"
+
+
+def proposal_lines(checks, unclaimed=()) -> list[str]:
+    """The per-proposal table for the console, within 100 columns."""
+    table = proposal_rates(checks, unclaimed)
+    if not table:
+        return []
+    lines = ["Per proposal (MUST, SHOULD: checks passed of those judged; n/a: not applicable, skipped)"]
+    for g in table:
+        label = f"{g['profile']}{'' if g['claimed'] else ' (NOT CLAIMED)'}: {g['source']}"
+        lines.append(f"  {label[:50]:<50} MUST {rate(g['MUST']):<12} SHOULD {rate(g['SHOULD']):<12} "
+                     f"n/a {g['na']}".rstrip())
+    return lines
+
+
+def proposal_markdown(checks, unclaimed=()) -> list[str]:
+    table = proposal_rates(checks, unclaimed)
+    if not table:
+        return []
+    lines = ["## Per proposal", "", "MUST and SHOULD: checks passed of those judged; n/a: checks not applicable "
+             "(skipped).", "", "| profile | source | MUST | SHOULD | n/a |", "|---|---|---|---|---|"]
+    for g in table:
+        lines.append(f"| {g['profile']}{'' if g['claimed'] else ' (not claimed)'} | {_md_escape(g['source'])} | {rate(g['MUST'])} | {rate(g['SHOULD'])} "
+                     f"| {g['na']} |")
+    return lines
+
+
+def _doc_triples(doc: dict):
+    return [(c["id"], c["level"], c["outcome"]) for c in doc["checks"]]
+
+
+def wrap(text: str, first: str, rest: str, width: int = 100) -> list[str]:
+    """`text` wrapped within `width` columns, the first line after `first`, the others after `rest`."""
     import textwrap
 
     # An option and its value stay on one line: "--profile" alone at a line's end reads as a typo.
@@ -160,6 +235,8 @@ def summary_markdown(doc: dict) -> str:
     passed = sum(c["outcome"] == "pass" for c in doc["checks"])
     for sentence in headline(role, gaps, passed):
         lines += [f"> ⚠️ {_link_docs(sentence)}", ""]
+    for sentence in (doc.get("baseline") or {}).get("warnings", ()):
+        lines += [f"> ⚠️ {_md_escape(sentence)}", ""]
     identity = _identity(doc.get("targetInfo")) if speaks_for_itself(doc) else ""
     lines += [f"Target: `{_md_code(where)}` ({target.get('kind')}){identity} · "
               f"{doc['durationSeconds']:.1f} s · exit code {doc['exitCode']}", ""]
@@ -175,6 +252,9 @@ def summary_markdown(doc: dict) -> str:
         claimed = (f"yes ({claim['claimedBy']})" if claim["claimed"] else
                    "**no**" if profile in gaps["unclaimed"] else "not run")
         lines.append(f"| {profile} | {claimed} | {c['pass']} | {c['fail']} | {c['warn']} | {c['info']} | {c['skip']} |")
+    proposals = proposal_markdown(_doc_triples(doc), gaps["unclaimed"])
+    if proposals:
+        lines += ["", *proposals]
     if gaps["unclaimed"]:
         lines += ["", "## Not claimed, so not tested", ""]
         for profile, claim in gaps["unclaimed"].items():
@@ -232,11 +312,13 @@ def write_all(directory: str | os.PathLike, doc: dict) -> Path:
     (path / "results.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n",
                                        encoding="utf-8")
     (path / "summary.md").write_text(summary_markdown(doc), encoding="utf-8")
+    from . import official
     from .badges import write_badges
     from .html import render
 
     (path / "index.html").write_text(render(doc), encoding="utf-8")
     write_badges(path / "badges", doc)
+    official.write(path, doc)
     return path
 
 
@@ -247,7 +329,7 @@ def terminal_table(results: list[Result], claims: dict, role: str = "server") ->
     gaps = untested(role, claims)
     lines = [""]
     for sentence in headline(role, gaps, sum(r.outcome == "pass" for r in results)):
-        lines += _wrap(sentence, ATTENTION, ATTENTION)
+        lines += wrap(sentence, ATTENTION, ATTENTION)
     lines.append(f"MCP extension conformance, {role} role")
     by_profile: dict[str, list[Result]] = defaultdict(list)
     for result in results:
@@ -261,9 +343,13 @@ def terminal_table(results: list[Result], claims: dict, role: str = "server") ->
         counts = "  ".join(f"{o} {c[o]}" for o in OUTCOMES if c[o])
         lines.append(f"  {profile:<24} {state:<24} {counts}")
         if profile in gaps["unclaimed"]:
-            lines += _wrap(f"why: {claim.get('reason') or 'not claimed'}", " " * 6, " " * 11)
-            lines += _wrap(f"claim: {claim_advice(profile, claim)}", " " * 6, " " * 13)
+            lines += wrap(f"why: {claim.get('reason') or 'not claimed'}", " " * 6, " " * 11)
+            lines += wrap(f"claim: {claim_advice(profile, claim)}", " " * 6, " " * 13)
     for result in sorted(results, key=lambda r: r.id):
         if result.outcome in ("fail", "warn", "stale"):
-            lines += _wrap(f"{result.outcome.upper():<5} {result.id}: {result.reason}", "  ", " " * 8)
+            lines += wrap(f"{result.outcome.upper():<5} {result.id}: {result.reason}", "  ", " " * 8)
+    lines += proposal_lines([(r.id, r.level, r.outcome) for r in results], gaps["unclaimed"])
     return lines
+
+
+_wrap = wrap  # the name it had
