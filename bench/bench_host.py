@@ -56,7 +56,7 @@ def per_scenario(command: str, repeat: int) -> None:
     for sid, scenario in recorder.scenarios().items():
         totals, hosts, judges = [], [], []
         for _ in range(repeat):
-            run = run_scenario_sync(command, scenario, turn_timeout=30)
+            run = run_scenario_sync(command, scenario, timeout=30)
             if run.fatal:
                 print(f"  {sid:<42} failed: {run.fatal}")
                 break

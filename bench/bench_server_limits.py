@@ -26,8 +26,8 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.peerkit import free_port, spawn  # noqa: E402
-from conformance.server.recording import PROTOCOL_VERSION  # noqa: E402
+from conformance.targets.peerkit import free_port, spawn  # noqa: E402
+from conformance.server.session import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 
 INIT = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "limits-bench", "version": "0"}}
@@ -64,7 +64,7 @@ class Server:
 
 
 async def session(url: str):
-    conn = TargetSpec("http", url=url, request_timeout=300, max_message_bytes=2 ** 31).connect()
+    conn = TargetSpec("http", url=url, timeout=300, max_message_bytes=2 ** 31).connect()
     await conn.__aenter__()
     await conn.request("initialize", INIT)
     await conn.notify("notifications/initialized")

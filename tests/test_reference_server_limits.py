@@ -18,8 +18,8 @@ import time
 import anyio
 import pytest
 
-from conformance.peerkit import free_port, spawn
-from conformance.server.recording import PROTOCOL_VERSION
+from conformance.targets.peerkit import free_port, spawn
+from conformance.server.session import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
 from tests.helpers import ROOT
 
@@ -52,7 +52,7 @@ class Server:
 
 
 async def session(url: str):
-    conn = TargetSpec("http", url=url, request_timeout=120).connect()
+    conn = TargetSpec("http", url=url, timeout=120).connect()
     await conn.__aenter__()
     assert (await conn.request("initialize", INIT)).has_result
     await conn.notify("notifications/initialized")
