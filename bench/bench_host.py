@@ -28,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from conformance.core.model import REGISTRY  # noqa: E402
+from conformance.core.runner import evaluate  # noqa: E402
 from conformance.host import record as recorder  # noqa: E402
 from conformance.host.harness import run_scenario_sync  # noqa: E402
 from conformance.host.recording import HostRecording  # noqa: E402
-from conformance.core.model import REGISTRY  # noqa: E402
-from conformance.core.runner import evaluate  # noqa: E402
 
 PY = shlex.quote(sys.executable)
 HOSTS = {

@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench_middleware_functions import pii_prefilter  # noqa: E402  (this directory is on the path)
 
-from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 from conformance.server.session import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
+from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 from reference_servers.middleware import pii  # noqa: E402
 
 FILLER = ("The quarterly review covered routing, pricing and the partner programme. Nothing here is personal. "

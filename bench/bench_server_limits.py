@@ -26,9 +26,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 from conformance.server.session import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
+from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 
 INIT = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "limits-bench", "version": "0"}}
 

@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.core.model import REGISTRY  # noqa: E402
-from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 from conformance.core.runner import evaluate  # noqa: E402
 from conformance.server import record as server_record  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
+from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 
 REFERENCE = [sys.executable, "-m", "reference_servers.everything"]
 FIXTURE = [sys.executable, "-m", "conformance.gateway.upstream"]

@@ -19,8 +19,7 @@ import time
 import pytest
 
 from . import options
-from .core import background
-from .core import roles
+from .core import background, roles
 from .core.model import REGISTRY, Result, format_failure
 
 PROPERTY = "mcpx"

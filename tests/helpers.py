@@ -10,14 +10,14 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from conformance.core.roles import GATEWAY, HOST, SERVER
+from conformance.core.runner import evaluate_all
 from conformance.gateway import record as gateway_record
 from conformance.gateway.launch import gateway_factory
 from conformance.host import record as host_record
-from conformance.targets.peerkit import free_port, spawn
-from conformance.core.roles import GATEWAY, HOST, SERVER
-from conformance.core.runner import evaluate_all
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
+from conformance.targets.peerkit import free_port, spawn
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = shlex.quote(sys.executable)

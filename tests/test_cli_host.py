@@ -3,8 +3,8 @@
 import json
 
 from conformance.core import schemas_loader
-from conformance.host.record import scenarios as recorder_scenarios
 from conformance.core.roles import HOST
+from conformance.host.record import scenarios as recorder_scenarios
 from tests.helpers import HOST_CHECKS, fake_host
 from tests.test_cli import assert_clean, cli
 

@@ -28,9 +28,9 @@ import pytest
 from conformance.core.model import REGISTRY
 from conformance.core.runner import evaluate
 from conformance.server import record as server_record
+from conformance.server import wg_fixtures
 from conformance.targets import TargetSpec
 from conformance.targets.peerkit import free_port, spawn
-from conformance.server import wg_fixtures
 from tests.helpers import ROOT, not_ok
 
 HANGAR = os.environ.get("MCPX_HANGAR")

@@ -25,10 +25,10 @@ import pytest
 
 from conformance.core import catalog, schemas_loader
 from conformance.core.adapters import load_adapter
-from conformance.gateway import replay as gp
-from conformance.gateway import sequential_pipeline as sp
 from conformance.core.model import REGISTRY
 from conformance.core.runner import evaluate
+from conformance.gateway import replay as gp
+from conformance.gateway import sequential_pipeline as sp
 from reference_servers.gateway import adapter as reference_adapter
 from reference_servers.gateway.pipeline import (
     Decision,

@@ -18,9 +18,9 @@ import time
 import anyio
 import pytest
 
-from conformance.targets.peerkit import free_port, spawn
 from conformance.server.session import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
+from conformance.targets.peerkit import free_port, spawn
 from tests.helpers import ROOT
 
 INIT = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "limits-test", "version": "0"}}

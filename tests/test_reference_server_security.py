@@ -20,9 +20,9 @@ import anyio
 import httpx
 import pytest
 
-from conformance.targets.peerkit import free_port
 from conformance.server.session import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
+from conformance.targets.peerkit import free_port
 from tests.helpers import ROOT, reference_http_server
 
 MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "")

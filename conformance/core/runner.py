@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import time
 
+from ..targets.base import describe
 from . import catalog
 from .model import Check, NotApplicable, NotObserved, Result, Violation, fixture_need, outcome_for_level, target_kind
-from ..targets.base import describe
-
 
 WRONG_TARGET = {
     "live": "judged on a live implementation; this run replays the interceptors working group's fixtures",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import base_schemas
 from ..targets import WireEvent
+from . import base_schemas
 
 # Results whose base shape the SDK's types describe, by request method.
 _RESULT_TYPES = {

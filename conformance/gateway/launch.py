@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 import anyio
 
 from ..core.roles import GATEWAY
-from ..targets.peerkit import cannot_start, free_port, spawn
 from ..targets import TargetSpec, TargetUnavailable
 from ..targets.environment import scrubbed
+from ..targets.peerkit import cannot_start, free_port, spawn
 
 UPSTREAM_SCRIPT = Path(__file__).resolve().with_name("upstream.py")
 COMMAND_ENV, URL_ENV = "MCPX_UPSTREAM_COMMAND", "MCPX_UPSTREAM_URL"

@@ -18,6 +18,7 @@ from ..core.wire import envelope_problems
 from .harness import HostRun
 from .recording import HostRecording
 
+
 @dataclass(frozen=True)
 class Plan:
     """A host profile module's PLAN (core/profile.py): the scenarios (scenarios.yaml) the host is run through."""

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..core.roles import HOST
-from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group
 from ..targets.base import clip
 from ..targets.environment import scrubbed
+from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group
 from ..targets.stdio import LineSplitter
 from .mock_llm import MockLLM, ModelRequest, loopback_socket
 from .scenario_server import ScenarioServer, http_app

@@ -14,8 +14,8 @@ from importlib import resources
 
 import anyio
 
-from ..core.roles import HOST
 from ..core.profile import profile_modules
+from ..core.roles import HOST
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 

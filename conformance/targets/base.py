@@ -33,7 +33,6 @@ from typing import Any
 import anyio
 
 from ..core.roles import SERVER
-
 from .peerkit import printable
 
 JSON = Any

@@ -21,8 +21,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .peerkit import StderrTail
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
+from .peerkit import StderrTail
 from .stdio import LineSplitter
 
 LABEL = "mcp-ext-conformance"

@@ -21,9 +21,9 @@ import subprocess
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 
-from .peerkit import StderrTail, cannot_start, open_group, stop_group
 from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
 from .environment import scrubbed
+from .peerkit import StderrTail, cannot_start, open_group, stop_group
 
 STDERR_TAIL_BYTES = 8192
 

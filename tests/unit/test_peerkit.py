@@ -14,8 +14,19 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance.targets.peerkit import Group, RpcError, StderrTail, answer_http, free_port, group_alive, open_group, spawn, stderr_tail, stop_group
 from conformance.targets import reaper
+from conformance.targets.peerkit import (
+    Group,
+    RpcError,
+    StderrTail,
+    answer_http,
+    free_port,
+    group_alive,
+    open_group,
+    spawn,
+    stderr_tail,
+    stop_group,
+)
 from tests.helpers import alive
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,13 +3,13 @@ offers what `runner.evaluate` reads (conformance/core/recording.py)."""
 
 import pytest
 
+from conformance.core.model import REGISTRY, NotObserved
+from conformance.core.recording import Recording
+from conformance.core.roles import GATEWAY, HOST, ROLES, SERVER
 from conformance.gateway import record as gateway_record
 from conformance.gateway.recording import PipelineRecording
 from conformance.host import record as host_record
 from conformance.host.recording import HostRecording
-from conformance.core.model import REGISTRY, NotObserved
-from conformance.core.recording import Recording
-from conformance.core.roles import GATEWAY, HOST, ROLES, SERVER
 from conformance.server import record as server_record
 from conformance.server.recording import Recording as ServerRecording
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from conformance.core.wire import base_problems, envelope_problems, transcript_problems
 from conformance.targets import WireEvent
 from conformance.targets.base import json_line
-from conformance.core.wire import base_problems, envelope_problems, transcript_problems
 
 VALID = [
     {"jsonrpc": "2.0", "id": 1, "result": {}},
