@@ -122,3 +122,28 @@ def test_the_options_the_server_page_lists_are_the_clis():
                               text=True, check=True).stdout
     offered = set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", helptext))
     assert listed and listed <= offered, sorted(listed - offered)
+
+
+def test_server_page_says_which_checks_judge_the_servers_own_tools():
+    """docs/server.md's two tables: a check without fixtures judges the server's own tools and middleware, a
+    check with fixtures only the fixtures; both tables hold exactly the server role's checks of each kind."""
+    from conformance.core.model import REGISTRY
+    from conformance.core.roles import SERVER
+
+    text = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
+    section = text.split("## What is checked on your own tools, and what only on the fixtures", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    own, fixtures = section.split("On the fixtures only:", 1)
+
+    def listed(part: str) -> set[str]:
+        out = set()
+        for line in part.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 2 and cells[0].startswith("`"):
+                profile = cells[0].strip("`")
+                out |= {f"{profile}/server/{slug.strip().strip('`')}" for slug in cells[1].split(",")}
+        return out
+
+    ids = SERVER.check_ids()
+    assert listed(own) == {c for c in ids if not REGISTRY[c].needs}
+    assert listed(fixtures) == {c for c in ids if REGISTRY[c].needs}
