@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
 from .common import Plan, wire_check
-from .recording import HostRecording, last_user_message
+from .recording import HostRecording, last_user_message, named, tool_names
 
 PROFILE = "augmentation"
 SCENARIO = "augmentation/hints"
 SCENARIOS = (SCENARIO,)
+AUGMENTATIONS = ("scenario_replace", "scenario_prepend", "scenario_append")
 
 
 def _user_message(rec: HostRecording) -> tuple[str, str]:
@@ -65,6 +66,21 @@ def append_applied(rec: HostRecording):
     if not _order(text, "REPLACED", "APPENDED", nonce):
         raise Violation("the append hint was not applied", expected=f"REPLACED-{nonce} before APPENDED-{nonce}",
                         actual=text)
+
+@check("augmentation/host/augmentations-not-offered-as-tools",
+       does="reads the tools of every model request in the augmentation scenario",
+       must="augmentations are application controlled: never offered to the model as tools")
+def not_tools(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=0)
+    requests = [r for r in run.model if r.valid]
+    if not requests:
+        raise NotObserved(f"the host sent the model no request{'; ' + run.fatal if run.fatal else ''}")
+    offered = sorted({n for r in requests for n in tool_names(r.body) if any(named([n], a) for a in AUGMENTATIONS)})
+    if offered:
+        raise Violation("augmentations were offered to the model as tools", expected="no augmentation name in tools",
+                        actual=offered)
+    return f"{len(requests)} model request(s), no augmentation among their tools"
+
 
 wire_check("augmentation/host/wire-messages-valid", SCENARIOS)
 PLAN = Plan(SCENARIOS)

@@ -1,7 +1,7 @@
 """Host role, profile `interceptors` (SEP-2624): the host invokes interceptors around its tool calls.
 
 Scenario `interceptors/tool-call`: server `guard` advertises the interceptors
-extension and lists twelve interceptors (scenarios.yaml); the config names it in
+extension and lists fourteen interceptors (scenarios.yaml); the config names it in
 `interceptors`, so the host discovers them with `interceptors/list` and runs
 those hooked on `tools/call` around every tool call it sends to server `work`.
 Every invocation is recorded with its name, phase, payload, answer and time.
@@ -11,16 +11,21 @@ token decides which interceptor acts:
 | turn | argument | what acts |
 |---|---|---|
 | 1 | PLAIN-<nonce> | every mutator tags the text, in priority order; validators pass; the response chain tags the result |
-| 2 | FORBIDDEN-<nonce> | validator `v-forbid` rejects (severity error) |
+| 2 | FORBIDDEN-<nonce> | validators `v-forbid` and `v-forbid-too` reject (severity error) |
 | 3 | WARN-<nonce> | validator `v-warn` rejects with severity warn |
 | 4 | AUDIT-REJECT-<nonce> | audit-mode validator `v-audit` (hooked on "*") rejects |
 | 5 | BOOM-CLOSED-<nonce> | mutator `m-boom` (failOpen not given: false) fails |
 | 6 | BOOM-OPEN-<nonce> | validator `v-open` (failOpen true) fails |
-| 7 | TAINTED-<nonce> | response-phase validator `r-check` rejects the result |
+| 7 | TAINTED-<nonce> | response-phase validators `r-check` and `r-scan` reject the result |
 
 The audit-mode mutator `m-shadow` prefixes the text with SHADOW-<nonce> on
 every turn: what it computes must never be applied. Whether the tool ran is
 read from server `work`'s record; what the model saw, from its requests.
+
+Two validators reject each rejected turn, on both sides, because the SEP's
+"All validations MUST complete, then reject" can only be seen failing where a
+second rejection is still to come: a host that stops at the first rejection
+leaves one of the two uninvoked, whichever it runs first.
 """
 
 from __future__ import annotations
@@ -38,9 +43,10 @@ SCENARIOS = (SCENARIO,)
 PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED = range(1, 8)
 ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
 AUDIT_MUTATOR = "m-shadow"
-REQUEST_VALIDATORS = ["v-forbid", "v-warn", "v-audit", "v-open"]
+REQUEST_VALIDATORS = ["v-forbid", "v-forbid-too", "v-warn", "v-audit", "v-open"]
 REQUEST_ALL = sorted(ORDER + [AUDIT_MUTATOR] + REQUEST_VALIDATORS)
 RESPONSE_VALIDATOR, RESPONSE_MUTATOR = "r-check", "r-tag"
+RESPONSE_VALIDATORS = [RESPONSE_VALIDATOR, "r-scan"]
 
 
 # -- readers -------------------------------------------------------------------------------------
@@ -102,7 +108,7 @@ def _outcome(run: HostRun, turn: int, name: str, blocked_by: str) -> dict:
 
 # -- checks --------------------------------------------------------------------------------------
 @check("interceptors/host/hooked-interceptors-invoked",
-       does="lists twelve interceptors on server guard (one hooked on \"*\"); in turn 1 the model calls "
+       does="lists fourteen interceptors on server guard (one hooked on \"*\"); in turn 1 the model calls "
             "scenario_echo once; records interceptors/list and every interceptor/invoke",
        must="the host discovers the interceptors with interceptors/list and invokes every one hooked on tools/call "
             "or \"*\": request-phase ones (event tools/call, phase request) before the call is sent, response-phase "
@@ -118,7 +124,7 @@ def hooked_invoked(rec: HostRecording):
     problems = []
     if not listed or (invokes and listed[0]["t"] > invokes[0]["t"]):
         problems.append("interceptors/list was not called on guard before the first invocation")
-    for name in REQUEST_ALL + [RESPONSE_VALIDATOR, RESPONSE_MUTATOR]:
+    for name in REQUEST_ALL + RESPONSE_VALIDATORS + [RESPONSE_MUTATOR]:
         phase = "response" if name.startswith("r-") else "request"
         mine = _named(invokes, name)
         if not mine:
@@ -262,6 +268,33 @@ def rejection_blocks(rec: HostRecording):
     return _blocked(rec, FORBID, "v-forbid", "invalid", "v-forbid rejected the request")
 
 
+@check("interceptors/host/all-validations-complete",
+       does="in turn 2 two request-phase validators (v-forbid, v-forbid-too) reject the call with severity error, "
+            "and in turn 7 two response-phase validators (r-check, r-scan) reject the result; records which "
+            "validators were invoked in those turns",
+       must="all validations complete before the verdict: every validator hooked on the event and phase is "
+            "invoked, also after another one has already rejected")
+def all_validations_complete(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=TAINTED)
+    problems, rejected = [], 0
+    # v-audit (hooked on "*") is left to hooked-interceptors-invoked, which judges wildcard hooks.
+    request = [n for n in REQUEST_VALIDATORS if n != "v-audit"]
+    for turn, phase, names, rejecting in ((FORBID, "request", request, ["v-forbid", "v-forbid-too"]),
+                                          (TAINTED, "response", RESPONSE_VALIDATORS, RESPONSE_VALIDATORS)):
+        invoked = {e["params"].get("name") for e in _invokes(run, turn, phase)}
+        acted = [n for n in rejecting if any(_result(e).get("valid") is False for e in _named(_invokes(run, turn), n))]
+        if not acted:
+            raise NotObserved(f"turn {turn}: none of {', '.join(rejecting)} rejected; the {phase} chain did not run"
+                              f"{'; ' + run.fatal if run.fatal else ''}")
+        rejected += len(acted)
+        problems += [f"turn {turn}: {n} ({phase} phase) was not invoked after {acted[0]} rejected"
+                     for n in names if n not in invoked]
+    if problems:
+        raise Violation("the host stopped validating at the first rejection", expected="every hooked validator "
+                        "invoked, then the rejection", actual=problems)
+    return f"every validator ran in both rejected turns ({rejected} rejections)"
+
+
 @check("interceptors/host/warn-does-not-block",
        does="in turn 3 validator v-warn answers valid: false with severity warn",
        must="validations with severity warn or info do not block: the tool is called")
@@ -297,18 +330,20 @@ def validate_after_mutate(rec: HostRecording):
 
 
 @check("interceptors/host/validate-before-mutate-receiving",
-       does="in turn 1 records when response-phase validator r-check and mutator r-tag ran on the tool result",
-       must="receiving: validate, then mutate; the response validator runs before the response mutator")
+       does="in turn 1 records when response-phase validators r-check and r-scan and mutator r-tag ran on the tool "
+            "result",
+       must="receiving: validate, then mutate; the response mutator runs only after every response validator")
 def validate_before_mutate(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=PLAIN)
     events = _invokes(run, PLAIN, "response")
-    check_t = [e["t"] for e in _named(events, RESPONSE_VALIDATOR)]
+    check_t = {name: [e["t"] for e in _named(events, name)] for name in RESPONSE_VALIDATORS}
     tag_t = [e["t"] for e in _named(events, RESPONSE_MUTATOR)]
-    if not check_t or not tag_t:
-        raise NotObserved("turn 1: the response-phase validator and mutator did not both run")
-    if min(tag_t) < min(check_t):
-        raise Violation("the response mutator ran before the response validator",
-                        expected=[RESPONSE_VALIDATOR, RESPONSE_MUTATOR],
+    if not all(check_t.values()) or not tag_t:
+        raise NotObserved("turn 1: the response-phase validators and mutator did not all run")
+    early = [name for name, times in check_t.items() if min(tag_t) < min(times)]
+    if early:
+        raise Violation(f"the response mutator ran before the response validator(s) {', '.join(early)}",
+                        expected=[*RESPONSE_VALIDATORS, RESPONSE_MUTATOR],
                         actual=[e["params"].get("name") for e in events])
 
 

@@ -45,6 +45,7 @@ MUTANTS = {
     "skips-response-middleware": ({CM + "response-middleware-applied"}, "never runs response-phase middleware"),
     "forwards-metadata": ({CM + "metadata-not-forwarded"}, "shows the model the middleware metadata"),
     "offers-middleware-as-tools": ({CM + "middleware-not-offered-as-tools"}, "offers middleware to the model as tools"),
+    "offers-augmentations-as-tools": ({AUG + "augmentations-not-offered-as-tools"}, "offers augmentations to the model as tools"),
     "definition-order": ({CM + "priority-order"}, "runs middleware in configuration order, ignoring priority"),
     "default-priority-zero": ({CM + "priority-order"}, "takes a missing priority as 0"),
     "reverses-ties": ({CM + "equal-priority-definition-order"}, "runs equal-priority middleware in reverse configuration order"),
@@ -62,6 +63,7 @@ MUTANTS = {
     "applies-audit-mutations": ({IC + "audit-mutation-not-applied"}, "applies an audit-mode mutator's payload"),
     "audit-validators-block": ({IC + "audit-validator-never-blocks"}, "lets an audit-mode validator's rejection block the call"),
     "blocks-on-warnings": ({IC + "warn-does-not-block"}, "blocks on every valid: false, whatever its severity"),
+    "stops-at-first-rejection": ({IC + "all-validations-complete"}, "invokes validators one by one and stops at the first that rejects"),
     "ignores-request-rejections": ({IC + "validator-rejection-blocks"}, "sends the tool call although a request validator rejected it"),
     "validates-before-mutating": ({IC + "validate-after-mutate-sending"}, "runs request validators before the mutators, on the original payload"),
     "mutates-before-validating-responses": ({IC + "validate-before-mutate-receiving"}, "runs response mutators before response validators"),
@@ -208,6 +210,8 @@ class Host:
                     blocks = False
                 if blocks:
                     stop.append(d["name"])
+                    if self.m == "stops-at-first-rejection":
+                        break
             if stop:
                 raise Stopped(f"stopped by {', '.join(stop)}")
 
@@ -357,9 +361,10 @@ class Host:
         offered = self.offered()
         specs = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                    "parameters": t.get("inputSchema", {})}} for _, t in offered]
-        if self.m == "offers-middleware-as-tools":
+        kind = {"offers-middleware-as-tools": "contextMiddleware", "offers-augmentations-as-tools": "augmentation"}
+        if self.m in kind:
             specs += [{"type": "function", "function": {"name": e["name"], "parameters": {"type": "object"}}}
-                      for e in self.config.get("contextMiddleware", [])]
+                      for e in self.config.get("contextMiddleware", []) if kind[self.m] in self.caps[e["server"]]]
         extra = [{"role": "system", "content": "Context:\n" + "\n".join(context)}] if context else []
         if self.m == "drops-preprocessor-output":
             extra = []
