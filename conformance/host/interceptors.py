@@ -5,7 +5,7 @@ extension and lists fourteen interceptors (scenarios.yaml); the config names it 
 `interceptors`, so the host discovers them with `interceptors/list` and runs
 those hooked on `tools/call` around every tool call it sends to server `work`.
 Every invocation is recorded with its name, phase, payload, answer and time.
-In each of seven turns the model calls `scenario_echo` once; the argument's
+In each of eight turns the model calls `scenario_echo` once; the argument's
 token decides which interceptor acts:
 
 | turn | argument | what acts |
@@ -17,6 +17,7 @@ token decides which interceptor acts:
 | 5 | BOOM-CLOSED-<nonce> | mutator `m-boom` (failOpen not given: false) fails |
 | 6 | BOOM-OPEN-<nonce> | validator `v-open` (failOpen true) fails |
 | 7 | TAINTED-<nonce> | response-phase validators `r-check` and `r-scan` reject the result |
+| 8 | AUDIT-BOOM-<nonce> | audit-mode mutator `m-shadow` (failOpen not given) fails |
 
 The audit-mode mutator `m-shadow` prefixes the text with SHADOW-<nonce> on
 every turn: what it computes must never be applied. Whether the tool ran is
@@ -40,7 +41,7 @@ from .recording import HostRecording
 PROFILE = "interceptors"
 SCENARIO = "interceptors/tool-call"
 SCENARIOS = (SCENARIO,)
-PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED = range(1, 8)
+PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED, AUDIT_FAILS = range(1, 9)
 ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
 AUDIT_MUTATOR = "m-shadow"
 REQUEST_VALIDATORS = ["v-forbid", "v-forbid-too", "v-warn", "v-audit", "v-open"]
@@ -206,10 +207,11 @@ def mutations_chained(rec: HostRecording):
 
 
 @check("interceptors/host/priority-order",
-       does="lists mutators with priorityHint 100, 0, -5, none and 50 (m-tie-a without a hint ties with m-tie-b at "
-            "0, listed after it) and records the order of their request-phase invocations in turn 1",
-       must="mutations run by priorityHint ascending (0 when none is given), equal priorities alphabetically by "
-            "name")
+       does="lists mutators with priorityHint {request: 100, response: -1000}, {response: -50}, -5, none and 50 "
+            "(m-tie-a without a hint ties at 0 with m-tie-b, whose object gives no request value; listed after it) "
+            "and records the order of their request-phase invocations in turn 1",
+       must="mutations run by priorityHint ascending, a {request, response} object giving the phase's own value, 0 "
+            "when none is given (for the phase), equal priorities alphabetically by name")
 def priority_order(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=PLAIN)
     names = [e["params"].get("name") for e in _active_mutations(run, PLAIN)]
@@ -309,10 +311,19 @@ def audit_not_blocking(rec: HostRecording):
     return _not_blocked(rec, AUDIT, "v-audit", "invalid", "an audit-mode validator")
 
 
+@check("interceptors/host/audit-failure-never-blocks",
+       does="in turn 8 the audit-mode mutator m-shadow, which declares no failOpen, answers with a JSON-RPC error",
+       must="audit never blocks: the message proceeds when an audit-mode interceptor fails, whatever its failOpen "
+            "(failOpen only decides whether the failure counts as an error or a warning)")
+def audit_failure(rec: HostRecording):
+    return _not_blocked(rec, AUDIT_FAILS, AUDIT_MUTATOR, "error", "a failing audit-mode interceptor")
+
+
 @check("interceptors/host/validate-after-mutate-sending",
-       does="in turn 1 records when each request-phase validator was invoked and with what payload",
+       does="in turn 1 records when each request-phase validator was invoked and with what payload (v-warn declares "
+            "priorityHint -1000, lower than every mutator's)",
        must="sending: mutate, then validate; every validator runs after the last mutator and is given the "
-            "mutated payload")
+            "mutated payload; a validator's priorityHint is ignored")
 def validate_after_mutate(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=PLAIN)
     mutations = [e for e in _active_mutations(run, PLAIN) if not _failed(e)]

@@ -202,7 +202,7 @@ class ScenarioServer:
         seen = json.dumps(payload, ensure_ascii=False)
         kind = item["kind"]
         base = {"interceptor": item["name"], "type": item["type"], "phase": phase}
-        if kind == "fail-if" and item["pattern"] in seen:
+        if (kind == "fail-if" and item["pattern"] in seen) or (item.get("failIf") and item["failIf"] in seen):
             raise RpcError(-32603, "Interceptor execution failed")
         if item["type"] == "validation":
             if kind == "reject-if" and item["pattern"] in seen:

@@ -63,6 +63,9 @@ MUTANTS = {
     "applies-audit-mutations": ({IC + "audit-mutation-not-applied"}, "applies an audit-mode mutator's payload"),
     "audit-validators-block": ({IC + "audit-validator-never-blocks"}, "lets an audit-mode validator's rejection block the call"),
     "blocks-on-warnings": ({IC + "warn-does-not-block"}, "blocks on every valid: false, whatever its severity"),
+    "object-priority-as-zero": ({IC + "priority-order"}, "reads a {request, response} priorityHint as 0"),
+    "sorts-validators-by-priority": ({IC + "validate-after-mutate-sending"}, "runs validators that declare a priorityHint before the mutators"),
+    "audit-failures-block": ({IC + "audit-failure-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
     "stops-at-first-rejection": ({IC + "all-validations-complete"}, "invokes validators one by one and stops at the first that rejects"),
     "ignores-request-rejections": ({IC + "validator-rejection-blocks"}, "sends the tool call although a request validator rejected it"),
     "validates-before-mutating": ({IC + "validate-after-mutate-sending"}, "runs request validators before the mutators, on the original payload"),
@@ -156,7 +159,9 @@ class Host:
 
         def priority(d):
             hint = d.get("priorityHint", 0)
-            return hint.get(phase, 0) if isinstance(hint, dict) else hint
+            if isinstance(hint, dict):
+                return 0 if self.m == "object-priority-as-zero" else hint.get(phase, 0)
+            return hint
 
         active = [(s, d) for s, d in self.interceptors if hooked(d)]
         mutators = [(s, d) for s, d in active if d["type"] == "mutation"]
@@ -171,7 +176,8 @@ class Host:
                                                                        "phase": phase, "payload": body})
 
         def tolerated(d):
-            return d.get("mode") == "audit" or (d.get("failOpen") is True and self.m != "fails-closed-always")
+            audit = d.get("mode") == "audit" and self.m != "audit-failures-block"
+            return audit or (d.get("failOpen") is True and self.m != "fails-closed-always")
 
         def mutate(current):
             original, failed = current, False
@@ -192,9 +198,9 @@ class Host:
                 raise Stopped("a mutator failed")
             return current
 
-        def validate(current):
+        def validate(current, which=None):
             stop = []
-            for server, d in validators:
+            for server, d in validators if which is None else which:
                 answer = invoke(server, d, current)
                 if "error" in answer:
                     if not tolerated(d):
@@ -219,6 +225,10 @@ class Host:
             if self.m == "validates-before-mutating":
                 validate(payload)
                 return mutate(payload)
+            if self.m == "sorts-validators-by-priority":
+                early = [(s, d) for s, d in validators if "priorityHint" in d]
+                validate(payload, early)
+                validators = [p for p in validators if p not in early]
             try:
                 payload = mutate(payload)
             except SendAnyway as exc:
