@@ -168,6 +168,13 @@ class ScenarioServer:
         kind = item.get("kind")
         secret = f"META-{self.nonce}"
         if kind == "fail":
+            # Malformed results, not errors, for two tokens: a host holds a result to the schema before using it.
+            seen = json.dumps(context, ensure_ascii=False)
+            if "MALFORMED-CONTENT-" in seen:
+                return {"content": " ".join(b.get("text", "") for b in context if isinstance(b, dict)),
+                        "metadata": {"secret": secret}}
+            if "MALFORMED-META-" in seen:
+                return {"content": context, "metadata": "not an object"}
             raise RpcError(-32603, f"{item['name']} failed on purpose")
         if kind == "redact":
             return {"content": [self._map_text(b, self._redact) for b in context],

@@ -113,7 +113,9 @@ def middleware_result(result: Any) -> tuple[list[dict], dict | None]:
         raise MiddlewareFailure("middleware/invoke: result is not an object")
     content = check_blocks(result.get("content"), "middleware/invoke")
     metadata = result.get("metadata")
-    return content, metadata if isinstance(metadata, dict) else None
+    if metadata is not None and not isinstance(metadata, Mapping):  # a free-form object, per the schema
+        raise MiddlewareFailure("middleware/invoke: metadata is not an object")
+    return content, metadata
 
 
 def apply_augmentation(context: list[dict], result: Any) -> tuple[list[dict], dict | None]:

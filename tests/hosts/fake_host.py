@@ -24,7 +24,8 @@ ER, CM, PP, AUG, IC = ("execution-requirements/host/", "context-middleware/host/
 # {name: (fails: the full ids of the checks it must fail, does: one line)}, the contract of tests/README.md.
 # Where two rules overlap a mutant fails more than one check by necessity: a host that drops tools with
 # unknown requirements also drops the near-miss tools (their strings are unknown too) and the tool whose
-# error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through.
+# error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through
+# (and never shows what it would do with the malformed results of later turns).
 MUTANTS = {
     "offers-preprocessors": ({PP + "never-offered-to-model"}, "offers preprocessor tools to the model (but refuses to run them)"),
     "runs-model-preprocessor-call": ({PP + "model-cannot-call-preprocessor"}, "runs any tool the model names, offered or not"),
@@ -40,7 +41,7 @@ MUTANTS = {
     "case-folds-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings case-insensitively"),
     "normalizes-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings after NFKC normalization and trimming"),
     "rewrites-tool-errors": ({ER + "requirement-strings-not-rewritten"}, "NFKD-normalizes and lowercases tool error results before the model sees them"),
-    "request-middleware-first-turn-only": ({CM + "model-sees-middleware-output", CM + "request-middleware-runs-every-turn"}, "runs request-phase middleware on the first turn only"),
+    "request-middleware-first-turn-only": ({CM + "model-sees-middleware-output", CM + "request-middleware-runs-every-turn", CM + "malformed-content-blocks-turn", CM + "malformed-metadata-blocks-turn"}, "runs request-phase middleware on the first turn only"),
     "sends-raw-message": ({CM + "model-sees-middleware-output"}, "invokes request-phase middleware but sends the model the original message"),
     "skips-response-middleware": ({CM + "response-middleware-applied"}, "never runs response-phase middleware"),
     "forwards-metadata": ({CM + "metadata-not-forwarded"}, "shows the model the middleware metadata"),
@@ -51,6 +52,8 @@ MUTANTS = {
     "reverses-ties": ({CM + "equal-priority-definition-order"}, "runs equal-priority middleware in reverse configuration order"),
     "unchained": ({CM + "chained-input"}, "gives every middleware the original message"),
     "fails-open": ({CM + "failing-middleware-blocks-turn"}, "sends the unprocessed message when middleware fails"),
+    "accepts-string-content": ({CM + "malformed-content-blocks-turn"}, "takes a middleware result whose content is a string as one text block"),
+    "ignores-malformed-metadata": ({CM + "malformed-metadata-blocks-turn"}, "uses a middleware result whatever its metadata"),
     "ignores-replace": ({AUG + "replace-hint-applied"}, "treats the replace hint as append"),
     "prepend-as-append": ({AUG + "prepend-hint-applied"}, "treats the prepend hint as append"),
     "append-as-prepend": ({AUG + "append-hint-applied"}, "treats the append hint as prepend"),
@@ -303,8 +306,16 @@ class Host:
                 answer = self.servers[server].request("middleware/invoke", params)
                 if "error" in answer:
                     raise MiddlewareFailed(answer["error"].get("message"))
-                context = answer["result"]["content"]
-                metadata.append(answer["result"].get("metadata"))
+                content, meta = answer["result"].get("content"), answer["result"].get("metadata")
+                if isinstance(content, str) and self.m == "accepts-string-content":
+                    content = [{"type": "text", "text": content}]
+                if not isinstance(content, list) or not all(isinstance(b, dict) and isinstance(b.get("type"), str)
+                                                            for b in content):
+                    raise MalformedResult("content is not an array of content blocks")
+                if meta is not None and not isinstance(meta, dict) and self.m != "ignores-malformed-metadata":
+                    raise MalformedResult("metadata is not an object")
+                context = content
+                metadata.append(meta)
             else:
                 answer = self.servers[server].request("augmentation/augment", params)
                 if "error" in answer:
@@ -362,7 +373,7 @@ class Host:
             else:
                 text, metadata = self.chain("request", user)
         except MiddlewareFailed as exc:
-            if self.m != "fails-open":
+            if self.m != "fails-open" or isinstance(exc, MalformedResult):  # (fails-open: on errors only)
                 return {"role": "assistant", "content": "", "error": f"request middleware failed: {exc}"}
             text, metadata = user, []
         if self.m == "sends-raw-message" and not any("augmentation" in c for c in self.caps.values()):
@@ -429,6 +440,10 @@ class Host:
 
 class MiddlewareFailed(Exception):
     pass
+
+
+class MalformedResult(MiddlewareFailed):
+    """A middleware result that does not match the schema."""
 
 
 class Stopped(Exception):

@@ -94,7 +94,7 @@ def test_middleware_result_keeps_metadata_apart():
 
 
 @pytest.mark.parametrize("result", [None, [], {}, {"content": "x"}, {"content": [{"text": "no type"}]},
-                                    {"content": ["x"]}])
+                                    {"content": ["x"]}, {"content": [{"type": "text", "text": "x"}], "metadata": "x"}])
 def test_broken_middleware_results(result):
     with pytest.raises(MiddlewareFailure):
         middleware_result(result)
