@@ -68,11 +68,14 @@ def test_every_transparency_check_has_a_broken_proxy():
 
 @pytest.mark.parametrize("how", ["stdio", "http-upstream", "http-gateway"])
 def test_reference_gateway_passes_every_check(how):
+    # Over HTTP the gateway imports the SDK's transports: five of them starting at once (one per transparency
+    # profile) on a loaded machine take longer than the default 5 s to answer initialize. A bound, not a measure.
     if how == "http-gateway":
         verdicts = gateway_verdicts(reference_gateway("--http", "{port}"), url="http://127.0.0.1:{port}/mcp",
-                                    upstream="http")
+                                    upstream="http", timeout=20)
     else:
-        verdicts = gateway_verdicts(reference_gateway(), upstream="http" if how == "http-upstream" else "stdio")
+        verdicts = gateway_verdicts(reference_gateway(), upstream="http" if how == "http-upstream" else "stdio",
+                                    timeout=20)
     assert not_ok(verdicts) == {}
     assert {r.outcome for r in verdicts.values()} == {"pass"}
 
