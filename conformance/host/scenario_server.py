@@ -191,9 +191,12 @@ class ScenarioServer:
         item = self._find("augmentations", params.get("name"))
         if not isinstance(params.get("context"), list):
             raise RpcError(-32602, "context must be an array of content blocks")
-        text = item["text"].replace("{nonce}", self.nonce)
-        return {"content": [{"content": _text(text)}], "hint": item["hint"],
-                "metadata": {"secret": f"META-{self.nonce}"}}
+        if "items" in item:
+            content = [{"content": _text(i["text"]), **({"properties": {"relevance": i["relevance"]}}
+                                                         if "relevance" in i else {})} for i in item["items"]]
+        else:
+            content = [{"content": _text(item["text"].replace("{nonce}", self.nonce))}]
+        return {"content": content, "hint": item["hint"], "metadata": {"secret": f"META-{self.nonce}"}}
 
     def _intercept(self, params: dict) -> dict:
         """One interceptor invocation. Each kind touches only strings holding the nonce (the user's and the

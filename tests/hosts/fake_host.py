@@ -57,6 +57,7 @@ MUTANTS = {
     "ignores-replace": ({AUG + "replace-hint-applied"}, "treats the replace hint as append"),
     "prepend-as-append": ({AUG + "prepend-hint-applied"}, "treats the prepend hint as append"),
     "append-as-prepend": ({AUG + "append-hint-applied"}, "treats the append hint as prepend"),
+    "ignores-filter-hint": ({AUG + "filter-hint-applied"}, "treats the filter hint as append and offers every tool"),
     "ignores-wildcard-hooks": ({IC + "hooked-interceptors-invoked"}, "never invokes interceptors hooked on \"*\""),
     "ignores-response-mutations": ({IC + "response-mutations-applied"}, "invokes response-phase mutators but gives the model the unmutated result"),
     "sends-original-request": ({IC + "mutated-request-sent"}, "runs the request chain, then sends the tool call as the model wrote it"),
@@ -151,6 +152,7 @@ class Host:
             self.interceptors += [(wanted["server"], d) for d in listed]
         self.history: list[dict] = []
         self.turn = 0
+        self.keep = None  # this turn's filter hint: the tools to offer (None: all)
 
     # -- interceptors (SEP-2624), around each tools/call -----------------------------------------
     def intercept(self, phase: str, payload):
@@ -322,6 +324,10 @@ class Host:
                     raise MiddlewareFailed(answer["error"].get("message"))
                 blocks = [a["content"] for a in answer["result"]["content"]]
                 hint = answer["result"].get("hint") or "append"
+                if hint == "filter" and self.m != "ignores-filter-hint" and phase == "request":
+                    self.keep = {a["content"].get("text") for a in answer["result"]["content"]
+                                 if (a.get("properties") or {}).get("relevance", 1) >= 0.5}
+                    continue
                 hint = {"ignores-replace": {"replace": "append"}, "prepend-as-append": {"prepend": "append"},
                         "append-as-prepend": {"append": "prepend"}}.get(self.m, {}).get(hint, hint)
                 context = blocks if hint == "replace" else blocks + context if hint == "prepend" else context + blocks
@@ -367,6 +373,7 @@ class Host:
 
     def answer(self, user: str) -> dict:
         self.turn += 1
+        self.keep = None
         try:
             if self.m == "request-middleware-first-turn-only" and self.turn > 1:
                 text, metadata = user, []
@@ -379,7 +386,7 @@ class Host:
         if self.m == "sends-raw-message" and not any("augmentation" in c for c in self.caps.values()):
             text = user  # (on middleware servers: augmentation hints are judged separately)
         context = self.preprocess(text)
-        offered = self.offered()
+        offered = [(s, t) for s, t in self.offered() if self.keep is None or t["name"] in self.keep]
         specs = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                    "parameters": t.get("inputSchema", {})}} for _, t in offered]
         kind = {"offers-middleware-as-tools": "contextMiddleware", "offers-augmentations-as-tools": "augmentation"}
