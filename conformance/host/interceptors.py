@@ -23,6 +23,14 @@ The audit-mode mutator `m-shadow` prefixes the text with SHADOW-<nonce> on
 every turn: what it computes must never be applied. Whether the tool ran is
 read from server `work`'s record; what the model saw, from its requests.
 
+Scenario `interceptors/unconfigured`: server `plain` advertises the extension
+and lists one validator that rejects everything, but the config names no
+interceptor server. One turn: the model calls plain's `scenario_echo`; the host,
+which uses no interceptors of that server, must treat it as the ordinary server
+it also is (the SEP's "Clients that do not support interceptors MUST be able to
+communicate with interceptor-enabled servers", for the part of a host that does
+not use them).
+
 Two validators reject each rejected turn, on both sides, because the SEP's
 "All validations MUST complete, then reject" can only be seen failing where a
 second rejection is still to come: a host that stops at the first rejection
@@ -40,7 +48,8 @@ from .recording import HostRecording
 
 PROFILE = "interceptors"
 SCENARIO = "interceptors/tool-call"
-SCENARIOS = (SCENARIO,)
+UNCONFIGURED = "interceptors/unconfigured"
+SCENARIOS = (SCENARIO, UNCONFIGURED)
 PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED, AUDIT_FAILS = range(1, 9)
 ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
 AUDIT_MUTATOR = "m-shadow"
@@ -400,6 +409,31 @@ def failure_halts(rec: HostRecording):
        must="when a failOpen: true interceptor fails, the request proceeds: the tool is called")
 def fail_open(rec: HostRecording):
     return _not_blocked(rec, OPEN, "v-open", "error", "a failing failOpen: true interceptor")
+
+
+@check("interceptors/host/unconfigured-server-usable",
+       does="connects the host to server plain, which advertises the interceptors extension and lists a validator "
+            "that rejects every payload, without naming it in the config's interceptors; the model calls plain's "
+            "scenario_echo with COMPAT-<nonce>",
+       must="an interceptor-enabled server the application does not use interceptors of is an ordinary server: "
+            "its tool is called and its result reaches the model, and none of its interceptors is invoked")
+def unconfigured_usable(rec: HostRecording):
+    run = rec.cite(UNCONFIGURED, turns_needed=1)
+    token = f"COMPAT-{run.nonce}"
+    calls = [e for e in run.calls(1, "tools/call") if e["server"] == "plain"]
+    invoked = [e["params"].get("name") for e in run.calls(None, "interceptor/invoke")]
+    problems = []
+    if invoked:
+        problems.append(f"interceptors the config does not name were invoked: {sorted(set(map(str, invoked)))}")
+    if not calls:
+        problems.append("scenario_echo was never called on server plain")
+    elif token not in _tool_messages(run, 1):
+        problems.append(f"the model was not given the tool's result ({token})")
+    if problems:
+        raise Violation("the host did not use the interceptor-enabled server as an ordinary one",
+                        expected=f"scenario_echo called, {token} in a tool message, no interceptor/invoke",
+                        actual=problems)
+    return f"scenario_echo called on plain; the model got {token}"
 
 
 wire_check("interceptors/host/wire-messages-valid", SCENARIOS)

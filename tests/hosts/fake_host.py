@@ -70,6 +70,7 @@ MUTANTS = {
     "object-priority-as-zero": ({IC + "priority-order"}, "reads a {request, response} priorityHint as 0"),
     "sorts-validators-by-priority": ({IC + "validate-after-mutate-sending"}, "runs validators that declare a priorityHint before the mutators"),
     "audit-failures-block": ({IC + "audit-failure-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
+    "uses-unconfigured-interceptors": ({IC + "unconfigured-server-usable"}, "also runs the interceptors of every server that advertises them, configured or not"),
     "stops-at-first-rejection": ({IC + "all-validations-complete"}, "invokes validators one by one and stops at the first that rejects"),
     "ignores-request-rejections": ({IC + "validator-rejection-blocks"}, "sends the tool call although a request validator rejected it"),
     "validates-before-mutating": ({IC + "validate-after-mutate-sending"}, "runs request validators before the mutators, on the original payload"),
@@ -147,9 +148,13 @@ class Host:
             self.servers[name], self.caps[name] = conn, init["result"].get("capabilities", {})
             self.tools += [(name, t) for t in conn.request("tools/list", {})["result"]["tools"]]
         self.interceptors = []  # (server, definition), from interceptors/list on each configured server
-        for wanted in self.config.get("interceptors", []):
-            listed = self.servers[wanted["server"]].request("interceptors/list", {})["result"]["interceptors"]
-            self.interceptors += [(wanted["server"], d) for d in listed]
+        wanted_servers = [w["server"] for w in self.config.get("interceptors", [])]
+        if self.m == "uses-unconfigured-interceptors":
+            wanted_servers += [s for s, c in self.caps.items() if "io.modelcontextprotocol/interceptors" in
+                               (c.get("extensions") or {}) and s not in wanted_servers]
+        for server in wanted_servers:
+            listed = self.servers[server].request("interceptors/list", {})["result"]["interceptors"]
+            self.interceptors += [(server, d) for d in listed]
         self.history: list[dict] = []
         self.turn = 0
         self.keep = None  # this turn's filter hint: the tools to offer (None: all)
