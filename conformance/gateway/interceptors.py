@@ -3,7 +3,7 @@
 The upstream offers the five interceptor fixtures of docs/fixture-contract.md under
 `capabilities.extensions["io.modelcontextprotocol/interceptors"]`. Through the gateway the suite
 lists them (once whole, once filtered by `event: "resources/read"`), invokes `conformance_validator`
-on a payload with two offending strings (nested, in an array) with `config` and `context`,
+on a payload with two offending strings (nested, in an array) with `config`, `timeoutMs` and `context`,
 `conformance_uppercase` on a payload of every JSON type, and `conformance_failing`, whose answer is a
 JSON-RPC error. A gateway either passes all of it through, or refuses it cleanly (the extension not
 advertised, both methods answered -32601); it never advertises the extension and drops a method,
@@ -22,14 +22,15 @@ from .methods import Methods
 
 PROFILE = "interceptors"
 REQUEST = {"events": ["tools/call"], "phase": "request"}
-# The five fixtures' definitions as the fixture contract declares them (stated here, not imported from
-# upstream.py: the checks judge against the contract). A gateway may add fields (a description) but must
-# change none of these.
+# The five fixtures' definitions as the fixture contract declares them, and the priorityHint the suite's
+# upstream gives conformance_uppercase (stated here, not imported from upstream.py: the checks judge against
+# the contract). A gateway may add fields (a description) but must change none of these.
 DEFINITIONS = {
     "conformance_validator": {"type": "validation", "hooks": [REQUEST],
                               "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
                                                "additionalProperties": False}},
-    "conformance_uppercase": {"type": "mutation", "hooks": [REQUEST, {"events": ["tools/call"], "phase": "response"}]},
+    "conformance_uppercase": {"type": "mutation", "hooks": [REQUEST, {"events": ["tools/call"], "phase": "response"}],
+                              "priorityHint": {"request": -100, "response": 100}},
     "conformance_audit": {"type": "validation", "hooks": [{"events": ["*"], "phase": "request"},
                                                           {"events": ["*"], "phase": "response"}],
                           "mode": "audit", "failOpen": True},
@@ -49,7 +50,7 @@ INTERCEPTORS = Methods(
     "interceptors", f'extensions["{INTERCEPTORS_EXTENSION}"]', "interceptors/list", "interceptors",
     "interceptor/invoke",
     {"conformance_validator": {"event": "tools/call", "phase": "request", "payload": VALIDATOR_PAYLOAD,
-                               "config": {"strict": True}, "context": CONTEXT},
+                               "config": {"strict": True}, "timeoutMs": 10000, "context": CONTEXT},
      "conformance_uppercase": {"event": "tools/call", "phase": "request", "payload": UPPERCASE_PAYLOAD}},
     extension=INTERCEPTORS_EXTENSION)
 FILTER_LABEL = f"interceptors/list event={FILTER_EVENT}"
@@ -80,8 +81,8 @@ def _upper(value):
 @check("interceptors/gateway/list-passes-through",
        does="lists interceptors through the gateway, whole and filtered by event resources/read, and compares "
             "the five fixtures' definitions with the fixture contract",
-       must="interceptors/list comes through unchanged: every definition's type, hooks, mode, failOpen and "
-            "configSchema as the upstream declared them, and the event filter forwarded")
+       must="interceptors/list comes through unchanged: every definition's type, hooks, mode, failOpen, "
+            "priorityHint and configSchema as the upstream declared them, and the event filter forwarded")
 def list_passes_through(rec: Recording):
     reason = INTERCEPTORS.refused(rec)
     if reason:
@@ -97,7 +98,7 @@ def list_passes_through(rec: Recording):
         if item is None:
             problems.append(f"{name} is not listed")
             continue
-        for key in ("type", "hooks", "mode", "failOpen", "configSchema"):
+        for key in ("type", "hooks", "mode", "failOpen", "priorityHint", "configSchema"):
             if canonical(item.get(key)) != canonical(declared.get(key)):
                 problems.append(f"{name}.{key}: {short(item.get(key, '(missing)'))}, the upstream declared "
                                 f"{short(declared.get(key, '(missing)'))}")

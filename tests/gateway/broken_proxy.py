@@ -61,7 +61,7 @@ MUTANTS = {
                                 "advertises the interceptors extension but answers interceptor/invoke -32601 itself"),
     "strip-interceptor-policy": ({IC + "list-passes-through"},
                                  "rebuilds interceptor definitions from name, type and hooks (mode, failOpen, "
-                                 "configSchema lost)"),
+                                 "priorityHint, configSchema lost)"),
     "drop-list-filter": ({IC + "list-passes-through"}, "forwards interceptors/list without its params (the event filter)"),
     "drop-invoke-context": ({IC + "invoke-params-arrive-unchanged"},
                             "drops context from interceptor/invoke on the way upstream"),
