@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -69,7 +70,10 @@ INTERCEPTORS = {
                           "mode": "audit", "failOpen": True},
     "conformance_response_only": {"type": "validation", "hooks": [{"events": ["resources/read"], "phase": "response"}]},
     "conformance_failing": {"type": "mutation", "hooks": [_REQUEST]},
+    # Fixture contract version 3: runs SLOW_SECONDS unless timeoutMs cuts it short (then -32000).
+    "conformance_slow": {"type": "validation", "hooks": [_REQUEST]},
 }
+SLOW_SECONDS = 6.0
 
 
 def text_result(text: str) -> dict:
@@ -263,6 +267,10 @@ class FixtureServer:
             raise RpcError(-32602, "interceptor/invoke needs event (a string), phase (request or response) and payload")
         if not any(h["phase"] == phase and (event in h["events"] or "*" in h["events"]) for h in definition["hooks"]):
             raise RpcError(-32602, f"{name} does not hook {event} in the {phase} phase")
+        timeout_ms = params.get("timeoutMs")
+        if timeout_ms is not None and (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float))
+                                       or timeout_ms <= 0):
+            raise RpcError(-32602, "timeoutMs must be a positive number")
         config = params.get("config", {})
         # conformance_validator's configSchema by hand (standard library only): an object whose one known
         # key, `strict`, is a boolean; nothing else.
@@ -273,6 +281,13 @@ class FixtureServer:
         payload = params["payload"]
         if name == "conformance_failing":
             raise RpcError(-32603, "Interceptor execution failed", {"interceptor": name, "reason": "always fails"})
+        if name == "conformance_slow":
+            # Blocking on purpose: this server answers one message at a time, and only this fixture waits.
+            if timeout_ms is not None and timeout_ms / 1000 < SLOW_SECONDS:
+                time.sleep(timeout_ms / 1000)
+                raise RpcError(-32000, "Interceptor execution timeout",
+                               {"interceptor": name, "timeoutMs": timeout_ms, "phase": phase})
+            time.sleep(SLOW_SECONDS)
         if name == "conformance_uppercase":
             upper = _map_strings(payload, str.upper)
             return {**base, "modified": upper != payload, "payload": upper}
