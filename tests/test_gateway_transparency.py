@@ -55,26 +55,27 @@ def test_upstream_fixture_server_passes_every_server_check(transport):
         recordings = anyio.run(run)
         verdicts = {cid: evaluate(REGISTRY[cid], recordings[REGISTRY[cid].profile]) for cid in SERVER_CHECKS}
     assert {cid: r.reason for cid, r in verdicts.items() if r.outcome in ("fail", "warn")} == {}
-    # The upstream serves the four profiles a gateway forwards; interceptors it does not offer, so of those only
-    # the unadvertised-method check applies (and passes).
-    served = {cid: r for cid, r in verdicts.items() if REGISTRY[cid].profile != "interceptors"}
-    assert sum(r.outcome == "pass" for r in served.values()) == len(served) - 2  # unadvertised-method: n/a
-    assert verdicts["interceptors/server/unadvertised-method-rejected"].outcome == "pass"
+    # The upstream serves every profile a gateway forwards, so only the unadvertised-method checks do not apply.
+    assert {cid for cid, r in verdicts.items() if r.outcome != "pass"} == {
+        f"{p}/server/unadvertised-method-rejected" for p in ("context-middleware", "augmentation", "interceptors")}
 
 
 def test_every_transparency_check_has_a_broken_proxy():
     named = set().union(*(checks for checks, _ in MUTANTS.values() if checks))
     assert sorted(named) == TRANSPARENCY_CHECKS
-    assert len(TRANSPARENCY_CHECKS) == 15
+    assert len(TRANSPARENCY_CHECKS) == 20
 
 
 @pytest.mark.parametrize("how", ["stdio", "http-upstream", "http-gateway"])
 def test_reference_gateway_passes_every_check(how):
+    # Over HTTP the gateway imports the SDK's transports: five of them starting at once (one per transparency
+    # profile) on a loaded machine take longer than the default 5 s to answer initialize. A bound, not a measure.
     if how == "http-gateway":
         verdicts = gateway_verdicts(reference_gateway("--http", "{port}"), url="http://127.0.0.1:{port}/mcp",
-                                    upstream="http")
+                                    upstream="http", timeout=20)
     else:
-        verdicts = gateway_verdicts(reference_gateway(), upstream="http" if how == "http-upstream" else "stdio")
+        verdicts = gateway_verdicts(reference_gateway(), upstream="http" if how == "http-upstream" else "stdio",
+                                    timeout=20)
     assert not_ok(verdicts) == {}
     assert {r.outcome for r in verdicts.values()} == {"pass"}
 
@@ -142,7 +143,10 @@ def test_clean_refusal_skips_the_comparisons_with_a_reason():
     assert set(skipped) == {"context-middleware/gateway/invoke-every-content-type-unchanged",
                             "context-middleware/gateway/invoke-params-arrive-unchanged",
                             "augmentation/gateway/augment-every-content-type-unchanged",
-                            "augmentation/gateway/augment-params-arrive-unchanged"}
+                            "augmentation/gateway/augment-params-arrive-unchanged",
+                            "interceptors/gateway/list-passes-through",
+                            "interceptors/gateway/invoke-results-unchanged",
+                            "interceptors/gateway/invoke-params-arrive-unchanged"}
     assert all("refuses its methods" in reason for reason in skipped.values())
 
 

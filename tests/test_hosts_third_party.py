@@ -5,7 +5,8 @@ host plus the framework's own hooks and `ecosystem/hosts/context_recipe.py` (con
 findings (docs/ecosystem.md, "Hosts built on agent frameworks"): every stock host offers preprocessor tools to
 the model, never runs them, and has nowhere to put context middleware; it offers tools with
 execution requirements as if the field were absent (which passes). Every recipe passes every check,
-augmentation included (claimed for recipes only: no stock host has anywhere to put it).
+augmentation included (claimed for recipes only: no stock host has anywhere to put it), except the `filter`
+hint, whose harness reading came after them (a warning).
 An upstream change flips a visible assertion here.
 
 The frameworks pin conflicting `mcp` releases, so each lives in its own virtualenv: `nox -s
@@ -53,6 +54,8 @@ ALL_PASS = {
     "context-middleware/host/chained-input": "pass",
     "context-middleware/host/equal-priority-definition-order": "pass",
     "context-middleware/host/failing-middleware-blocks-turn": "pass",
+    "context-middleware/host/malformed-content-blocks-turn": "pass",
+    "context-middleware/host/malformed-metadata-blocks-turn": "pass",
     "context-middleware/host/metadata-not-forwarded": "pass",
     "context-middleware/host/middleware-not-offered-as-tools": "pass",
     "context-middleware/host/model-sees-middleware-output": "pass",
@@ -79,7 +82,12 @@ ALL_PASS = {
     "preprocessor-tools/host/wire-messages-valid": "pass",
 }
 AUGMENTATION_PASS = {f"augmentation/host/{slug}": "pass" for slug in (
-    "append-hint-applied", "prepend-hint-applied", "replace-hint-applied", "wire-messages-valid")}
+    "append-hint-applied", "prepend-hint-applied", "replace-hint-applied", "wire-messages-valid",
+    "augmentations-not-offered-as-tools")}
+# The harness's `filter` reading (HARNESS.md §3 step 1) came after the recipes, which append unknown hints:
+# the filtered-out tool is still offered (a SHOULD: warn). Read from the recipe's code; not yet measured with
+# `nox -s hosts_third_party`, like the two malformed-result pins above it.
+AUGMENTATION_PASS["augmentation/host/filter-hint-applied"] = "warn"
 # A stock host: every tool offered, no preprocessor run, no middleware invoked.
 STOCK = {**ALL_PASS, **{cid: "fail" for cid in (
     "context-middleware/host/chained-input",
@@ -97,6 +105,8 @@ STOCK = {**ALL_PASS, **{cid: "fail" for cid in (
     "preprocessor-tools/host/runs-every-turn")},
     # SHOULD-level checks that saw no middleware at all
     "context-middleware/host/failing-middleware-blocks-turn": "warn",
+    "context-middleware/host/malformed-content-blocks-turn": "warn",
+    "context-middleware/host/malformed-metadata-blocks-turn": "warn",
     "context-middleware/host/metadata-not-forwarded": "warn"}
 
 EXPECTED = {

@@ -82,7 +82,8 @@ HOST = Role(
 GATEWAY = Role(
     name="gateway",
     suite_plays="the upstream server and the downstream client; the pipeline fixtures through an adapter",
-    profiles=tuple(p for p in PROFILES if p != "interceptors"),
+    # the transparency profiles first (recorded through a running gateway), the pipeline last (an adapter)
+    profiles=tuple(p for p in PROFILES if p != "sequential-pipeline") + ("sequential-pipeline",),
     recorder="conformance.gateway.record:record_run",
     default_timeout=10.0,
     missing_target="no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter",

@@ -2,7 +2,7 @@
 
 Two halves. Transparency: the suite plays the upstream server (`upstream.py`) and the downstream
 client; one module per profile (`preprocessor_tools`, `execution_requirements`, `context_middleware`,
-`augmentation`, the last two sharing `methods`), `common` for fixture lookup and the wire check,
+`augmentation`, `interceptors`, the last three sharing `methods`), `common` for fixture lookup and the wire check,
 `record` for recording through the gateway (`launch` starts it). Pipeline semantics (sequential-pipeline):
 `replay` drives an adapter `factory(plugins) -> pipeline` through JSON fixtures (fixtures/pipeline/; see
 ADAPTER.md beside this file), `sequential_pipeline` judges the replays.

@@ -18,7 +18,10 @@ from ..server.recording import Recording
 
 # What the upstream fixture server sends, as the fixture contract fixes it. Stated here rather than
 # imported from upstream.py: the checks judge against the contract, not against one implementation.
-UPSTREAM_CAPABILITIES = {"tools": {}, "contextMiddleware": {}, "augmentation": {"listChanged": False}}
+INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
+UPSTREAM_CAPABILITIES = {"tools": {}, "contextMiddleware": {}, "augmentation": {"listChanged": False},
+                         "extensions": {INTERCEPTORS_EXTENSION: {
+                             "supportedEvents": ["*", "resources/read", "tools/call"]}}}
 
 
 def listed_name(items, name: str) -> str:

@@ -18,10 +18,32 @@ from .common import UPSTREAM_CAPABILITIES, listed_name, upstream_received, upstr
 class Methods:
     """What context-middleware and augmentation share: a capability, a list method, a call method."""
 
-    def __init__(self, profile, capability, list_method, list_key, call_method, calls):
+    def __init__(self, profile, capability, list_method, list_key, call_method, calls, extension: str | None = None):
         self.profile, self.capability = profile, capability
         self.list_method, self.list_key, self.call_method = list_method, list_key, call_method
         self.calls = calls  # label -> (fixture name, params without name)
+        # An extension's capability lives under capabilities.extensions[<id>] (SEP-2624's interceptors),
+        # not at the top level; `capability` is then only its name in reasons.
+        self.extension = extension
+
+    def _holder(self, caps) -> dict:
+        caps = caps if isinstance(caps, dict) else {}
+        if self.extension is None:
+            return caps
+        extensions = caps.get("extensions")
+        return extensions if isinstance(extensions, dict) else {}
+
+    def _key(self) -> str:
+        return self.extension or self.capability
+
+    def advertised(self, rec: Recording) -> bool:
+        return self._key() in self._holder(rec.capabilities)
+
+    def advertised_value(self, rec: Recording):
+        return self._holder(rec.capabilities).get(self._key())
+
+    def upstream_value(self):
+        return self._holder(UPSTREAM_CAPABILITIES)[self._key()]
 
     def label(self, fixture: str) -> str:
         return f"{self.call_method} {fixture}"
@@ -35,7 +57,7 @@ class Methods:
 
     def refused(self, rec: Recording) -> str | None:
         """Why the comparison checks do not apply: the gateway refuses the profile (not advertised, errors)."""
-        if self.capability in rec.capabilities:
+        if self.advertised(rec):
             return None
         exchanges = [rec.cite(self.list_method)] + [rec.cite(self.label(f)) for f in self.calls]
         if all(ex.has_error for ex in exchanges):
@@ -46,7 +68,7 @@ class Methods:
     def judge_forwarded(self, rec: Recording) -> str:
         methods = [(self.list_method, rec.cite(self.list_method))] + \
                   [(self.call_method, rec.cite(self.label(f))) for f in self.calls]
-        if self.capability not in rec.capabilities:
+        if not self.advertised(rec):
             for method, ex in methods:
                 if ex.failure:
                     raise Violation(f"{self.capability} is not advertised, and {method} was not refused: "
@@ -54,15 +76,15 @@ class Methods:
                 if ex.has_result:
                     raise Violation(f"the gateway answers {method} but does not advertise {self.capability}: "
                                     f"the upstream's capability was dropped",
-                                    expected={self.capability: UPSTREAM_CAPABILITIES[self.capability]},
+                                    expected={self.capability: self.upstream_value()},
                                     actual=rec.capabilities)
                 code = (ex.error or {}).get("code")
                 if code != -32601:
                     raise Violation(f"{self.capability} is not advertised, and {method} was answered code {code} "
                                     f"instead of -32601 Method not found", expected=-32601, actual=ex.error)
             return f"refused cleanly: {self.capability} not advertised, its methods answered -32601"
-        upstream = UPSTREAM_CAPABILITIES[self.capability]
-        got = rec.capabilities[self.capability]
+        upstream = self.upstream_value()
+        got = self.advertised_value(rec)
         changed = {k: got.get(k) if isinstance(got, dict) else got for k in upstream
                    if not isinstance(got, dict) or got.get(k) != upstream[k]}
         if not isinstance(got, dict) or changed:

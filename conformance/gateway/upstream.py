@@ -18,8 +18,8 @@ Theory of operation
 - Every received message is appended as one JSON line to the file named by `--log` or env
   `MCPX_UPSTREAM_LOG`, before it is handled: the gateway checks read it to see what the gateway
   forwarded upstream (were `middleware/invoke` params left as the client sent them?).
-- Capabilities decide what is served: `middleware/*` and `augmentation/*` are answered -32601 unless
-  `serves()` says the capability is offered. Subclasses (tests/servers/fake_server.py) override the
+- Capabilities decide what is served: `middleware/*`, `augmentation/*`, `interceptors/list` and
+  `interceptor/invoke` are answered -32601 unless `serves()` says the capability is offered. Subclasses (tests/servers/fake_server.py) override the
   small methods below to break one rule at a time; this class breaks none.
 """
 
@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,25 @@ GATED = {
 }
 OBJ = {"type": "object"}
 LOG_ENV = "MCPX_UPSTREAM_LOG"
+# The interceptors fixtures (SEP-2624), as the fixture contract fixes them: name -> definition.
+INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
+INVALID_MARKER = "conformance:invalid"
+_REQUEST = {"events": ["tools/call"], "phase": "request"}
+INTERCEPTORS: dict[str, dict[str, Any]] = {
+    "conformance_validator": {"type": "validation", "hooks": [_REQUEST],
+                              "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
+                                               "additionalProperties": False}},
+    "conformance_uppercase": {"type": "mutation", "hooks": [_REQUEST, {"events": ["tools/call"], "phase": "response"}],
+                              "priorityHint": {"request": -100, "response": 100}},
+    "conformance_audit": {"type": "validation", "hooks": [{"events": ["*"], "phase": "request"},
+                                                          {"events": ["*"], "phase": "response"}],
+                          "mode": "audit", "failOpen": True},
+    "conformance_response_only": {"type": "validation", "hooks": [{"events": ["resources/read"], "phase": "response"}]},
+    "conformance_failing": {"type": "mutation", "hooks": [_REQUEST]},
+    # Fixture contract version 3: runs SLOW_SECONDS unless timeoutMs cuts it short (then -32000).
+    "conformance_slow": {"type": "validation", "hooks": [_REQUEST]},
+}
+SLOW_SECONDS = 6.0
 
 
 def text_result(text: str) -> dict:
@@ -96,11 +116,17 @@ class FixtureServer:
         if not self.plain:
             caps["contextMiddleware"] = {}
             caps["augmentation"] = {"listChanged": False}
+            events = sorted({e for d in INTERCEPTORS.values() for h in d["hooks"] for e in h["events"]})
+            caps["extensions"] = {INTERCEPTORS_EXTENSION: {"supportedEvents": events}}
         return caps
 
     def serves(self, capability: str) -> bool:
-        """Whether the methods of `capability` are answered (rather than -32601)."""
-        return capability in self.capabilities()
+        """Whether the methods of `capability` are answered (rather than -32601); "interceptors" is the
+        extension of that name under `capabilities.extensions`."""
+        caps = self.capabilities()
+        if capability == "interceptors":
+            return INTERCEPTORS_EXTENSION in (caps.get("extensions") or {})
+        return capability in caps
 
     def middleware(self) -> list[dict]:
         return [{"name": "conformance_identity", "inputSchema": OBJ},
@@ -150,6 +176,8 @@ class FixtureServer:
                 return {"middleware": self.middleware()}
             if method == "middleware/invoke":
                 return self.invoke(params)
+        if method in ("interceptors/list", "interceptor/invoke") and self.serves("interceptors"):
+            return self.interceptors(params) if method == "interceptors/list" else self.intercept(params)
         if method.startswith("augmentation/") and self.serves("augmentation"):
             if method == "augmentation/list":
                 return {"augmentations": self.augmentations()}
@@ -220,6 +248,80 @@ class FixtureServer:
             return {"content": [{"content": {"type": "text", "text": "summary"}, "properties": {"relevance": 1.0}}],
                     "hint": "prepend"}
         raise RpcError(-32602, f"Unknown augmentation: {name}")
+
+    # -- interceptors (SEP-2624) ---------------------------------------------------------------
+    def interceptors(self, params: dict) -> dict:
+        event = params.get("event")
+        if event is not None and not isinstance(event, str):
+            raise RpcError(-32602, "event must be a string")
+        return {"interceptors": [{"name": name, **copy.deepcopy(d)} for name, d in INTERCEPTORS.items()
+                                 if event is None or any(event in h["events"] or "*" in h["events"]
+                                                         for h in d["hooks"])]}
+
+    def intercept(self, params: dict) -> dict:
+        """interceptor/invoke: the params are checked before anything runs (the SEP's "payloads MUST be
+        validated before processing"), then the fixture answers as the fixture contract says."""
+        name, event, phase = params.get("name"), params.get("event"), params.get("phase")
+        definition = INTERCEPTORS.get(name) if isinstance(name, str) else None
+        if definition is None:
+            raise RpcError(-32602, f"Unknown interceptor: {name}")
+        if not isinstance(event, str) or not event or phase not in ("request", "response") or "payload" not in params:
+            raise RpcError(-32602, "interceptor/invoke needs event (a string), phase (request or response) and payload")
+        if not any(h["phase"] == phase and (event in h["events"] or "*" in h["events"]) for h in definition["hooks"]):
+            raise RpcError(-32602, f"{name} does not hook {event} in the {phase} phase")
+        timeout_ms = params.get("timeoutMs")
+        if timeout_ms is not None and (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float))
+                                       or timeout_ms <= 0):
+            raise RpcError(-32602, "timeoutMs must be a positive number")
+        config = params.get("config", {})
+        # conformance_validator's configSchema by hand (standard library only): an object whose one known
+        # key, `strict`, is a boolean; nothing else.
+        if not isinstance(config, dict) or (name == "conformance_validator" and (
+                set(config) - {"strict"} or not isinstance(config.get("strict", False), bool))):
+            raise RpcError(-32602, f"invalid config for {name}: {json.dumps(config)[:200]}")
+        base = {"interceptor": name, "type": definition["type"], "phase": phase}
+        payload = params["payload"]
+        if name == "conformance_failing":
+            raise RpcError(-32603, "Interceptor execution failed", {"interceptor": name, "reason": "always fails"})
+        if name == "conformance_slow":
+            # Blocking on purpose: this server answers one message at a time, and only this fixture waits.
+            if timeout_ms is not None and timeout_ms / 1000 < SLOW_SECONDS:
+                time.sleep(timeout_ms / 1000)
+                raise RpcError(-32000, "Interceptor execution timeout",
+                               {"interceptor": name, "timeoutMs": timeout_ms, "phase": phase})
+            time.sleep(SLOW_SECONDS)
+        if name == "conformance_uppercase":
+            upper = _map_strings(payload, str.upper)
+            return {**base, "modified": upper != payload, "payload": upper}
+        if name == "conformance_validator":
+            bad = [path for path, text in _strings(payload, "$") if INVALID_MARKER in text]
+            if bad:
+                return {**base, "valid": False, "severity": "error",
+                        "messages": [{"path": p, "message": f"contains {INVALID_MARKER}", "severity": "error"}
+                                     for p in bad]}
+        return {**base, "valid": True}
+
+
+def _strings(value, path: str):
+    """(JSON path, string) for every string value, keys excluded."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
+
+
+def _map_strings(value, change):
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {key: _map_strings(item, change) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(item, change) for item in value]
+    return value
 
 
 # ------------------------------------------------------------------------------------------ transports

@@ -5,18 +5,23 @@ three augmentations chained by priority: `scenario_replace` (hint `replace`,
 returns REPLACED-<nonce>), then `scenario_prepend` (PREPENDED-<nonce>), then
 `scenario_append` (APPENDED-<nonce>). Applied as named, the model's user
 message is PREPENDED, REPLACED, APPENDED in that order, without the user's
-ORIGINAL-<nonce>.
+ORIGINAL-<nonce>. Last, `scenario_filter` (hint `filter`, the harness's reading
+of the PR's tool-relevance example) names scenario_keep (relevance 0.9),
+scenario_also (none) and scenario_drop (0.1), the server's three tools: the
+model is offered the first two only, and the message is left as it was.
 """
 
 from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
 from .common import Plan, wire_check
-from .recording import HostRecording, last_user_message
+from .recording import HostRecording, last_user_message, named, tool_names
 
 PROFILE = "augmentation"
 SCENARIO = "augmentation/hints"
 SCENARIOS = (SCENARIO,)
+AUGMENTATIONS = ("scenario_replace", "scenario_prepend", "scenario_append", "scenario_filter")
+KEPT, DROPPED = ("scenario_keep", "scenario_also"), ("scenario_drop",)
 
 
 def _user_message(rec: HostRecording) -> tuple[str, str]:
@@ -65,6 +70,47 @@ def append_applied(rec: HostRecording):
     if not _order(text, "REPLACED", "APPENDED", nonce):
         raise Violation("the append hint was not applied", expected=f"REPLACED-{nonce} before APPENDED-{nonce}",
                         actual=text)
+
+@check("augmentation/host/filter-hint-applied",
+       does="chains scenario_filter (hint filter) last; it names the server's three tools, scenario_keep (relevance "
+            "0.9), scenario_also (no relevance) and scenario_drop (0.1); reads the tools and the user message of the "
+            "turn's model requests",
+       must="content hinted `filter` (the harness's reading): the context stays as it is, and the model is offered "
+            "only the named tools whose relevance is absent or at least 0.5")
+def filter_applied(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=0)
+    if not [e for e in run.calls(1, "augmentation/augment") if e["params"].get("name") == "scenario_filter"]:
+        raise NotObserved(f"the host never invoked scenario_filter{'; ' + run.fatal if run.fatal else ''}")
+    requests = [r for r in run.model_in(1) if r.valid]
+    if not requests:
+        raise NotObserved("the host sent the model no request")
+    problems = []
+    for r in requests:
+        offered = tool_names(r.body)
+        problems += [f"{n} not offered" for n in KEPT if not named(offered, n)]
+        problems += [f"{n} offered" for n in DROPPED if named(offered, n)]
+        text = last_user_message(r.body)
+        problems += [f"the user message holds {n}" for n in KEPT + DROPPED if n in text]
+    if problems:
+        raise Violation("the filter hint was not applied", expected={"offered": list(KEPT), "not offered":
+                        list(DROPPED), "user message": "unchanged by the filter"}, actual=sorted(set(problems)))
+    return f"{', '.join(KEPT)} offered, {', '.join(DROPPED)} left out"
+
+
+@check("augmentation/host/augmentations-not-offered-as-tools",
+       does="reads the tools of every model request in the augmentation scenario",
+       must="augmentations are application controlled: never offered to the model as tools")
+def not_tools(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=0)
+    requests = [r for r in run.model if r.valid]
+    if not requests:
+        raise NotObserved(f"the host sent the model no request{'; ' + run.fatal if run.fatal else ''}")
+    offered = sorted({n for r in requests for n in tool_names(r.body) if any(named([n], a) for a in AUGMENTATIONS)})
+    if offered:
+        raise Violation("augmentations were offered to the model as tools", expected="no augmentation name in tools",
+                        actual=offered)
+    return f"{len(requests)} model request(s), no augmentation among their tools"
+
 
 wire_check("augmentation/host/wire-messages-valid", SCENARIOS)
 PLAN = Plan(SCENARIOS)

@@ -8,8 +8,10 @@ Scenarios:
 - `context-middleware/priority-chain`: `scenario_tag` configured five times
   (priorities 70, 20, none, 20, 5), each appending its tag: the recorded
   invocations show the order and what each received.
-- `context-middleware/failing`: the only request-phase middleware fails; the
-  user's message must not reach the model unprocessed.
+- `context-middleware/failing`: the only request-phase middleware fails: a
+  JSON-RPC error in turn 1, a result whose content is a string in turn 2, one
+  whose metadata is a string in turn 3; in none of them may the user's message
+  reach the model (a malformed result is a failure, not something to repair).
 Every middleware result carries `metadata.secret = META-<nonce>`: it must never
 reach the model.
 """
@@ -235,6 +237,37 @@ def failing_blocks(rec: HostRecording):
     if run.turns and run.turns[0].answer is None:
         raise NotObserved(f"the host did not answer the turn: {run.fatal}")
     return f"nothing reached the model; the host printed {run.turns[0].line}"
+
+def _malformed_blocks(rec: HostRecording, turn: int, token: str, what: str):
+    run = rec.cite(FAILING, turns_needed=turn)
+    if not _invokes(run, turn, "scenario_fail"):
+        raise NotObserved(f"turn {turn}: the middleware was never invoked{'; ' + run.fatal if run.fatal else ''}")
+    marker = f"{token}-{run.nonce}"
+    leaked = [r for r in run.model_in(turn) if r.valid and marker in request_text(r.body)]
+    if leaked:
+        raise Violation(f"turn {turn}: the user's message reached the model although the middleware's result was "
+                        f"malformed ({what})", expected=f"no model request containing {marker}: the turn goes no "
+                        "further, as for a failing middleware", actual=f"{len(leaked)} request(s)")
+    return f"turn {turn}: nothing reached the model; the host printed {run.turns[turn - 1].line}"
+
+
+@check("context-middleware/host/malformed-content-blocks-turn",
+       does="in turn 2 the only request-phase middleware answers a result whose content is a string holding the "
+            "user's message (MALFORMED-CONTENT-<nonce>), not an array of content blocks",
+       must="a middleware result is validated against the schema before it is used: a malformed one counts as a "
+            "failure, and the user's message does not reach the model")
+def malformed_content(rec: HostRecording):
+    return _malformed_blocks(rec, 2, "MALFORMED-CONTENT", "content is a string")
+
+
+@check("context-middleware/host/malformed-metadata-blocks-turn",
+       does="in turn 3 the only request-phase middleware answers valid content (the user's message, "
+            "MALFORMED-META-<nonce>) with metadata that is a string, not an object",
+       must="middleware metadata is validated against its schema (a free-form object): a result with malformed "
+            "metadata counts as a failure, and the user's message does not reach the model")
+def malformed_metadata(rec: HostRecording):
+    return _malformed_blocks(rec, 3, "MALFORMED-META", "metadata is a string")
+
 
 wire_check("context-middleware/host/wire-messages-valid", SCENARIOS)
 PLAN = Plan(SCENARIOS)

@@ -1,26 +1,40 @@
 """Host role, profile `interceptors` (SEP-2624): the host invokes interceptors around its tool calls.
 
 Scenario `interceptors/tool-call`: server `guard` advertises the interceptors
-extension and lists twelve interceptors (scenarios.yaml); the config names it in
+extension and lists fourteen interceptors (scenarios.yaml); the config names it in
 `interceptors`, so the host discovers them with `interceptors/list` and runs
 those hooked on `tools/call` around every tool call it sends to server `work`.
 Every invocation is recorded with its name, phase, payload, answer and time.
-In each of seven turns the model calls `scenario_echo` once; the argument's
+In each of eight turns the model calls `scenario_echo` once; the argument's
 token decides which interceptor acts:
 
 | turn | argument | what acts |
 |---|---|---|
 | 1 | PLAIN-<nonce> | every mutator tags the text, in priority order; validators pass; the response chain tags the result |
-| 2 | FORBIDDEN-<nonce> | validator `v-forbid` rejects (severity error) |
+| 2 | FORBIDDEN-<nonce> | validators `v-forbid` and `v-forbid-too` reject (severity error) |
 | 3 | WARN-<nonce> | validator `v-warn` rejects with severity warn |
 | 4 | AUDIT-REJECT-<nonce> | audit-mode validator `v-audit` (hooked on "*") rejects |
 | 5 | BOOM-CLOSED-<nonce> | mutator `m-boom` (failOpen not given: false) fails |
 | 6 | BOOM-OPEN-<nonce> | validator `v-open` (failOpen true) fails |
-| 7 | TAINTED-<nonce> | response-phase validator `r-check` rejects the result |
+| 7 | TAINTED-<nonce> | response-phase validators `r-check` and `r-scan` reject the result |
+| 8 | AUDIT-BOOM-<nonce> | audit-mode mutator `m-shadow` (failOpen not given) fails |
 
 The audit-mode mutator `m-shadow` prefixes the text with SHADOW-<nonce> on
 every turn: what it computes must never be applied. Whether the tool ran is
 read from server `work`'s record; what the model saw, from its requests.
+
+Scenario `interceptors/unconfigured`: server `plain` advertises the extension
+and lists one validator that rejects everything, but the config names no
+interceptor server. One turn: the model calls plain's `scenario_echo`; the host,
+which uses no interceptors of that server, must treat it as the ordinary server
+it also is (the SEP's "Clients that do not support interceptors MUST be able to
+communicate with interceptor-enabled servers", for the part of a host that does
+not use them).
+
+Two validators reject each rejected turn, on both sides, because the SEP's
+"All validations MUST complete, then reject" can only be seen failing where a
+second rejection is still to come: a host that stops at the first rejection
+leaves one of the two uninvoked, whichever it runs first.
 """
 
 from __future__ import annotations
@@ -34,13 +48,15 @@ from .recording import HostRecording
 
 PROFILE = "interceptors"
 SCENARIO = "interceptors/tool-call"
-SCENARIOS = (SCENARIO,)
-PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED = range(1, 8)
+UNCONFIGURED = "interceptors/unconfigured"
+SCENARIOS = (SCENARIO, UNCONFIGURED)
+PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED, AUDIT_FAILS = range(1, 9)
 ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
 AUDIT_MUTATOR = "m-shadow"
-REQUEST_VALIDATORS = ["v-forbid", "v-warn", "v-audit", "v-open"]
+REQUEST_VALIDATORS = ["v-forbid", "v-forbid-too", "v-warn", "v-audit", "v-open"]
 REQUEST_ALL = sorted(ORDER + [AUDIT_MUTATOR] + REQUEST_VALIDATORS)
 RESPONSE_VALIDATOR, RESPONSE_MUTATOR = "r-check", "r-tag"
+RESPONSE_VALIDATORS = [RESPONSE_VALIDATOR, "r-scan"]
 
 
 # -- readers -------------------------------------------------------------------------------------
@@ -104,7 +120,7 @@ def _outcome(run: HostRun, turn: int, name: str, blocked_by: str) -> dict:
 
 # -- checks --------------------------------------------------------------------------------------
 @check("interceptors/host/hooked-interceptors-invoked",
-       does="lists twelve interceptors on server guard (one hooked on \"*\"); in turn 1 the model calls "
+       does="lists fourteen interceptors on server guard (one hooked on \"*\"); in turn 1 the model calls "
             "scenario_echo once; records interceptors/list and every interceptor/invoke",
        must="the host discovers the interceptors with interceptors/list and invokes every one hooked on tools/call "
             "or \"*\": request-phase ones (event tools/call, phase request) before the call is sent, response-phase "
@@ -120,7 +136,7 @@ def hooked_invoked(rec: HostRecording):
     problems = []
     if not listed or (invokes and listed[0]["t"] > invokes[0]["t"]):
         problems.append("interceptors/list was not called on guard before the first invocation")
-    for name in REQUEST_ALL + [RESPONSE_VALIDATOR, RESPONSE_MUTATOR]:
+    for name in REQUEST_ALL + RESPONSE_VALIDATORS + [RESPONSE_MUTATOR]:
         phase = "response" if name.startswith("r-") else "request"
         mine = _named(invokes, name)
         if not mine:
@@ -202,10 +218,11 @@ def mutations_chained(rec: HostRecording):
 
 
 @check("interceptors/host/priority-order",
-       does="lists mutators with priorityHint 100, 0, -5, none and 50 (m-tie-a without a hint ties with m-tie-b at "
-            "0, listed after it) and records the order of their request-phase invocations in turn 1",
-       must="mutations run by priorityHint ascending (0 when none is given), equal priorities alphabetically by "
-            "name")
+       does="lists mutators with priorityHint {request: 100, response: -1000}, {response: -50}, -5, none and 50 "
+            "(m-tie-a without a hint ties at 0 with m-tie-b, whose object gives no request value; listed after it) "
+            "and records the order of their request-phase invocations in turn 1",
+       must="mutations run by priorityHint ascending, a {request, response} object giving the phase's own value, 0 "
+            "when none is given (for the phase), equal priorities alphabetically by name")
 def priority_order(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=PLAIN)
     names = [e["params"].get("name") for e in _active_mutations(run, PLAIN)]
@@ -264,6 +281,33 @@ def rejection_blocks(rec: HostRecording):
     return _blocked(rec, FORBID, "v-forbid", "invalid", "v-forbid rejected the request")
 
 
+@check("interceptors/host/all-validations-complete",
+       does="in turn 2 two request-phase validators (v-forbid, v-forbid-too) reject the call with severity error, "
+            "and in turn 7 two response-phase validators (r-check, r-scan) reject the result; records which "
+            "validators were invoked in those turns",
+       must="all validations complete before the verdict: every validator hooked on the event and phase is "
+            "invoked, also after another one has already rejected")
+def all_validations_complete(rec: HostRecording):
+    run = rec.cite(SCENARIO, turns_needed=TAINTED)
+    problems, rejected = [], 0
+    # v-audit (hooked on "*") is left to hooked-interceptors-invoked, which judges wildcard hooks.
+    request = [n for n in REQUEST_VALIDATORS if n != "v-audit"]
+    for turn, phase, names, rejecting in ((FORBID, "request", request, ["v-forbid", "v-forbid-too"]),
+                                          (TAINTED, "response", RESPONSE_VALIDATORS, RESPONSE_VALIDATORS)):
+        invoked = {e["params"].get("name") for e in _invokes(run, turn, phase)}
+        acted = [n for n in rejecting if any(_result(e).get("valid") is False for e in _named(_invokes(run, turn), n))]
+        if not acted:
+            raise NotObserved(f"turn {turn}: none of {', '.join(rejecting)} rejected; the {phase} chain did not run"
+                              f"{'; ' + run.fatal if run.fatal else ''}")
+        rejected += len(acted)
+        problems += [f"turn {turn}: {n} ({phase} phase) was not invoked after {acted[0]} rejected"
+                     for n in names if n not in invoked]
+    if problems:
+        raise Violation("the host stopped validating at the first rejection", expected="every hooked validator "
+                        "invoked, then the rejection", actual=problems)
+    return f"every validator ran in both rejected turns ({rejected} rejections)"
+
+
 @check("interceptors/host/warn-does-not-block",
        does="in turn 3 validator v-warn answers valid: false with severity warn",
        must="validations with severity warn or info do not block: the tool is called")
@@ -278,10 +322,19 @@ def audit_not_blocking(rec: HostRecording):
     return _not_blocked(rec, AUDIT, "v-audit", "invalid", "an audit-mode validator")
 
 
+@check("interceptors/host/audit-failure-never-blocks",
+       does="in turn 8 the audit-mode mutator m-shadow, which declares no failOpen, answers with a JSON-RPC error",
+       must="audit never blocks: the message proceeds when an audit-mode interceptor fails, whatever its failOpen "
+            "(failOpen only decides whether the failure counts as an error or a warning)")
+def audit_failure(rec: HostRecording):
+    return _not_blocked(rec, AUDIT_FAILS, AUDIT_MUTATOR, "error", "a failing audit-mode interceptor")
+
+
 @check("interceptors/host/validate-after-mutate-sending",
-       does="in turn 1 records when each request-phase validator was invoked and with what payload",
+       does="in turn 1 records when each request-phase validator was invoked and with what payload (v-warn declares "
+            "priorityHint -1000, lower than every mutator's)",
        must="sending: mutate, then validate; every validator runs after the last mutator and is given the "
-            "mutated payload")
+            "mutated payload; a validator's priorityHint is ignored")
 def validate_after_mutate(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=PLAIN)
     mutations = [e for e in _active_mutations(run, PLAIN) if not _failed(e)]
@@ -299,18 +352,20 @@ def validate_after_mutate(rec: HostRecording):
 
 
 @check("interceptors/host/validate-before-mutate-receiving",
-       does="in turn 1 records when response-phase validator r-check and mutator r-tag ran on the tool result",
-       must="receiving: validate, then mutate; the response validator runs before the response mutator")
+       does="in turn 1 records when response-phase validators r-check and r-scan and mutator r-tag ran on the tool "
+            "result",
+       must="receiving: validate, then mutate; the response mutator runs only after every response validator")
 def validate_before_mutate(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=PLAIN)
     events = _invokes(run, PLAIN, "response")
-    check_t = [e["t"] for e in _named(events, RESPONSE_VALIDATOR)]
+    check_t = {name: [e["t"] for e in _named(events, name)] for name in RESPONSE_VALIDATORS}
     tag_t = [e["t"] for e in _named(events, RESPONSE_MUTATOR)]
-    if not check_t or not tag_t:
-        raise NotObserved("turn 1: the response-phase validator and mutator did not both run")
-    if min(tag_t) < min(check_t):
-        raise Violation("the response mutator ran before the response validator",
-                        expected=[RESPONSE_VALIDATOR, RESPONSE_MUTATOR],
+    if not all(check_t.values()) or not tag_t:
+        raise NotObserved("turn 1: the response-phase validators and mutator did not all run")
+    early = [name for name, times in check_t.items() if min(tag_t) < min(times)]
+    if early:
+        raise Violation(f"the response mutator ran before the response validator(s) {', '.join(early)}",
+                        expected=[*RESPONSE_VALIDATORS, RESPONSE_MUTATOR],
                         actual=[e["params"].get("name") for e in events])
 
 
@@ -356,6 +411,31 @@ def failure_halts(rec: HostRecording):
        must="when a failOpen: true interceptor fails, the request proceeds: the tool is called")
 def fail_open(rec: HostRecording):
     return _not_blocked(rec, OPEN, "v-open", "error", "a failing failOpen: true interceptor")
+
+
+@check("interceptors/host/unconfigured-server-usable",
+       does="connects the host to server plain, which advertises the interceptors extension and lists a validator "
+            "that rejects every payload, without naming it in the config's interceptors; the model calls plain's "
+            "scenario_echo with COMPAT-<nonce>",
+       must="an interceptor-enabled server the application does not use interceptors of is an ordinary server: "
+            "its tool is called and its result reaches the model, and none of its interceptors is invoked")
+def unconfigured_usable(rec: HostRecording):
+    run = rec.cite(UNCONFIGURED, turns_needed=1)
+    token = f"COMPAT-{run.nonce}"
+    calls = [e for e in run.calls(1, "tools/call") if e["server"] == "plain"]
+    invoked = [e["params"].get("name") for e in run.calls(None, "interceptor/invoke")]
+    problems = []
+    if invoked:
+        problems.append(f"interceptors the config does not name were invoked: {sorted(set(map(str, invoked)))}")
+    if not calls:
+        problems.append("scenario_echo was never called on server plain")
+    elif token not in _tool_messages(run, 1):
+        problems.append(f"the model was not given the tool's result ({token})")
+    if problems:
+        raise Violation("the host did not use the interceptor-enabled server as an ordinary one",
+                        expected=f"scenario_echo called, {token} in a tool message, no interceptor/invoke",
+                        actual=problems)
+    return f"scenario_echo called on plain; the model got {token}"
 
 
 wire_check("interceptors/host/wire-messages-valid", SCENARIOS)

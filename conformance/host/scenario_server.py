@@ -168,6 +168,13 @@ class ScenarioServer:
         kind = item.get("kind")
         secret = f"META-{self.nonce}"
         if kind == "fail":
+            # Malformed results, not errors, for two tokens: a host holds a result to the schema before using it.
+            seen = json.dumps(context, ensure_ascii=False)
+            if "MALFORMED-CONTENT-" in seen:
+                return {"content": " ".join(b.get("text", "") for b in context if isinstance(b, dict)),
+                        "metadata": {"secret": secret}}
+            if "MALFORMED-META-" in seen:
+                return {"content": context, "metadata": "not an object"}
             raise RpcError(-32603, f"{item['name']} failed on purpose")
         if kind == "redact":
             return {"content": [self._map_text(b, self._redact) for b in context],
@@ -184,9 +191,12 @@ class ScenarioServer:
         item = self._find("augmentations", params.get("name"))
         if not isinstance(params.get("context"), list):
             raise RpcError(-32602, "context must be an array of content blocks")
-        text = item["text"].replace("{nonce}", self.nonce)
-        return {"content": [{"content": _text(text)}], "hint": item["hint"],
-                "metadata": {"secret": f"META-{self.nonce}"}}
+        if "items" in item:
+            content = [{"content": _text(i["text"]), **({"properties": {"relevance": i["relevance"]}}
+                                                         if "relevance" in i else {})} for i in item["items"]]
+        else:
+            content = [{"content": _text(item["text"].replace("{nonce}", self.nonce))}]
+        return {"content": content, "hint": item["hint"], "metadata": {"secret": f"META-{self.nonce}"}}
 
     def _intercept(self, params: dict) -> dict:
         """One interceptor invocation. Each kind touches only strings holding the nonce (the user's and the
@@ -202,7 +212,7 @@ class ScenarioServer:
         seen = json.dumps(payload, ensure_ascii=False)
         kind = item["kind"]
         base = {"interceptor": item["name"], "type": item["type"], "phase": phase}
-        if kind == "fail-if" and item["pattern"] in seen:
+        if (kind == "fail-if" and item["pattern"] in seen) or (item.get("failIf") and item["failIf"] in seen):
             raise RpcError(-32603, "Interceptor execution failed")
         if item["type"] == "validation":
             if kind == "reject-if" and item["pattern"] in seen:

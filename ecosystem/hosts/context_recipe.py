@@ -126,6 +126,8 @@ async def run_middleware(entries: list[dict], phase: str, sessions: dict[str, An
         try:
             result = await request(session, "middleware/invoke", params)
             content = result["content"]
+            if result.get("metadata") is not None and not isinstance(result["metadata"], dict):
+                raise MiddlewareFailed(f"{entry['server']}/{entry['name']}: metadata is not an object")
         except Exception as exc:  # noqa: BLE001 - a server without contextMiddleware may offer augmentation
             if getattr(getattr(exc, "error", None), "code", None) != METHOD_NOT_FOUND:
                 raise MiddlewareFailed(f"{entry['server']}/{entry['name']}: {exc!r}") from exc

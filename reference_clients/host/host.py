@@ -11,6 +11,7 @@ from .logic import (
     ServerError,
     apply_augmentation,
     blocks_text,
+    filter_hint_tools,
     is_preprocessor,
     middleware_result,
     offered_tools,
@@ -52,6 +53,8 @@ class Host:
         self.interceptor_config = wanted if isinstance(wanted, list) else []
         self.interceptors: list[Entry] | None = None  # None until discovered
         self.interceptors_broken: str | None = None
+        self.turn_tools: set[str] | None = None  # this turn's `filter` hint: the tools kept (None: all)
+        self.collecting_filter = False  # only the user message's middleware filters the turn's tools
         self.tools, self.routes, filtered, refused = offered_tools(
             [(name, self.server_tools[name]) for name in self.order], self.known)
         if filtered:
@@ -61,12 +64,15 @@ class Host:
 
     async def turn(self, user_text: str) -> dict:
         """One user turn -> the line to print."""
+        self.turn_tools, self.collecting_filter = None, True
         try:
             message = blocks_text(await self.run_middleware("request", text_context(user_text), "user"))
         except MiddlewareFailure as exc:
+            self.collecting_filter = False
             log.error("request-phase middleware failed; the message is not sent: %s", exc)
             return {"role": "assistant", "content": "", "error": f"request-phase middleware failed: {exc}"}
 
+        self.collecting_filter = False
         context = preprocessor_message(await self.run_preprocessors(message))
         turn_messages: list[dict] = [{"role": "user", "content": message}]
         try:
@@ -115,7 +121,11 @@ class Host:
             if "contextMiddleware" in server.capabilities:
                 content, metadata = middleware_result(await server.request("middleware/invoke", params))
             elif "augmentation" in server.capabilities:
-                content, metadata = apply_augmentation(context, await server.request("augmentation/augment", params))
+                result = await server.request("augmentation/augment", params)
+                content, metadata = apply_augmentation(context, result)
+                kept = filter_hint_tools(result)
+                if kept is not None and self.collecting_filter:
+                    self.turn_tools = kept if self.turn_tools is None else self.turn_tools & kept
             elif getattr(server, "failed", None):
                 raise MiddlewareFailure(f"the server is not connected ({server.failed})")
             else:
@@ -219,7 +229,7 @@ class Host:
         for _ in range(MAX_TOOL_ROUNDS):
             # The preprocessor context sits just before this turn's user message, in every request of the turn.
             messages = prefix + self.history + ([context] if context else []) + turn_messages
-            reply = await self.complete(messages, self.tools)
+            reply = await self.complete(messages, self.offered())
             calls = reply.get("tool_calls") or []
             if not calls:
                 return reply.get("content") or ""
@@ -228,6 +238,12 @@ class Host:
                 turn_messages.append({"role": "tool", "tool_call_id": call["id"],
                                       "content": await self.tool_message(call["function"])})
         raise RuntimeError(f"the model was still calling tools after {MAX_TOOL_ROUNDS} rounds")
+
+    def offered(self) -> list[dict]:
+        """This turn's tools: all of them, or those a `filter` hint kept (by the name the server gave)."""
+        if self.turn_tools is None:
+            return self.tools
+        return [t for t in self.tools if self.routes[t["function"]["name"]][1] in self.turn_tools]
 
     async def tool_message(self, function: dict) -> str:
         """The tool message's text: the call's result (or error) after request-phase middleware."""
@@ -241,6 +257,8 @@ class Host:
     async def call_tool(self, function: dict) -> str:
         name = function.get("name")
         route = self.routes.get(name)
+        if route is not None and self.turn_tools is not None and route[1] not in self.turn_tools:
+            route = None  # left out by this turn's filter hint: not offered, so not called
         if route is None:
             log.warning("the model asked for %r, which was not offered; not calling it", name)
             return f"Error: the tool {name!r} is not available."

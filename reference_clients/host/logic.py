@@ -113,14 +113,17 @@ def middleware_result(result: Any) -> tuple[list[dict], dict | None]:
         raise MiddlewareFailure("middleware/invoke: result is not an object")
     content = check_blocks(result.get("content"), "middleware/invoke")
     metadata = result.get("metadata")
-    return content, metadata if isinstance(metadata, dict) else None
+    if metadata is not None and not isinstance(metadata, Mapping):  # a free-form object, per the schema
+        raise MiddlewareFailure("middleware/invoke: metadata is not an object")
+    return content, metadata
 
 
 def apply_augmentation(context: list[dict], result: Any) -> tuple[list[dict], dict | None]:
     """The context after an `augmentation/augment` result: its blocks placed as the hint says.
 
-    Without a hint the blocks are appended (the proposal's default). An unknown
-    hint (the proposal also names `filter`, `safe`, `unsafe` in prose) cannot be
+    Without a hint the blocks are appended (the proposal's default). `filter`
+    leaves the context as it is (its blocks name tools: `filter_hint_tools`). An
+    unknown hint (the proposal also names `safe`, `unsafe` in prose) cannot be
     applied faithfully; appending keeps the user's text, which is the safe choice.
     """
     if not isinstance(result, Mapping):
@@ -138,11 +141,31 @@ def apply_augmentation(context: list[dict], result: Any) -> tuple[list[dict], di
     hint = result.get("hint")
     metadata = result.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else None
+    if hint == "filter":
+        return list(context), metadata
     if hint == "replace":
         return blocks, metadata
     if hint == "prepend":
         return blocks + list(context), metadata
     return list(context) + blocks, metadata
+
+
+FILTER_RELEVANCE = 0.5  # HARNESS.md's reading of the PR's tool-relevance example
+
+
+def filter_hint_tools(result: Any) -> set[str] | None:
+    """The tool names an augmentation result hinted `filter` keeps (None for any other hint): the text of each
+    item whose `properties.relevance` is absent or at least FILTER_RELEVANCE."""
+    if not isinstance(result, Mapping) or result.get("hint") != "filter" or not isinstance(result.get("content"), list):
+        return None
+    kept = set()
+    for item in result["content"]:
+        block = item.get("content") if isinstance(item, dict) else None
+        relevance = (item.get("properties") or {}).get("relevance") if isinstance(item, dict) else None
+        if isinstance(block, dict) and isinstance(block.get("text"), str) and \
+                (not isinstance(relevance, (int, float)) or relevance >= FILTER_RELEVANCE):
+            kept.add(block["text"].strip())
+    return kept
 
 
 def blocks_text(blocks: Sequence[Any]) -> str:

@@ -11,14 +11,15 @@ Theory of operation
   stdio_client or the Streamable HTTP client upstream), but no SDK session: the proxy moves `SessionMessage`s, each
   turned into a plain dict and back. The SDK's session layer would validate requests against its closed
   request union and re-validate results (the 2.x SDK drops unknown Tool fields), so extension fields
-  and methods (`preprocessor`, `execution.requirements`, `middleware/*`, `augmentation/*`) would not
+  and methods (`preprocessor`, `execution.requirements`, `middleware/*`, `augmentation/*`, interceptors) would not
   survive it; the JSON-RPC envelope models keep params and results as raw dicts on 1.x and 2.x alike.
 - Ids: every request the proxy sends on a link gets the link's next id, and its response is mapped
   back to the id the sender used, in both directions (upstream servers may send requests too:
   ping, sampling, roots). Params and results are never touched on the way through.
 - One upstream: every request and notification goes to it, names unchanged. Several upstreams:
-  `initialize` is answered from all of them (capabilities merged), the list methods of tools, prompts,
-  middleware and augmentations are fanned out and merged with `NAME__` prefixes, the matching call
+  `initialize` is answered from all of them (capabilities merged, `extensions` key by key), the list methods
+  of tools, prompts, middleware, augmentations and interceptors are fanned out and merged with `NAME__`
+  prefixes, the matching call
   methods are routed back by prefix with the prefix removed; `ping` is answered by the proxy; anything
   else goes to the first upstream. A method no upstream offers keeps the upstream's -32601.
 - Requests a plugin gates (the tool allowlist) are checked before they are forwarded; a refused one is
@@ -66,7 +67,8 @@ MAX_DEPTH = 100  # levels of arrays and objects in one message; deeper ones are 
 # List method -> (result key, the call method whose params.name names one of its items).
 LISTS = {"tools/list": ("tools", "tools/call"), "prompts/list": ("prompts", "prompts/get"),
          "middleware/list": ("middleware", "middleware/invoke"),
-         "augmentation/list": ("augmentations", "augmentation/augment")}
+         "augmentation/list": ("augmentations", "augmentation/augment"),
+         "interceptors/list": ("interceptors", "interceptor/invoke")}
 CALLS = {call: key for key, call in LISTS.values()}
 MAX_PAGES = 50
 
@@ -597,7 +599,11 @@ class Proxy:
         caps: dict = {}
         for result in results:
             for key, value in (result.get("capabilities") or {}).items():
-                caps.setdefault(key, copy.deepcopy(value))
+                if key == "extensions" and isinstance(value, dict) and isinstance(caps.get(key), dict):
+                    for extension, settings in value.items():  # one key per extension, each from its first upstream
+                        caps[key].setdefault(extension, copy.deepcopy(settings))
+                else:
+                    caps.setdefault(key, copy.deepcopy(value))
         merged["capabilities"], merged["serverInfo"] = caps, dict(GATEWAY_INFO)
         merged.pop("instructions", None)
         return {"jsonrpc": "2.0", "id": request["id"], "result": merged}

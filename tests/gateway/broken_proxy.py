@@ -21,6 +21,8 @@ import sys
 
 CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \
     "execution-requirements/gateway/"
+IC = "interceptors/gateway/"
+INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
 MUTANTS = {
     "drop-preprocessor": ({PP + "flag-passes-through"}, "rebuilds tools without the preprocessor field"),
     "block-preprocessor-calls": ({PP + "tool-calls-pass-through"}, "refuses calls of conformance_memories"),
@@ -50,8 +52,25 @@ MUTANTS = {
     "inject-augment-argument": ({AUG + "augment-params-arrive-unchanged"},
                                 "adds an argument to augmentation/augment on the way upstream"),
     "invalid-note-augmentation": ({AUG + "wire-messages-valid"}, "an invalid log notification before augmentation/list"),
+    "drop-interceptors-capability": ({IC + "capability-forwarded-or-refused"},
+                                     "drops the interceptors extension from capabilities but forwards its methods"),
+    "drop-interceptors-list": ({IC + "capability-forwarded-or-refused", IC + "list-passes-through"},
+                               "advertises the interceptors extension but answers interceptors/list -32601 itself"),
+    "drop-interceptor-invoke": ({IC + "capability-forwarded-or-refused", IC + "invoke-results-unchanged",
+                                 IC + "invoke-params-arrive-unchanged"},
+                                "advertises the interceptors extension but answers interceptor/invoke -32601 itself"),
+    "strip-interceptor-policy": ({IC + "list-passes-through"},
+                                 "rebuilds interceptor definitions from name, type and hooks (mode, failOpen, "
+                                 "priorityHint, configSchema lost)"),
+    "drop-list-filter": ({IC + "list-passes-through"}, "forwards interceptors/list without its params (the event filter)"),
+    "drop-invoke-context": ({IC + "invoke-params-arrive-unchanged"},
+                            "drops context from interceptor/invoke on the way upstream"),
+    "drop-validation-messages": ({IC + "invoke-results-unchanged"},
+                                 "keeps only the first message of a validation result"),
+    "invalid-note-interceptors": ({IC + "wire-messages-valid"}, "an invalid log notification before interceptors/list"),
     # Not flaws of one check: a clean refusal passes; a dropped connection fails what it cut off.
-    "refuse-extensions-cleanly": (set(), "drops contextMiddleware and augmentation, answers their methods -32601"),
+    "refuse-extensions-cleanly": (set(), "drops contextMiddleware, augmentation and the interceptors extension, "
+                                         "answers their methods -32601"),
     "drop-connection": (None, "exits (code 3) at the first tools/call or middleware/augmentation method"),
 }
 BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
@@ -84,6 +103,14 @@ class Broken:
             return None, [self.refuse(msg, -32602 if m == "refuse-middleware-32602" else -32601)]
         if str(method).startswith("augmentation/") and m in ("drop-augmentation-methods", "refuse-extensions-cleanly"):
             return None, [self.refuse(msg, -32601)]
+        if method in ("interceptors/list", "interceptor/invoke") and (
+                m == "refuse-extensions-cleanly" or (m, method) in (("drop-interceptors-list", "interceptors/list"),
+                                                                    ("drop-interceptor-invoke", "interceptor/invoke"))):
+            return None, [self.refuse(msg, -32601)]
+        if m == "drop-list-filter" and method == "interceptors/list":
+            msg = {k: v for k, v in msg.items() if k != "params"}
+        if m == "drop-invoke-context" and method == "interceptor/invoke":
+            msg = {**msg, "params": {k: v for k, v in params.items() if k != "context"}}
         if m in ("inject-invoke-argument", "inject-augment-argument") and \
                 method == {"inject-invoke-argument": "middleware/invoke", "inject-augment-argument": "augmentation/augment"}[m]:
             msg = {**msg, "params": {**params, "arguments": {**(params.get("arguments") or {}), "gateway": True}}}
@@ -102,6 +129,8 @@ class Broken:
                 caps.pop("contextMiddleware", None)
             if m in ("forward-augmentation-unadvertised", "refuse-extensions-cleanly"):
                 caps.pop("augmentation", None)
+            if m in ("drop-interceptors-capability", "refuse-extensions-cleanly"):
+                (caps.get("extensions") or {}).pop(INTERCEPTORS_EXTENSION, None)
         if result is not None and method == "tools/list":
             for tool in result.get("tools") or ():
                 if m == "drop-preprocessor":
@@ -125,7 +154,14 @@ class Broken:
                     block["data"] = block["data"].rstrip("=")  # "harmless" re-encoding: not the same bytes
         if result is not None and method == "augmentation/augment" and m == "drop-hint":
             result.pop("hint", None)
-        if (m, method) in (("invalid-note-middleware", "middleware/list"), ("invalid-note-augmentation", "augmentation/list")):
+        if result is not None and method == "interceptors/list" and m == "strip-interceptor-policy":
+            result["interceptors"] = [{k: d[k] for k in ("name", "type", "hooks") if k in d}
+                                      for d in result.get("interceptors") or () if isinstance(d, dict)]
+        if result is not None and method == "interceptor/invoke" and m == "drop-validation-messages":
+            if isinstance(result.get("messages"), list):
+                result["messages"] = result["messages"][:1]
+        if (m, method) in (("invalid-note-middleware", "middleware/list"), ("invalid-note-augmentation", "augmentation/list"),
+                           ("invalid-note-interceptors", "interceptors/list")):
             before.append(BAD_NOTE)
         return before + [msg]
 

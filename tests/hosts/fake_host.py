@@ -24,7 +24,8 @@ ER, CM, PP, AUG, IC = ("execution-requirements/host/", "context-middleware/host/
 # {name: (fails: the full ids of the checks it must fail, does: one line)}, the contract of tests/README.md.
 # Where two rules overlap a mutant fails more than one check by necessity: a host that drops tools with
 # unknown requirements also drops the near-miss tools (their strings are unknown too) and the tool whose
-# error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through.
+# error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through
+# (and never shows what it would do with the malformed results of later turns).
 MUTANTS = {
     "offers-preprocessors": ({PP + "never-offered-to-model"}, "offers preprocessor tools to the model (but refuses to run them)"),
     "runs-model-preprocessor-call": ({PP + "model-cannot-call-preprocessor"}, "runs any tool the model names, offered or not"),
@@ -40,19 +41,23 @@ MUTANTS = {
     "case-folds-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings case-insensitively"),
     "normalizes-requirements": ({ER + "no-inferred-equivalence"}, "compares requirement strings after NFKC normalization and trimming"),
     "rewrites-tool-errors": ({ER + "requirement-strings-not-rewritten"}, "NFKD-normalizes and lowercases tool error results before the model sees them"),
-    "request-middleware-first-turn-only": ({CM + "model-sees-middleware-output", CM + "request-middleware-runs-every-turn"}, "runs request-phase middleware on the first turn only"),
+    "request-middleware-first-turn-only": ({CM + "model-sees-middleware-output", CM + "request-middleware-runs-every-turn", CM + "malformed-content-blocks-turn", CM + "malformed-metadata-blocks-turn"}, "runs request-phase middleware on the first turn only"),
     "sends-raw-message": ({CM + "model-sees-middleware-output"}, "invokes request-phase middleware but sends the model the original message"),
     "skips-response-middleware": ({CM + "response-middleware-applied"}, "never runs response-phase middleware"),
     "forwards-metadata": ({CM + "metadata-not-forwarded"}, "shows the model the middleware metadata"),
     "offers-middleware-as-tools": ({CM + "middleware-not-offered-as-tools"}, "offers middleware to the model as tools"),
+    "offers-augmentations-as-tools": ({AUG + "augmentations-not-offered-as-tools"}, "offers augmentations to the model as tools"),
     "definition-order": ({CM + "priority-order"}, "runs middleware in configuration order, ignoring priority"),
     "default-priority-zero": ({CM + "priority-order"}, "takes a missing priority as 0"),
     "reverses-ties": ({CM + "equal-priority-definition-order"}, "runs equal-priority middleware in reverse configuration order"),
     "unchained": ({CM + "chained-input"}, "gives every middleware the original message"),
     "fails-open": ({CM + "failing-middleware-blocks-turn"}, "sends the unprocessed message when middleware fails"),
+    "accepts-string-content": ({CM + "malformed-content-blocks-turn"}, "takes a middleware result whose content is a string as one text block"),
+    "ignores-malformed-metadata": ({CM + "malformed-metadata-blocks-turn"}, "uses a middleware result whatever its metadata"),
     "ignores-replace": ({AUG + "replace-hint-applied"}, "treats the replace hint as append"),
     "prepend-as-append": ({AUG + "prepend-hint-applied"}, "treats the prepend hint as append"),
     "append-as-prepend": ({AUG + "append-hint-applied"}, "treats the append hint as prepend"),
+    "ignores-filter-hint": ({AUG + "filter-hint-applied"}, "treats the filter hint as append and offers every tool"),
     "ignores-wildcard-hooks": ({IC + "hooked-interceptors-invoked"}, "never invokes interceptors hooked on \"*\""),
     "ignores-response-mutations": ({IC + "response-mutations-applied"}, "invokes response-phase mutators but gives the model the unmutated result"),
     "sends-original-request": ({IC + "mutated-request-sent"}, "runs the request chain, then sends the tool call as the model wrote it"),
@@ -62,6 +67,11 @@ MUTANTS = {
     "applies-audit-mutations": ({IC + "audit-mutation-not-applied"}, "applies an audit-mode mutator's payload"),
     "audit-validators-block": ({IC + "audit-validator-never-blocks"}, "lets an audit-mode validator's rejection block the call"),
     "blocks-on-warnings": ({IC + "warn-does-not-block"}, "blocks on every valid: false, whatever its severity"),
+    "object-priority-as-zero": ({IC + "priority-order"}, "reads a {request, response} priorityHint as 0"),
+    "sorts-validators-by-priority": ({IC + "validate-after-mutate-sending"}, "runs validators that declare a priorityHint before the mutators"),
+    "audit-failures-block": ({IC + "audit-failure-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
+    "uses-unconfigured-interceptors": ({IC + "unconfigured-server-usable"}, "also runs the interceptors of every server that advertises them, configured or not"),
+    "stops-at-first-rejection": ({IC + "all-validations-complete"}, "invokes validators one by one and stops at the first that rejects"),
     "ignores-request-rejections": ({IC + "validator-rejection-blocks"}, "sends the tool call although a request validator rejected it"),
     "validates-before-mutating": ({IC + "validate-after-mutate-sending"}, "runs request validators before the mutators, on the original payload"),
     "mutates-before-validating-responses": ({IC + "validate-before-mutate-receiving"}, "runs response mutators before response validators"),
@@ -138,11 +148,16 @@ class Host:
             self.servers[name], self.caps[name] = conn, init["result"].get("capabilities", {})
             self.tools += [(name, t) for t in conn.request("tools/list", {})["result"]["tools"]]
         self.interceptors = []  # (server, definition), from interceptors/list on each configured server
-        for wanted in self.config.get("interceptors", []):
-            listed = self.servers[wanted["server"]].request("interceptors/list", {})["result"]["interceptors"]
-            self.interceptors += [(wanted["server"], d) for d in listed]
+        wanted_servers = [w["server"] for w in self.config.get("interceptors", [])]
+        if self.m == "uses-unconfigured-interceptors":
+            wanted_servers += [s for s, c in self.caps.items() if "io.modelcontextprotocol/interceptors" in
+                               (c.get("extensions") or {}) and s not in wanted_servers]
+        for server in wanted_servers:
+            listed = self.servers[server].request("interceptors/list", {})["result"]["interceptors"]
+            self.interceptors += [(server, d) for d in listed]
         self.history: list[dict] = []
         self.turn = 0
+        self.keep = None  # this turn's filter hint: the tools to offer (None: all)
 
     # -- interceptors (SEP-2624), around each tools/call -----------------------------------------
     def intercept(self, phase: str, payload):
@@ -154,7 +169,9 @@ class Host:
 
         def priority(d):
             hint = d.get("priorityHint", 0)
-            return hint.get(phase, 0) if isinstance(hint, dict) else hint
+            if isinstance(hint, dict):
+                return 0 if self.m == "object-priority-as-zero" else hint.get(phase, 0)
+            return hint
 
         active = [(s, d) for s, d in self.interceptors if hooked(d)]
         mutators = [(s, d) for s, d in active if d["type"] == "mutation"]
@@ -169,7 +186,8 @@ class Host:
                                                                        "phase": phase, "payload": body})
 
         def tolerated(d):
-            return d.get("mode") == "audit" or (d.get("failOpen") is True and self.m != "fails-closed-always")
+            audit = d.get("mode") == "audit" and self.m != "audit-failures-block"
+            return audit or (d.get("failOpen") is True and self.m != "fails-closed-always")
 
         def mutate(current):
             original, failed = current, False
@@ -190,9 +208,9 @@ class Host:
                 raise Stopped("a mutator failed")
             return current
 
-        def validate(current):
+        def validate(current, which=None):
             stop = []
-            for server, d in validators:
+            for server, d in validators if which is None else which:
                 answer = invoke(server, d, current)
                 if "error" in answer:
                     if not tolerated(d):
@@ -208,6 +226,8 @@ class Host:
                     blocks = False
                 if blocks:
                     stop.append(d["name"])
+                    if self.m == "stops-at-first-rejection":
+                        break
             if stop:
                 raise Stopped(f"stopped by {', '.join(stop)}")
 
@@ -215,6 +235,10 @@ class Host:
             if self.m == "validates-before-mutating":
                 validate(payload)
                 return mutate(payload)
+            if self.m == "sorts-validators-by-priority":
+                early = [(s, d) for s, d in validators if "priorityHint" in d]
+                validate(payload, early)
+                validators = [p for p in validators if p not in early]
             try:
                 payload = mutate(payload)
             except SendAnyway as exc:
@@ -289,14 +313,26 @@ class Host:
                 answer = self.servers[server].request("middleware/invoke", params)
                 if "error" in answer:
                     raise MiddlewareFailed(answer["error"].get("message"))
-                context = answer["result"]["content"]
-                metadata.append(answer["result"].get("metadata"))
+                content, meta = answer["result"].get("content"), answer["result"].get("metadata")
+                if isinstance(content, str) and self.m == "accepts-string-content":
+                    content = [{"type": "text", "text": content}]
+                if not isinstance(content, list) or not all(isinstance(b, dict) and isinstance(b.get("type"), str)
+                                                            for b in content):
+                    raise MalformedResult("content is not an array of content blocks")
+                if meta is not None and not isinstance(meta, dict) and self.m != "ignores-malformed-metadata":
+                    raise MalformedResult("metadata is not an object")
+                context = content
+                metadata.append(meta)
             else:
                 answer = self.servers[server].request("augmentation/augment", params)
                 if "error" in answer:
                     raise MiddlewareFailed(answer["error"].get("message"))
                 blocks = [a["content"] for a in answer["result"]["content"]]
                 hint = answer["result"].get("hint") or "append"
+                if hint == "filter" and self.m != "ignores-filter-hint" and phase == "request":
+                    self.keep = {a["content"].get("text") for a in answer["result"]["content"]
+                                 if (a.get("properties") or {}).get("relevance", 1) >= 0.5}
+                    continue
                 hint = {"ignores-replace": {"replace": "append"}, "prepend-as-append": {"prepend": "append"},
                         "append-as-prepend": {"append": "prepend"}}.get(self.m, {}).get(hint, hint)
                 context = blocks if hint == "replace" else blocks + context if hint == "prepend" else context + blocks
@@ -342,24 +378,26 @@ class Host:
 
     def answer(self, user: str) -> dict:
         self.turn += 1
+        self.keep = None
         try:
             if self.m == "request-middleware-first-turn-only" and self.turn > 1:
                 text, metadata = user, []
             else:
                 text, metadata = self.chain("request", user)
         except MiddlewareFailed as exc:
-            if self.m != "fails-open":
+            if self.m != "fails-open" or isinstance(exc, MalformedResult):  # (fails-open: on errors only)
                 return {"role": "assistant", "content": "", "error": f"request middleware failed: {exc}"}
             text, metadata = user, []
         if self.m == "sends-raw-message" and not any("augmentation" in c for c in self.caps.values()):
             text = user  # (on middleware servers: augmentation hints are judged separately)
         context = self.preprocess(text)
-        offered = self.offered()
+        offered = [(s, t) for s, t in self.offered() if self.keep is None or t["name"] in self.keep]
         specs = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                    "parameters": t.get("inputSchema", {})}} for _, t in offered]
-        if self.m == "offers-middleware-as-tools":
+        kind = {"offers-middleware-as-tools": "contextMiddleware", "offers-augmentations-as-tools": "augmentation"}
+        if self.m in kind:
             specs += [{"type": "function", "function": {"name": e["name"], "parameters": {"type": "object"}}}
-                      for e in self.config.get("contextMiddleware", [])]
+                      for e in self.config.get("contextMiddleware", []) if kind[self.m] in self.caps[e["server"]]]
         extra = [{"role": "system", "content": "Context:\n" + "\n".join(context)}] if context else []
         if self.m == "drops-preprocessor-output":
             extra = []
@@ -414,6 +452,10 @@ class Host:
 
 class MiddlewareFailed(Exception):
     pass
+
+
+class MalformedResult(MiddlewareFailed):
+    """A middleware result that does not match the schema."""
 
 
 class Stopped(Exception):

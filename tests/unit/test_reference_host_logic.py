@@ -15,6 +15,7 @@ from reference_clients.host.logic import (
     ServerError,
     StreamAssembler,
     apply_augmentation,
+    filter_hint_tools,
     blocks_text,
     may_filter_tool,
     middleware_result,
@@ -94,7 +95,7 @@ def test_middleware_result_keeps_metadata_apart():
 
 
 @pytest.mark.parametrize("result", [None, [], {}, {"content": "x"}, {"content": [{"text": "no type"}]},
-                                    {"content": ["x"]}])
+                                    {"content": ["x"]}, {"content": [{"type": "text", "text": "x"}], "metadata": "x"}])
 def test_broken_middleware_results(result):
     with pytest.raises(MiddlewareFailure):
         middleware_result(result)
@@ -109,7 +110,8 @@ NEW = {"type": "text", "text": "new"}
     ("append", ["user", "new"]),
     (None, ["user", "new"]),
     ("replace", ["new"]),
-    ("filter", ["user", "new"]),  # unknown hint: appended, the user's text is kept
+    ("filter", ["user"]),  # the harness's reading: the context stays, the blocks name tools to keep
+    ("unsafe", ["user", "new"]),  # unknown hint: appended, the user's text is kept
 ])
 def test_augmentation_hints(hint, expected):
     result = {"content": [{"content": NEW, "properties": {"relevance": 0.5}}], "metadata": {"secret": "m"}}
@@ -118,6 +120,17 @@ def test_augmentation_hints(hint, expected):
     context, metadata = apply_augmentation(CTX, result)
     assert [b["text"] for b in context] == expected
     assert metadata == {"secret": "m"}
+
+
+def test_filter_hint_keeps_the_named_tools_of_enough_relevance():
+    def item(name, relevance=None):
+        return {"content": {"type": "text", "text": name}, **({"properties": {"relevance": relevance}}
+                                                            if relevance is not None else {})}
+    result = {"content": [item("keep", 0.95), item("edge", 0.5), item("no_score"), item("drop", 0.12)],
+              "hint": "filter"}
+    assert filter_hint_tools(result) == {"keep", "edge", "no_score"}
+    assert filter_hint_tools({**result, "hint": "append"}) is None
+    assert filter_hint_tools({"hint": "filter", "content": "x"}) is None
 
 
 @pytest.mark.parametrize("result", [None, {}, {"content": {"content": NEW}}, {"content": [{"content": "x"}]},
