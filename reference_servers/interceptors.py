@@ -34,13 +34,16 @@ on this package and for the suite's own tests.
 The interceptors: the conformance fixtures (fixed names, see
 docs/fixture-contract.md), and three a team would deploy: `pii-redactor` (mutation) and
 `pii-detector` (validation) on `reference_servers/middleware/pii.py`'s public
-API, and `audit-logger` (validation, audit mode, fail-open), which logs each
-invocation to stderr with PII redacted.
+API, `audit-logger` (validation, audit mode, fail-open), which logs each
+invocation to stderr with PII redacted, and `usage-meter` (validation, audit
+mode, fail-open), which counts requests per event on a custom event
+(`usage/record`) and a glob (`tools/*`).
 """
 
 from __future__ import annotations
 
 import copy
+import fnmatch
 import logging
 import threading
 import time
@@ -90,8 +93,10 @@ class InterceptorDef:
     config_schema: dict | None = None
 
     def hooks_event(self, event: str, phase: str | None = None) -> bool:
-        return any((phase is None or hook["phase"] == phase) and (event in hook["events"] or WILDCARD in hook["events"])
-                   for hook in self.hooks)
+        # A hook event is a glob (fnmatch): "*" matches every event, "tools/*" every tools event (the SEP's MAY
+        # "additional wildcard patterns", glob-style as it asks); an event name without glob characters matches itself.
+        return any((phase is None or hook["phase"] == phase)
+                   and any(fnmatch.fnmatchcase(event, pattern) for pattern in hook["events"]) for hook in self.hooks)
 
     def to_wire(self) -> dict:
         wire: dict = {"name": self.name, "type": self.type, "hooks": copy.deepcopy(self.hooks)}
@@ -345,6 +350,19 @@ def audit_logger(payload, event, phase, config) -> dict:
     return {"valid": True, "info": {"logged": True}}
 
 
+USAGE_EVENTS = ["usage/record", "tools/*"]  # a custom event (namespace/operation) and a glob over the tools events
+
+
+def usage_meter(payload, event, phase, config) -> dict:
+    with USAGE_LOCK:
+        USAGE[event] = USAGE.get(event, 0) + 1
+        return {"valid": True, "info": {"event": event, "count": USAGE[event]}}
+
+
+USAGE: dict[str, int] = {}
+USAGE_LOCK = threading.Lock()
+
+
 def register_real(registry: InterceptorRegistry) -> None:
     both = [{"events": list(PII_EVENTS), "phase": "request"}, {"events": list(PII_EVENTS), "phase": "response"}]
     registry.add(InterceptorDef("pii-redactor", "mutation", both, pii_redactor,
@@ -361,6 +379,9 @@ def register_real(registry: InterceptorRegistry) -> None:
                                 mode="audit", fail_open=True,
                                 config_schema={"type": "object", "properties": {"includePayloads": {"type": "boolean"}},
                                                "additionalProperties": False}))
+    registry.add(InterceptorDef("usage-meter", "validation", [{"events": list(USAGE_EVENTS), "phase": "request"}],
+                                usage_meter, "Counts requests per event: every tools event (\"tools/*\") and the custom "
+                                             "event usage/record; never blocks.", mode="audit", fail_open=True))
 
 
 def build(fixtures: bool = True, real: bool = True) -> InterceptorRegistry:

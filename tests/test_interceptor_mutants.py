@@ -51,6 +51,8 @@ NAMED = {
     "timeout-ignored": ("ran to its end and answered a result", {P + "timeout-cancels"}),
     "timeout-own-limit": ("timeoutMs 300 was not applied", {P + "timeout-cancels"}),
     "timeout-code": ("the timeout was answered with code -32603", {P + "timeout-error-code"}),
+    "custom-wildcard-regex": ("1 hook pattern(s) are not glob-style: tools/(call|list)", {P + "custom-wildcards-glob"}),
+    "custom-event-bare": ("1 custom event(s) are not namespace/operation: usageRecord", {P + "custom-events-namespaced"}),
 }
 UNCLAIMED_NAMED = {
     "unadvertised-served": ("the interceptors methods are served without the capability",

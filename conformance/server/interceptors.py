@@ -38,12 +38,13 @@ catalog.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
 from ..core import schemas_loader
-from ..core.model import NotObserved, Violation, check
+from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import (
     canonical_sorted,
     judge_list_result,
@@ -420,6 +421,76 @@ def supported_events_cover_hooks(rec: Recording):
         raise Violation("listed interceptors hook events supportedEvents does not name", expected=sorted(hooked),
                         actual=sorted(supported))
     return f"{len(hooked)} hooked event(s) covered"
+
+
+# SEP-2624 §Interceptor > Hooks: the events it defines. Any other event is custom ("SHOULD follow the
+# `namespace/operation` naming convention"); any pattern other than "*" is a custom wildcard ("SHOULD follow
+# glob-style conventions"). What a custom pattern matches is not defined, so only its form is judged.
+SEP_EVENTS = frozenset({"tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list", "resources/read",
+                        "resources/subscribe", "sampling/createMessage", "elicitation/create", "roots/list",
+                        "llm/completion"})
+# A hook event holding one of these is a pattern, not an event name: glob's own (* ? [ ] { }) and those of
+# regular expressions and SQL LIKE, which a pattern written in another convention shows.
+PATTERN_CHARS = frozenset("*?[]{}()|^$+\\%")
+_LITERAL = r"[^*?\[\]{}()|^$+\\%\s,]"
+# Glob syntax: literal characters (a backslash escapes one), `*` or `**`, `?`, a bracket class `[...]` (`[!...]` negated) and a brace
+# alternation `{a,b}` of literal alternatives. Written by hand: fnmatch accepts any string (it has no invalid
+# pattern), so it cannot tell a glob from a regular expression.
+GLOB = re.compile(rf"^(?:{_LITERAL}|\\.|\*\*?|\?|\[!?\]?[^\]]*\]|\{{{_LITERAL}+(?:,{_LITERAL}+)+\}})+$")
+# namespace/operation: two or more non-empty segments without whitespace (the SEP's own events have this form).
+NAMESPACED_EVENT = re.compile(r"^[^\s/]+(?:/[^\s/]+)+$")
+
+
+def hooked_events(rec: Recording) -> dict[str, list[str]]:
+    """Every string event of every listed hook -> the interceptors that hook it (the full listing)."""
+    require_result(rec, LIST)
+    out: dict[str, list[str]] = {}
+    for item in rec.listing.get("interceptors") or ():
+        if isinstance(item, dict):
+            for hook in item.get("hooks") or ():
+                for event in (hook.get("events") or ()) if isinstance(hook, dict) else ():
+                    if isinstance(event, str) and str(item.get("name")) not in out.setdefault(event, []):
+                        out[event].append(str(item.get("name")))
+    return out
+
+
+def is_pattern(event: str) -> bool:
+    return event != "*" and any(ch in PATTERN_CHARS for ch in event)
+
+
+@check("interceptors/server/custom-wildcards-glob",
+       does="reads every event of every listed hook and holds those that are patterns other than \"*\" (they hold "
+            "* ? [ ] { } or a regular expression's or SQL LIKE's special characters) to glob syntax",
+       must="custom wildcard patterns (beyond \"*\") SHOULD follow glob-style conventions, such as \"tools/*\"")
+@diagnosed
+def custom_wildcards_glob(rec: Recording):
+    patterns = {event: names for event, names in hooked_events(rec).items() if is_pattern(event)}
+    if not patterns:
+        raise NotApplicable("no listed hook uses a wildcard pattern other than \"*\"")
+    off = {event: names for event, names in patterns.items() if not GLOB.match(event)}
+    if off:
+        raise Violation(f"{len(off)} hook pattern(s) are not glob-style: {', '.join(sorted(off))}",
+                        expected="glob syntax: * ** ? [abc] [!abc] {a,b}, as in \"tools/*\"",
+                        actual=[{"event": e, "interceptors": n} for e, n in sorted(off.items())])
+    return f"{len(patterns)} custom pattern(s), all glob-style: {', '.join(sorted(patterns))}"
+
+
+@check("interceptors/server/custom-events-namespaced",
+       does="reads every event of every listed hook and holds those the SEP does not define (and that are not "
+            "patterns) to the namespace/operation form",
+       must="custom events SHOULD follow the namespace/operation naming convention, such as \"custom/myOperation\"")
+@diagnosed
+def custom_events_namespaced(rec: Recording):
+    custom = {event: names for event, names in hooked_events(rec).items()
+              if event != "*" and event not in SEP_EVENTS and not is_pattern(event)}
+    if not custom:
+        raise NotApplicable("no listed hook names an event beyond the SEP's list")
+    off = {event: names for event, names in custom.items() if not NAMESPACED_EVENT.match(event)}
+    if off:
+        raise Violation(f"{len(off)} custom event(s) are not namespace/operation: {', '.join(sorted(off))}",
+                        expected="namespace/operation, as in \"custom/myOperation\"",
+                        actual=[{"event": e, "interceptors": n} for e, n in sorted(off.items())])
+    return f"{len(custom)} custom event(s), all namespace/operation: {', '.join(sorted(custom))}"
 
 
 @check("interceptors/server/list-result-valid",

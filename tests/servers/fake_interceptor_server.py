@@ -60,7 +60,8 @@ MUTANTS = {
     "phase-both": ({P + "list-result-valid", P + "fixtures-declared"},
                    "declares the uppercase fixture with one hook of phase \"both\""),
     "singular-list": ({P + "list-result-valid", P + "supported-events-cover-hooks", P + "invoke-result-valid",
-                       P + "validator-does-not-modify"}, "serves interceptor/list instead of interceptors/list"),
+                       P + "validator-does-not-modify", P + "custom-wildcards-glob", P + "custom-events-namespaced"},
+                      "serves interceptor/list instead of interceptors/list"),
     "plural-invoke": ({P + "invoke-result-valid", P + "result-names-interceptor-and-phase",
                        P + "validator-reports-violation", P + "validator-does-not-modify",
                        P + "mutator-transforms-payload", P + "mutator-unchanged-not-modified",
@@ -70,12 +71,17 @@ MUTANTS = {
     "unknown-accepted": ({P + "unknown-interceptor-rejected"}, "an unknown name is answered valid: true"),
     "no-param-validation": ({P + "malformed-invoke-rejected"}, "a missing phase or payload is taken as request/null"),
     "bad-envelope": ({P + "wire-messages-valid"}, "answers interceptors/list with jsonrpc \"1.0\""),
+    "custom-wildcard-regex": ({P + "custom-wildcards-glob"},
+                              "a real interceptor hooks the regular expression \"tools/(call|list)\", not a glob"),
+    "custom-event-bare": ({P + "custom-events-namespaced"},
+                          "a real interceptor hooks the custom event \"usageRecord\" (no namespace)"),
 }
 UNCLAIMED_MUTANTS = {
     "unadvertised-served": ({P + "unadvertised-method-rejected"}, "answers interceptors/list without advertising"),
 }
 PLAIN_MUTANTS = set(UNCLAIMED_MUTANTS)
 
+INTERCEPTOR_METHODS = {"interceptors/list", "interceptor/invoke", "interceptor/list", "interceptors/invoke"}
 EVENT, RESPONSE_ONLY_EVENT, MARKER = "tools/call", "resources/read", "conformance:invalid"
 SLOW_SECONDS, OWN_LIMIT_SECONDS = 6.0, 4.0
 JSON_TYPES = {"boolean": bool, "string": str, "object": dict, "array": list}
@@ -136,10 +142,17 @@ class InterceptorServer(FixtureServer):
              "hooks": [hook([EVENT, "prompts/get"], "request")],
              "configSchema": {"type": "object", "properties": {"entropy": {"type": "string"}},
                               "additionalProperties": False}},
+            {"name": "usage-meter", "description": "a real audit validator on a custom event and a glob",
+             "type": "validation", "mode": "audit", "failOpen": True,
+             "hooks": [hook(["usage/record", "tools/*"], "request")]},
             {"name": "tenant-gate", "description": "a real validator that needs its tenant", "type": "validation",
              "hooks": [hook(["prompts/get"], "request")],
              "configSchema": {"type": "object", "properties": {"tenant": {"type": "string"}}, "required": ["tenant"]}},
         ]
+        if self.broken("custom-wildcard-regex"):
+            self.named(items, "usage-meter")["hooks"] = [hook(["usage/record", "tools/(call|list)"], "request")]
+        if self.broken("custom-event-bare"):
+            self.named(items, "usage-meter")["hooks"] = [hook(["usageRecord", "tools/*"], "request")]
         if self.broken("phase-both"):
             items[1]["hooks"] = [hook([EVENT], "both")]
         if self.broken("duplicate-name"):
@@ -149,6 +162,10 @@ class InterceptorServer(FixtureServer):
         if self.broken("fail-open-default"):
             items[0]["failOpen"] = True
         return items
+
+    @staticmethod
+    def named(items, name):
+        return next(i for i in items if i["name"] == name)
 
     def by_name(self, name):
         return next((i for i in self.interceptors() if i["name"] == name), None)
@@ -176,6 +193,8 @@ class InterceptorServer(FixtureServer):
             return {"interceptors": self.listing(params.get("event"))}
         if serves and method == invoke_method:
             return self.invoke_interceptor(params)
+        if method in INTERCEPTOR_METHODS:  # not the base server's interceptors: this server serves its own, or none
+            raise RpcError(-32601, f"Method not found: {method}")
         return super().dispatch(method, params, out)
 
     @staticmethod
