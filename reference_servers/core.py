@@ -19,6 +19,11 @@ satisfies. Everything the extensions define is decided here, once:
   checkpoint, holding its worker slot until it has.
 - Per-session state (`Session`) lives until the adapter reports that the
   session ended (`end_session`).
+- A list toggle (`add_list_toggle`, the fixture `conformance_list_toggle`)
+  adds an augmentation to its session's `augmentation/list`, or removes it;
+  the capability says `listChanged: true` and each change is followed by
+  `notifications/augmentation/list_changed` to that session (through the
+  `notify` the adapter passes, related to the request that made the change).
 
 The SDK adapters (reference_servers/sdk/) only put this on the wire.
 """
@@ -42,6 +47,7 @@ log = logging.getLogger("reference_servers")
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+LIST_CHANGED = "notifications/augmentation/list_changed"  # PR #142's schema
 SERVER_ERROR = -32000  # JSON-RPC's range for implementation-defined server errors starts here
 EXTENSION_METHODS = ("middleware/list", "middleware/invoke", "augmentation/list", "augmentation/augment",
                      "interceptors/list", "interceptor/invoke")  # the last two: reference_servers/interceptors.py
@@ -62,6 +68,7 @@ class Session:
     """Per MCP session state (one stdio connection, one HTTP session)."""
 
     gated_runs: int = 0  # how many times the body of a gated tool has run
+    toggled: set = field(default_factory=set)  # augmentations a list toggle has added to this session's list
 
 
 @dataclass
@@ -115,6 +122,8 @@ class App:
     augmentations: dict[str, AugmentationDef] = field(default_factory=dict)
     satisfied: set[str] = field(default_factory=set)
     interceptors: Any = None  # an interceptors.InterceptorRegistry, when the deployment offers interceptors
+    # toggle augmentation name -> the augmentation each invocation adds to or removes from its session's list
+    list_toggles: dict[str, AugmentationDef] = field(default_factory=dict)
     sessions: dict[Any, Session] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     _limiter: Any = field(default=None, repr=False)
@@ -128,6 +137,10 @@ class App:
 
     def add_augmentation(self, item: AugmentationDef) -> None:
         self.augmentations[item.name] = item
+
+    def add_list_toggle(self, toggle: AugmentationDef, toggled: AugmentationDef) -> None:
+        self.add_augmentation(toggle)
+        self.list_toggles[toggle.name] = toggled
 
     def session(self, key: Any) -> Session:
         return self.sessions.setdefault(key, Session())
@@ -143,7 +156,7 @@ class App:
         if self.middleware:
             caps["contextMiddleware"] = {}
         if self.augmentations:
-            caps["augmentation"] = {"listChanged": False}
+            caps["augmentation"] = {"listChanged": bool(self.list_toggles)}
         if self.interceptors:
             from .interceptors import EXTENSION_ID
 
@@ -191,8 +204,16 @@ class App:
         return {"content": content}
 
     # -- extension methods -----------------------------------------------------------------
-    async def handle_extension(self, method: str, params: Any) -> dict:
-        """Serve one of EXTENSION_METHODS; raises JsonRpcError for faults."""
+    def session_augmentations(self, session_key: Any) -> dict[str, AugmentationDef]:
+        """The augmentations a session lists: the deployment's, then those its toggles added."""
+        toggled = self.sessions[session_key].toggled if session_key in self.sessions else set()
+        added = {a.name: a for a in self.list_toggles.values() if a.name in toggled}
+        return {**self.augmentations, **added}
+
+    async def handle_extension(self, method: str, params: Any, session_key: Any = None,
+                               notify: Callable[[str, dict | None], Awaitable[None]] | None = None) -> dict:
+        """Serve one of EXTENSION_METHODS; raises JsonRpcError for faults. `notify` sends a notification to the
+        session that asked (related to its request), for a list toggle's list_changed."""
         if params is None:
             params = {}
         if not isinstance(params, dict):
@@ -200,12 +221,19 @@ class App:
         if method == "middleware/list":
             return {"middleware": [m.to_wire() for m in self.middleware.values()]}
         if method == "augmentation/list":
-            return {"augmentations": [a.to_wire() for a in self.augmentations.values()]}
+            return {"augmentations": [a.to_wire() for a in self.session_augmentations(session_key).values()]}
         if method in ("interceptors/list", "interceptor/invoke"):
             if not self.interceptors:
                 raise JsonRpcError(-32601, f"Method not found: {method}")
             return await self._run_bounded(method, functools.partial(self._intercept, method, params))
-        return await self._run_bounded(method, functools.partial(self._invoke, method, params))
+        registry = self.session_augmentations(session_key) if method == "augmentation/augment" else None
+        result = await self._run_bounded(method, functools.partial(self._invoke, method, params, registry))
+        toggled = self.list_toggles.get(params.get("name")) if method == "augmentation/augment" else None
+        if toggled is not None:
+            self.session(session_key).toggled ^= {toggled.name}
+            if notify is not None:
+                await notify(LIST_CHANGED, None)
+        return result
 
     async def _run_bounded(self, label: str, work: Callable[[], dict]) -> dict:
         """work() in a worker thread under this server's limits (reference_servers/limits.py): a slot among
@@ -232,9 +260,10 @@ class App:
                     with anyio.CancelScope(shield=True):
                         await _stopped(control)
 
-    def _invoke(self, method: str, params: dict) -> dict:
+    def _invoke(self, method: str, params: dict, registry: dict | None = None) -> dict:
         """middleware/invoke and augmentation/augment, in the worker thread: sizes first, then the schema."""
-        registry = self.middleware if method == "middleware/invoke" else self.augmentations
+        if registry is None:
+            registry = self.middleware if method == "middleware/invoke" else self.augmentations
         kind = "middleware" if method == "middleware/invoke" else "augmentation"
         name = params.get("name")
         if not isinstance(name, str):

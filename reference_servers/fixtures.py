@@ -73,6 +73,10 @@ def prepend_note(context: list[dict], arguments: dict) -> dict:
     return {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
 
 
+def nothing_augmented(context: list[dict], arguments: dict) -> dict:
+    return {"content": []}
+
+
 def register(app: App, profiles: set[str]) -> None:
     if "preprocessor-tools" in profiles:
         app.add_tool(ToolDef("conformance_memories", "Conformance fixture: a preprocessor returning memories for a query.",
@@ -103,6 +107,14 @@ def register(app: App, profiles: set[str]) -> None:
         app.add_augmentation(AugmentationDef("conformance_identity",
                                              "Conformance fixture: each context block as one augmented content.",
                                              {"type": "object", "properties": {}}, augment_identity))
+        # Fixture contract version 4: each invocation adds conformance_transient to the session's list or removes it.
+        app.add_list_toggle(AugmentationDef("conformance_list_toggle",
+                                            "Conformance fixture (contract version 4): adds conformance_transient to "
+                                            "this session's augmentation list, or removes it.",
+                                            {"type": "object", "properties": {}}, nothing_augmented),
+                            AugmentationDef("conformance_transient",
+                                            "Conformance fixture: listed between two conformance_list_toggle calls.",
+                                            {"type": "object", "properties": {}}, nothing_augmented))
         app.add_augmentation(AugmentationDef("conformance_prepend_note",
                                              "Conformance fixture: one text block NOTE to prepend.",
                                              {"type": "object", "properties": {}}, prepend_note))

@@ -26,6 +26,11 @@ _RESULT_TYPES = {
 }
 
 
+# Notifications the extensions define, which the SDK's ServerNotification union does not know: the PR #142 schema's
+# notifications/augmentation/list_changed (params, when present, an object, as for the base list_changed ones).
+EXTENSION_NOTIFICATIONS = frozenset({"notifications/augmentation/list_changed"})
+
+
 def warm() -> None:
     """Build the validators judging uses, ahead of time (called on a background thread during recording)."""
     base_schemas.warm()
@@ -68,7 +73,9 @@ def envelope_problems(msg: Any) -> list[str]:
 
 def base_problems(method: str | None, msg: dict) -> list[str]:
     """Problems of a result or notification against the SDK's types (their JSON Schemas: base_schemas.py)."""
-    if "method" in msg and "id" not in msg:
+    if "method" in msg and "id" not in msg and msg["method"] in EXTENSION_NOTIFICATIONS:
+        found = [] if isinstance(msg.get("params", {}), dict) else ["at /params: not an object"]
+    elif "method" in msg and "id" not in msg:
         found = base_schemas.problems("ServerNotification", {k: v for k, v in msg.items() if k in ("method", "params")})
     elif "result" in msg and method in _RESULT_TYPES and isinstance(msg["result"], dict) \
             and base_schemas.known(_RESULT_TYPES[method]):

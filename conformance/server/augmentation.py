@@ -6,11 +6,22 @@ Shapes follow the PR's schema diff (the catalog's `PR #142 schema diff` rows): `
 metadata?}` with `AugmentedContent = {content, properties?}`. The PR's prose
 examples disagree (a single context object, `contents`); the catalog records
 that ambiguity and the suite sends the schema's shape.
+
+The PR's schema also names `notifications/augmentation/list_changed` and the
+capability's `listChanged`. The fixture `conformance_list_toggle` (fixture
+contract version 4) changes the list when invoked: it adds
+`conformance_transient` when absent and removes it when present. The suite
+invokes it twice (so the list ends as it began), lists after each change and
+waits up to NOTIFY_WAIT seconds for each notification: a server that sends
+it does so as it changes the list, so the wait ends at once; only a server
+that never sends it costs the whole wait.
 """
 
 from __future__ import annotations
 
-from ..core.model import NotObserved, Violation, check
+import anyio
+
+from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import (
     AUDIO_BLOCK,
     EMBEDDED_BLOCK,
@@ -36,6 +47,9 @@ PROFILE = "augmentation"
 CAPABILITY = "augmentation"
 IDENTITY, PREPEND = "conformance_identity", "conformance_prepend_note"
 UNKNOWN = "conformance_no_such_augmentation"
+TOGGLE, TRANSIENT = "conformance_list_toggle", "conformance_transient"  # fixture contract version 4
+LIST_CHANGED = "notifications/augmentation/list_changed"
+NOTIFY_WAIT = 2.0  # seconds to wait for a notification after each change
 # The PR's context union: text, image, audio, embedded resource (no resource_link).
 AUGMENT_CONTENT_TYPES: list[dict] = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the Q4 plan?"}]
@@ -68,6 +82,20 @@ async def driver(session: Session, rec: Recording) -> None:
                             unknown=UNKNOWN, fallback=IDENTITY, not_array=42, real_context=REAL_CONTEXT,
                             max_real=MAX_REAL)
     await session.together(*calls)
+    if rec.listed("augmentations", TOGGLE):  # after every other call: the list changes under nobody
+        for step in ("add", "remove"):
+            seen = len(list_changed_notes(session.conn.wire))
+            await augment(session, f"toggle {step}", TOGGLE, blocks(TEXT_BLOCK), {})
+            with anyio.move_on_after(NOTIFY_WAIT):
+                while len(list_changed_notes(session.conn.wire)) == seen:
+                    await anyio.sleep(0.02)
+            await session.send(f"augmentation/list after {step}", "augmentation/list", {})
+
+
+def list_changed_notes(wire) -> list:
+    """The list_changed notifications the target sent, in order."""
+    return [event for event in wire if event.direction == "in" and isinstance(event.message, dict)
+            and event.message.get("method") == LIST_CHANGED and "id" not in event.message]
 
 
 async def unclaimed_driver(session: Session, rec: Recording) -> None:
@@ -133,6 +161,37 @@ def prepend_note_hint(rec: Recording):
                        if isinstance(i, dict)], "hint": result.get("hint")}
     if canonical_sorted(got) != canonical_sorted(want):
         raise Violation("not one NOTE block with hint prepend", expected=want, actual=short(result))
+
+
+@check("augmentation/server/list-changed-notified",
+       does=f"invokes {TOGGLE} twice (it adds {TRANSIENT} to the augmentation list, then removes it), lists after "
+            f"each change and waits up to {NOTIFY_WAIT:g} s for {LIST_CHANGED}",
+       must=f"a server that advertises augmentation.listChanged: true sends {LIST_CHANGED} when its list of "
+            "augmentations changes",
+       needs=(f"augmentations:{TOGGLE}@4",))
+def list_changed_notified(rec: Recording):
+    advertised = rec.capabilities.get(CAPABILITY)
+    if not isinstance(advertised, dict) or advertised.get("listChanged") is not True:
+        raise NotApplicable("capabilities.augmentation.listChanged is not true: the server does not offer the "
+                            "notification")
+    before = {i.get("name") for i in rec.listing.get("augmentations") or () if isinstance(i, dict)}
+    after = {}
+    for step in ("add", "remove"):
+        require_result(rec, f"toggle {step}")
+        listed = require_result(rec, f"augmentation/list after {step}")
+        after[step] = {i.get("name") for i in listed.get("augmentations") or () if isinstance(i, dict)} \
+            if isinstance(listed, dict) else set()
+    states = [TRANSIENT in before, TRANSIENT in after["add"], TRANSIENT in after["remove"]]
+    if states[0] == states[1] or states[1] == states[2]:
+        raise NotObserved(f"{TOGGLE} did not change the list ({TRANSIENT} listed before, after the first and after the "
+                          f"second invocation: {states})", expected=f"{TRANSIENT} added, then removed",
+                          actual={step: sorted(map(str, names)) for step, names in after.items()})
+    notes = list_changed_notes(rec.wire)
+    if len(notes) < 2:
+        raise Violation(f"the list changed twice but {len(notes)} {LIST_CHANGED} notification(s) came "
+                        f"(waited {NOTIFY_WAIT:g} s after each change)",
+                        expected=f"one {LIST_CHANGED} per change (2)", actual=[n.message for n in notes])
+    return f"{len(notes)} notification(s) for 2 changes"
 
 
 unknown_name_check("augmentation/server/unknown-augmentation-rejected",

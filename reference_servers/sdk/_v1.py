@@ -16,7 +16,7 @@ import contextvars
 import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
 from ..core import EXTENSION_METHODS, INVALID_PARAMS, App, JsonRpcError
 from . import HostGuard, widen_stdio_pipes
@@ -102,8 +102,15 @@ class ExtensionServer(Server):
             app.end_session(key)
 
     async def _answer(self, request: types.JSONRPCRequest, write_stream) -> None:
+        async def notify(method: str, params: dict | None) -> None:
+            # Related to the request, so Streamable HTTP sends it on that request's stream, before the response.
+            note = types.JSONRPCNotification(jsonrpc="2.0", method=method, params=params)
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await write_stream.send(SessionMessage(types.JSONRPCMessage(note),
+                                                       metadata=ServerMessageMetadata(related_request_id=request.id)))
+
         try:
-            result = await self.ext_app.handle_extension(request.method, request.params)
+            result = await self.ext_app.handle_extension(request.method, request.params, SESSION_KEY.get(), notify)
         except JsonRpcError as err:
             result = err
         await self._reply(request.id, write_stream, result)

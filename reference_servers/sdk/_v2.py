@@ -24,15 +24,31 @@ except ImportError:  # 2.0.0 predates the module
     MODERN_VERSIONS = ("2026-07-28",)
 
 
+class RawNotification:
+    """An extension notification for ServerSession.send_notification, which reads only model_dump()."""
+
+    def __init__(self, method: str, params: dict | None):
+        self.method, self.params = method, params
+
+    def model_dump(self, **_) -> dict:
+        return {"method": self.method, **({"params": self.params} if self.params is not None else {})}
+
+
 class ExtensionMiddleware:
     def __init__(self, app: App):
         self.app = app
 
     async def __call__(self, ctx, call_next):
         if ctx.method in EXTENSION_METHODS:
+            async def notify(method: str, params: dict | None) -> None:
+                # Related to the request (its stream over Streamable HTTP). The SDK's typed notifications do not
+                # know the extension's method; send_notification only needs what model_dump gives.
+                await ctx.session.send_notification(RawNotification(method, params), related_request_id=ctx.request_id)
+
             try:
                 return await self.app.handle_extension(ctx.method,
-                                                       dict(ctx.params) if ctx.params is not None else None)
+                                                       dict(ctx.params) if ctx.params is not None else None,
+                                                       session_key(self.app, ctx), notify)
             except JsonRpcError as err:
                 raise MCPError(code=err.code, message=err.message, data=err.data) from None
         result = await call_next(ctx)

@@ -73,8 +73,14 @@ MUTANTS = {
     "augmentation/malformed-augment-rejected": ({"augmentation/server/malformed-augment-rejected"}, "a missing context is taken as empty"),
     "augmentation/unadvertised-method-rejected": ({"augmentation/server/unadvertised-method-rejected"}, "answers augmentation/list without advertising it"),
     "augmentation/wire-messages-valid": ({"augmentation/server/wire-messages-valid"}, "an invalid log notification before the augmentation list"),
+    "augmentation/list-changed-notified": ({"augmentation/server/list-changed-notified"}, "advertises listChanged: true, but conformance_list_toggle changes the list without notifying"),
 }
 
+# Fixture contract version 4 (the base upstream server does not offer it): conformance_list_toggle adds
+# conformance_transient to the augmentation list or removes it, and this server, which advertises listChanged: true,
+# notifies each change.
+TOGGLE, TRANSIENT = "conformance_list_toggle", "conformance_transient"
+LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/augmentation/list_changed"}
 BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
 # Valid to the SDK's types in pydantic's lax mode ("0.5" coerced to a number), not on the wire.
 LAX_NOTE = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": "0.5"}}
@@ -90,6 +96,7 @@ class Mutant(FixtureServer):
         super().__init__(plain=plain)
         self.m = mutant or ""
         self.meta_carriage = meta_carriage
+        self.transient = False  # whether conformance_transient is listed
 
     def broken(self, name: str) -> bool:
         return self.m == name
@@ -122,6 +129,8 @@ class Mutant(FixtureServer):
 
     def capabilities(self) -> dict:
         caps = super().capabilities()
+        if "augmentation" in caps:
+            caps["augmentation"] = {"listChanged": True}
         for capability, mutants in HIDDEN.items():
             if self.m in mutants:
                 caps.pop(capability, None)
@@ -140,6 +149,10 @@ class Mutant(FixtureServer):
         items = super().augmentations()
         if self.broken("augmentation/list-result-valid"):
             items.append({"name": "loose"})
+        if not self.plain:
+            items.append({"name": TOGGLE, "description": "adds or removes conformance_transient", "inputSchema": OBJ})
+        if self.transient:
+            items.append({"name": TRANSIENT, "description": "listed between two toggles", "inputSchema": OBJ})
         return items
 
     # -- behaviour -------------------------------------------------------------------------
@@ -154,6 +167,12 @@ class Mutant(FixtureServer):
             out.append(BAD_NOTE)
         if method == "augmentation/list" and self.broken("augmentation/wire-messages-valid"):
             out.append(BAD_NOTE)
+        if method == "augmentation/augment" and self.serves("augmentation") and not self.plain and \
+                isinstance(params, dict) and params.get("name") == TOGGLE and isinstance(params.get("context"), list):
+            self.transient = not self.transient
+            if not self.broken("augmentation/list-changed-notified"):
+                out.append(dict(LIST_CHANGED))
+            return {"content": []}
         return super().dispatch(method, params, out)
 
     def call(self, name, args, out):
@@ -232,6 +251,8 @@ class Mutant(FixtureServer):
             return {"content": [{"type": "text", "text": "summary"}], "hint": "prepend"}
         if name not in {a["name"] for a in self.augmentations()} and \
                 self.broken("augmentation/unknown-augmentation-rejected"):
+            return {"content": []}
+        if name == TRANSIENT and self.transient:
             return {"content": []}
         result = super().augment(params)
         if name == "conformance_identity" and self.broken("augmentation/identity-returns-context"):
