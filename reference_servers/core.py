@@ -228,7 +228,8 @@ class App:
             return await self._run_bounded(method, functools.partial(self._intercept, method, params))
         registry = self.session_augmentations(session_key) if method == "augmentation/augment" else None
         result = await self._run_bounded(method, functools.partial(self._invoke, method, params, registry))
-        toggled = self.list_toggles.get(params.get("name")) if method == "augmentation/augment" else None
+        name = params.get("name")
+        toggled = self.list_toggles.get(name) if method == "augmentation/augment" and isinstance(name, str) else None
         if toggled is not None:
             self.session(session_key).toggled ^= {toggled.name}
             if notify is not None:
