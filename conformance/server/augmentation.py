@@ -85,7 +85,7 @@ async def driver(session: Session, rec: Recording) -> None:
     if rec.listed("augmentations", TOGGLE):  # after every other call: the list changes under nobody
         for step in ("add", "remove"):
             seen = len(list_changed_notes(session.conn.wire))
-            await augment(session, f"toggle {step}", TOGGLE, blocks(TEXT_BLOCK), {})
+            await augment(session, f"augment {TOGGLE} {step}", TOGGLE, blocks(TEXT_BLOCK), {})
             with anyio.move_on_after(NOTIFY_WAIT):
                 while len(list_changed_notes(session.conn.wire)) == seen:
                     await anyio.sleep(0.02)
@@ -177,7 +177,7 @@ def list_changed_notified(rec: Recording):
     before = {i.get("name") for i in rec.listing.get("augmentations") or () if isinstance(i, dict)}
     after = {}
     for step in ("add", "remove"):
-        require_result(rec, f"toggle {step}")
+        require_result(rec, f"augment {TOGGLE} {step}")
         listed = require_result(rec, f"augmentation/list after {step}")
         after[step] = {i.get("name") for i in listed.get("augmentations") or () if isinstance(i, dict)} \
             if isinstance(listed, dict) else set()
