@@ -114,8 +114,8 @@ def test_action_reports_counts_badge_and_summary(tmp_path):
                                       workspace=ROOT, env=base_env(tmp_path, GITHUB_STEP_SUMMARY=str(summary)),
                                       tmp=tmp_path)
     assert status == 0, log
-    # 34 checks of the four profiles the fake serves, and interceptors' unadvertised-method check
-    assert outputs["passed"] == "35" and outputs["failed"] == "0"
+    # the fake serves every profile's fixtures (its interceptors come with the gateway upstream's)
+    assert outputs["passed"] == "55" and outputs["failed"] == "0"
     assert outputs["badge"].endswith("badges/server.svg") and os.path.exists(outputs["badge"])
     assert "MCP extension conformance" in summary.read_text()
 
@@ -134,7 +134,7 @@ def test_action_without_a_step_summary_still_reports(tmp_path):
     status, outputs, log = run_action(ROOT, {"command": fake_command(), "report-dir": str(tmp_path / "report")},
                                       workspace=ROOT, env=env, tmp=tmp_path)
     assert status == 0, log
-    assert outputs["passed"] == "35"
+    assert outputs["passed"] == "55"
 
 
 def test_a_run_that_cannot_start_still_says_so_in_the_step_summary(tmp_path):
@@ -147,10 +147,10 @@ def test_a_run_that_cannot_start_still_says_so_in_the_step_summary(tmp_path):
 
 
 def test_action_runs_each_role_with_outputs_of_its_own(tmp_path):
-    # The server claims interceptors, which the fake server lacks (1); the host is given no target (2); the
-    # gateway gets only its own profiles (interceptors is no gateway profile: passing it would be a usage error).
+    # The server claims profiles the plain fake server does not serve (1); the host is given no target (2); the
+    # gateway passes both through (0).
     summary = tmp_path / "summary"
-    given = {"role": "server host gateway", "command": fake_command(),
+    given = {"role": "server host gateway", "command": fake_command("--plain"),
              "gateway-command": f"{sys.executable} -m reference_servers.gateway",
              "profiles": "interceptors context-middleware", "report-dir": str(tmp_path / "report")}
     status, outputs, log = run_action(ROOT, given, workspace=ROOT,
@@ -161,7 +161,7 @@ def test_action_runs_each_role_with_outputs_of_its_own(tmp_path):
     assert outputs["passed"] == str(int(outputs["server-passed"]) + int(outputs["gateway-passed"]))
     assert outputs["host-passed"] == "" and outputs["badge"].endswith("server/badges/server.svg")
     claimed = json.loads((tmp_path / "report" / "gateway" / "results.json").read_text())["profiles"]
-    assert claimed["context-middleware"]["claimedBy"] == "option" and not claimed["interceptors"]["claimed"]
+    assert claimed["context-middleware"]["claimedBy"] == "option" and claimed["interceptors"]["claimedBy"] == "option"
     text = summary.read_text()
     assert "MCP extension conformance: server role" in text and "gateway role" in text
     assert "## MCP extension conformance: host role" in text and "exited with status 2" in text

@@ -53,9 +53,9 @@ def test_passing_server_exits_0_and_writes_reports(tmp_path):
     assert html.startswith("<!doctype html>") and "execution-requirements/server/unmet-requirement-fails-call" in html
     assert "<script" not in html and "http" not in html.split("<body>")[1].split("Target")[0]
     badge = (tmp_path / "badges" / "server.svg").read_text()
-    assert "<svg" in badge and "35/35 passed" in badge
+    assert "<svg" in badge and "55/55 passed" in badge
     rates = [f"server-{p}-rates.svg" for p in ("augmentation", "context-middleware", "execution-requirements",
-                                                 "preprocessor-tools")]  # claimed profiles: MUST/SHOULD rates
+                                                 "interceptors", "preprocessor-tools")]  # claimed profiles: MUST/SHOULD rates
     assert sorted(p.name for p in (tmp_path / "badges").iterdir()) == sorted([
         "server-augmentation.svg", "server-context-middleware.svg", "server-execution-requirements.svg",
         "server-interceptors.svg", "server-preprocessor-tools.svg", "server.svg", *rates])

@@ -52,7 +52,7 @@ def test_claiming_interceptors_runs_its_checks(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:]
     doc = json.loads((tmp_path / "results.json").read_text())
     ran = {c["id"] for c in doc["checks"] if c["outcome"] != "skip"}
-    assert ran == {c for c in HOST_CHECKS if c.startswith("interceptors/")} and len(ran) == 16
+    assert ran == {c for c in HOST_CHECKS if c.startswith("interceptors/")} and len(ran) == 19
     listed = cli("list", "--role", "host", "--profile", "interceptors")
     assert listed.returncode == 0 and all(c in listed.stdout for c in ran)
 
