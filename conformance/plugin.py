@@ -1,4 +1,4 @@
-"""The pytest layer: options, the recording fixture, verdicts as test outcomes, reports.
+"""The pytest layer: options from the table, the recording fixture, verdicts as test outcomes.
 
 Registered through the `pytest11` entry point, so `pytest --pyargs conformance
 --mcp-server-command "..."` runs the checks; the CLI is a thin layer that
@@ -8,21 +8,19 @@ option is given: without one the check tests skip with the reason.
 Outcomes map onto pytest's: pass/info -> passed, skip -> skipped, fail ->
 failed, warn -> passed (failed under --mcp-strict). The full verdict travels in
 the test report's `user_properties` (key "mcpx"), which also crosses
-pytest-xdist, and the reporter writes results.json and summary.md from it.
+pytest-xdist, and the reporter (report/collector.py) writes the reports from it.
 """
 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from . import options
 from .core import background, roles
 from .core.model import REGISTRY, Result, format_failure
-
-PROPERTY = "mcpx"
+from .report.collector import PROPERTY
 
 
 def pytest_addoption(parser):
@@ -46,7 +44,9 @@ def pytest_configure(config):
         if problem:
             raise pytest.UsageError(problem)
     if config.getoption("mcpx_report_dir", None) or role:
-        config.pluginmanager.register(Reporter(config), "mcpx-reporter")
+        from .report.collector import Reporter
+
+        config.pluginmanager.register(Reporter(config, _role(config), _target_description), "mcpx-reporter")
 
 
 def pytest_generate_tests(metafunc):
@@ -201,134 +201,3 @@ def mcpx_verdict(request):
         return result
 
     return verdict
-
-
-def judged_against_properties(check_id: str) -> list[tuple[str, str]]:
-    """JUnit properties naming what the verdict was judged against: the suite's version, the fixture
-    contract's, and each source the check's rows cite with its captured revision (core/provenance.py)."""
-    from .core import provenance
-    from .core.model import FIXTURE_CONTRACT
-
-    profile = check_id.split("/")[0]
-    cited = provenance.check_sources(check_id)
-    sources = [s for s in provenance.profile_sources(profile) if s["name"] in cited]
-    return [("suite-version", provenance.__version__), ("fixture-contract", str(FIXTURE_CONTRACT)),
-            ("extension-id", provenance.EXTENSION_IDS[profile]),
-            ("catalog-revision", provenance.catalog_revision(profile)),
-            *(("source", provenance.revision_label(s)) for s in sources)]
-
-
-class Reporter:
-    """Collects verdicts from test reports (local or from xdist workers) and writes reports."""
-
-    def __init__(self, config) -> None:
-        self.config = config
-        self.results: dict[str, Result] = {}
-        self.claims: dict[str, dict] = {}
-        self.peer: dict | None = None  # the target's own name and version (serverInfo), once a verdict brings it
-        self.started = time.time()
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report):
-        properties = getattr(report, "user_properties", ())
-        for key, value in properties:
-            if key == PROPERTY:
-                data = json.loads(value)
-                claim = data.pop("claim", None)
-                self.peer = data.pop("peer", None) or self.peer
-                result = Result.from_json(data, claim)
-                self.results[result.id] = result
-                if claim is not None:
-                    self.claims[result.profile] = claim
-                if not hasattr(self.config, "workerinput"):  # on an xdist worker it has yet to cross
-                    # Taken in, the verdict leaves pytest's own reports (JUnit XML, pytest-report.json)
-                    # with a summary: the whole of it, exchanges included, is results.json's, and copying
-                    # it into junit.xml made up nine tenths of that file and of writing it.
-                    report.user_properties = [(k, v) for k, v in properties if k != PROPERTY] + [
-                        ("check", result.id), ("outcome", result.outcome), ("level", result.level),
-                        ("rows", " ".join(result.rows)), *judged_against_properties(result.id)]
-
-    def baseline_drift(self) -> list[str]:
-        """Why the expected-failures file may be out of date: it records other catalog revisions."""
-        baseline = self.config._mcpx_baseline
-        if baseline is None:
-            return []
-        from .core import provenance
-
-        return baseline.revision_drift(provenance.catalog_revisions())
-
-    def baseline_info(self) -> dict | None:
-        baseline = self.config._mcpx_baseline
-        if baseline is None:
-            return None
-        return {"file": self.config.getoption("mcpx_expected_failures"),
-                "writtenAgainst": dict(baseline.written_against), "warnings": self.baseline_drift()}
-
-    def stale_profiles(self) -> list[str]:
-        baseline = self.config._mcpx_baseline
-        if baseline is None:
-            return []
-        return baseline.stale_profiles({cid: r.outcome for cid, r in self.results.items()})
-
-    def exit_code(self, session_status: int) -> int:
-        if getattr(self.config, "_mcpx_unavailable", None):
-            return 2
-        if self.stale_profiles():
-            return 1
-        strict = self.config.getoption("mcpx_strict")
-        bad = [r for r in self.results.values() if r.outcome in ("fail", "stale") or (strict and r.outcome == "warn")]
-        if bad:
-            return 1
-        return 0 if session_status in (0, 5) and self.results else int(session_status) or 0
-
-    def pytest_sessionfinish(self, session, exitstatus):
-        if self.stale_profiles() and session.exitstatus == 0:
-            session.exitstatus = 1  # a whole-profile baseline entry nothing fails any more
-        directory = self.config.getoption("mcpx_report_dir")
-        if not directory or hasattr(self.config, "workerinput"):  # xdist workers leave it to the controller
-            return
-        from .report import results as reports
-
-        finished = time.time()
-        results = [self.results[k] for k in sorted(self.results)]
-        document = reports.results_document(
-            role=(_role(self.config) or roles.SERVER).name, target=getattr(self.config, "_mcpx_target", None) or _target_description(self.config),
-            results=results, claims=self.claims, started=self.started, finished=finished,
-            strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
-            unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer,
-            baseline=self.baseline_info())
-        reports.write_all(directory, document)
-
-    def role_name(self) -> str:
-        return (_role(self.config) or roles.SERVER).name
-
-    def summary_lines(self) -> list[str]:
-        from .report import results as reports
-
-        lines = reports.terminal_table(list(self.results.values()), self.claims, role=self.role_name())
-        lines += [f"  STALE expected-failures entry {profile!r}: no check of it fails now"
-                  for profile in self.stale_profiles()]
-        for sentence in self.baseline_drift():
-            lines += reports.wrap(sentence, reports.ATTENTION, reports.ATTENTION)
-        return lines
-
-    def closing_line(self) -> str | None:
-        """The run's one warning again after the counts, which alone would read as a clean bill of health."""
-        from .report import results as reports
-
-        return reports.closing_line(self.role_name(), self.claims) if self.results else None
-
-    def pytest_terminal_summary(self, terminalreporter):
-        if not self.results:
-            return
-        from .report import results as reports
-
-        for line in self.summary_lines():
-            attention = line.startswith(reports.ATTENTION)  # the run's one warning stands out
-            terminalreporter.write_line(line, yellow=attention, bold=attention)
-
-    def pytest_unconfigure(self, config):
-        writer = config.pluginmanager.get_plugin("terminalreporter")
-        closing = self.closing_line()
-        if closing and writer is not None:
-            writer.write_line(closing, yellow=True, bold=True)

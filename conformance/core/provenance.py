@@ -120,3 +120,17 @@ def primary_source(check_id: str) -> str | None:
         if src is not None:
             return src.name
     return None
+
+
+def junit_properties(check_id: str) -> list[tuple[str, str]]:
+    """JUnit properties naming what the verdict was judged against: the suite's version, the fixture
+    contract's, and each source the check's rows cite with its captured revision (core/py)."""
+    from .model import FIXTURE_CONTRACT
+
+    profile = check_id.split("/")[0]
+    cited = check_sources(check_id)
+    sources = [s for s in profile_sources(profile) if s["name"] in cited]
+    return [("suite-version", __version__), ("fixture-contract", str(FIXTURE_CONTRACT)),
+            ("extension-id", EXTENSION_IDS[profile]),
+            ("catalog-revision", catalog_revision(profile)),
+            *(("source", revision_label(s)) for s in sources)]
