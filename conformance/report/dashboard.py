@@ -31,8 +31,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .html import environment
 from ..core.model import LEVELS, PROFILES
+from .html import environment
 
 ROLES = ("server", "host", "gateway")
 SUMMARY_OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")

@@ -1,15 +1,12 @@
 """Reports: results.json (schemas/results.json), summary.md, and the terminal table.
 
-Reports are pure functions of the results; `write_all` is the only I/O.
+Reports are pure functions of the results; report/files.py writes them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 from collections import Counter, defaultdict
-from pathlib import Path
 
 from .. import __version__
 from ..core import provenance
@@ -304,22 +301,6 @@ def _md_code(text: str) -> str:
 
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def write_all(directory: str | os.PathLike, doc: dict) -> Path:
-    path = Path(directory)
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "results.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n",
-                                       encoding="utf-8")
-    (path / "summary.md").write_text(summary_markdown(doc), encoding="utf-8")
-    from . import official
-    from .badges import write_badges
-    from .html import render
-
-    (path / "index.html").write_text(render(doc), encoding="utf-8")
-    write_badges(path / "badges", doc)
-    official.write(path, doc)
-    return path
 
 
 def terminal_table(results: list[Result], claims: dict, role: str = "server") -> list[str]:
