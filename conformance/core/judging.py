@@ -122,3 +122,14 @@ def experimental_carriage(capabilities: Any, profile: str) -> list[str]:
     if not isinstance(experimental, dict) or key not in experimental:
         return []
     return [f"capabilities.experimental[{key!r}]"]
+
+
+def uppercased(value):
+    """Every string of a JSON value upper-cased (what the uppercase fixtures are expected to do)."""
+    if isinstance(value, str):
+        return value.upper()
+    if isinstance(value, dict):
+        return {k: uppercased(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [uppercased(v) for v in value]
+    return value

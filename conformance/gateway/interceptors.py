@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.judging import canonical_sorted, find_named, short
+from ..core.judging import canonical_sorted, find_named, short, uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from ..server.recording import Recording
 from ..server.session import Plan, Session
@@ -68,16 +68,6 @@ async def driver(session: Session, rec: Recording) -> None:
     await session.send(FAILING_LABEL, "interceptor/invoke",
                        {"name": listed_name(rec.listing.get("interceptors"), "conformance_failing"),
                         "event": "tools/call", "phase": "request", "payload": {"method": "tools/call"}})
-
-
-def _upper(value):
-    if isinstance(value, str):
-        return value.upper()
-    if isinstance(value, dict):
-        return {k: _upper(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_upper(v) for v in value]
-    return value
 
 
 @check("interceptors/gateway/list-passes-through",
@@ -140,7 +130,7 @@ def invoke_results_unchanged(rec: Recording):
         problems.append(f"conformance_validator messages: {short(messages)} (the upstream sends two, one per "
                         f"offending string)")
     want_mutation = {"interceptor": "conformance_uppercase", "type": "mutation", "phase": "request", "modified": True,
-                     "payload": _upper(UPPERCASE_PAYLOAD)}
+                     "payload": uppercased(UPPERCASE_PAYLOAD)}
     got = {k: mutation.get(k, "(missing)") for k in want_mutation}
     if canonical_sorted(got) != canonical_sorted(want_mutation):
         problems.append(f"conformance_uppercase: {short(got)}")

@@ -44,6 +44,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from ..core import schemas_loader
+from ..core.judging import uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import (
     canonical_sorted,
@@ -666,23 +667,13 @@ def validator_does_not_modify(rec: Recording):
        needs=(f"interceptors:{UPPERCASE}",))
 @diagnosed
 def mutator_transforms_payload(rec: Recording):
-    want = _upper(MIXED_PAYLOAD)
+    want = uppercased(MIXED_PAYLOAD)
     for label in ("invoke uppercase request", "invoke uppercase response"):
         result = require_result(rec, label)
         if canonical_sorted(result.get("payload")) != canonical_sorted(want) or result.get("modified") is not True:
             raise Violation(f"{label}: the payload is not the transformed one",
                             expected={"modified": True, "payload": want},
                             actual={"modified": result.get("modified"), "payload": result.get("payload")})
-
-
-def _upper(value):
-    if isinstance(value, str):
-        return value.upper()
-    if isinstance(value, dict):
-        return {k: _upper(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_upper(v) for v in value]
-    return value
 
 
 @check("interceptors/server/mutator-unchanged-not-modified",
