@@ -10,7 +10,9 @@
                                  registry into a fresh virtualenv, `demo` run there (tests/test_packaging.py)
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
-    nox -s dashboard             every implementation the repository can run -> reports/ecosystem/index.html
+    nox -s dashboard             the reference implementations, SDK and npm servers -> reports/ecosystem/index.html
+    nox -s ecosystem_snapshot    every column of the ecosystem dashboard: the above and every third party judged
+                                 here (hangar, gateways, pipelines, agent frameworks) -> reports/ecosystem/
     nox -s dashboard -- --pages-only
                                  only the HTML pages, from the results kept in reports/ecosystem/ (git keeps no HTML)
     nox -s wg_fixtures -- --wg-fixtures DIR [--adapter MODULE:FACTORY]
@@ -175,6 +177,40 @@ NPM_GATEWAYS = {
 }
 
 
+def installed(session, tolerant: bool, what: str, steps) -> bool:
+    """Run `steps()`; when `tolerant` (the snapshot), a failure is a warning and False instead of the session's end."""
+    try:
+        steps()
+        return True
+    except nox.command.CommandFailed:
+        if not tolerant:
+            raise
+        session.warn(f"{what} did not install: its columns keep their last run")
+        return False
+
+
+def install_gateways(session, tolerant: bool = False) -> dict:
+    """Each gateway of PY_GATEWAYS and NPM_GATEWAYS in its own virtualenv or npm prefix; the variables naming them
+    (tests/test_gateway_third_party.py and ecosystem/snapshot.py read the same ones)."""
+    env = {}
+    for name, (variable, packages, binary) in PY_GATEWAYS.items():
+        venv = f"{session.virtualenv.location}-{name}"
+        if installed(session, tolerant, name, lambda: (
+                session.run("python", "-m", "venv", venv),
+                session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *packages, external=True))):
+            env[variable] = f"{venv}/bin/{binary}"
+    npm = shutil.which("npm")
+    for name, (variable, package, binary) in NPM_GATEWAYS.items():
+        if not npm:
+            session.warn(f"npm not found: {package} is not installed and its runs skip")
+            continue
+        prefix = f"{session.virtualenv.location}-{name}"
+        if installed(session, tolerant, name, lambda: session.run(
+                npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, package, external=True)):
+            env[variable] = f"{prefix}/node_modules/.bin/{binary}"
+    return env
+
+
 @nox.session
 def gateway_third_party(session):
     """Gatekit 0.3.0, mcp-proxy 0.13.0, Lasso mcp-gateway 1.2.1 (PyPI), supergateway 4.0.0 and
@@ -182,21 +218,20 @@ def gateway_third_party(session):
     pins their transparency findings, and ContextForge 1.0.7's pipeline findings. Without npm the npm
     ones are skipped, with a warning."""
     session.install("-e", ".[reference,test]")
-    env = {}
-    for name, (variable, packages, binary) in PY_GATEWAYS.items():
-        venv = f"{session.virtualenv.location}-{name}"
-        session.run("python", "-m", "venv", venv)
-        session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *packages, external=True)
-        env[variable] = f"{venv}/bin/{binary}"
-    npm = shutil.which("npm")
-    for name, (variable, package, binary) in NPM_GATEWAYS.items():
-        if not npm:
-            session.warn(f"npm not found: {package} is not installed and its runs skip")
-            continue
-        prefix = f"{session.virtualenv.location}-{name}"
-        session.run(npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, package, external=True)
-        env[variable] = f"{prefix}/node_modules/.bin/{binary}"
+    env = install_gateways(session)
     session.run("python", "-m", "pytest", "tests/test_gateway_third_party.py", "-q", "-rs", *session.posargs, env=env)
+
+
+HANGAR = "mcp-hangar==2.34.4"
+
+
+def install_hangar(session, tolerant: bool = False) -> dict:
+    venv = f"{session.virtualenv.location}-hangar"
+    if not installed(session, tolerant, "mcp-hangar", lambda: (
+            session.run("python", "-m", "venv", venv),
+            session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", HANGAR, external=True))):
+        return {}
+    return {"MCPX_HANGAR": f"{venv}/bin/mcp-hangar"}
 
 
 @nox.session
@@ -205,11 +240,8 @@ def hangar_third_party(session):
     and many clients of its own): its MCP endpoint, its interceptor routes through ecosystem/gateways/hangar/bridge.py,
     and the working group's adapter contract; pins the findings (tests/test_hangar_third_party.py)."""
     session.install("-e", ".[reference,test]")
-    venv = f"{session.virtualenv.location}-hangar"
-    session.run("python", "-m", "venv", venv)
-    session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", "mcp-hangar==2.34.4", external=True)
-    session.run("python", "-m", "pytest", "tests/test_hangar_third_party.py", "-q", "-rs", *session.posargs,
-                env={"MCPX_HANGAR": f"{venv}/bin/mcp-hangar"})
+    env = install_hangar(session)
+    session.run("python", "-m", "pytest", "tests/test_hangar_third_party.py", "-q", "-rs", *session.posargs, env=env)
 
 
 # Agent frameworks judged as hosts (ecosystem/hosts/), each with the releases its findings were made on,
@@ -243,22 +275,71 @@ def find_python(version: str) -> str | None:
     return None
 
 
+def install_frameworks(session, tolerant: bool = False) -> dict:
+    """Each agent framework of HOST_FRAMEWORKS in its own virtualenv; the variables naming their interpreters
+    (tests/test_hosts_third_party.py and ecosystem/snapshot.py read the same ones)."""
+    env = {}
+    for name, (variable, packages) in HOST_FRAMEWORKS.items():
+        venv = f"{session.virtualenv.location}-{name}"
+        version = HOST_FRAMEWORK_PYTHON.get(name)
+        python = find_python(version) if version else "python"
+        if python is None:
+            session.warn(f"{name} needs Python {version} and no python{version} runs here: its runs are left out")
+            continue
+        if installed(session, tolerant, name, lambda: (
+                session.run(python, "-m", "venv", venv, external=True),
+                session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *packages, external=True))):
+            env[variable] = f"{venv}/bin/python"
+    return env
+
+
 @nox.session
 def hosts_third_party(session):
     """Agent frameworks as hosts, stock and through their conforming recipes, each in its own virtualenv;
     pins their findings (tests/test_hosts_third_party.py)."""
     session.install("-e", ".[reference,test]")
-    env = {}
-    for name, (variable, packages) in HOST_FRAMEWORKS.items():
-        venv = f"{session.virtualenv.location}-{name}"
-        version = HOST_FRAMEWORK_PYTHON.get(name)
-        if version is None:
-            session.run("python", "-m", "venv", venv)
-        elif (python := find_python(version)) is None:
-            session.warn(f"{name} needs Python {version} and no python{version} runs here: its tests skip")
-            continue
-        else:
-            session.run(python, "-m", "venv", venv, external=True)
-        session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *packages, external=True)
-        env[variable] = f"{venv}/bin/python"
+    env = install_frameworks(session)
     session.run("python", "-m", "pytest", "tests/test_hosts_third_party.py", "-q", "-rs", *session.posargs, env=env)
+
+
+@nox.session
+def ecosystem_snapshot(session):
+    """Every column of the ecosystem dashboard, regenerated: the reference implementations, the SDK releases
+    (the naive Python server on each of SDK_RELEASES, FastMCP's servers on each of FASTMCP_RELEASES, the
+    TypeScript SDK servers on each of TS_SDK_RELEASES),
+    the npm server-everything, and every third party judged in this repository, installed as their pinning
+    sessions install them (hangar_third_party, gateway_third_party, hosts_third_party). Writes
+    reports/ecosystem/runs/<name>/ and reports/ecosystem/dashboard.json (git keeps the JSON and Markdown),
+    and the pages. `-- --only NAME` reruns one run and keeps the other columns; without npm the npm columns
+    are left out, with a warning, and so is any third party that fails to install (the summary names them)."""
+    session.install("-e", ".[reference,test]")
+    env: dict = {}
+    for install in (install_hangar, install_gateways, install_frameworks):
+        env.update(install(session, tolerant=True))
+    # The plugin pipelines' adapters import the gateway, so the CLI runs in the gateway's own interpreter, which
+    # gets the suite beside it, resolved together with the gateway's own pins (Gatekit pins its pydantic).
+    for name, python in (("gatekit", lambda p: str(Path(p).parent / "python")), ("contextforge", lambda p: p)):
+        variable, packages, _ = PY_GATEWAYS[name]
+        if variable in env and not installed(session, True, f"the suite beside {name}", lambda: session.run(
+                python(env[variable]), "-m", "pip", "install", "-q", "-e", ".", *packages, external=True)):
+            del env[variable]
+    extra = []
+    # The SDK releases of the matrices: the naive server on each mcp release, FastMCP's on each of its own.
+    for package, releases, option in (("mcp", SDK_RELEASES, "--python-sdk"),
+                                      ("fastmcp", FASTMCP_RELEASES, "--fastmcp")):
+        for release in releases:
+            venv = f"{session.virtualenv.location}-{package}-{release}"
+            old_mcp = package == "mcp" and release.startswith("1.")
+            pins = [f"{package}=={release}"] + (["pydantic<2.14"] if old_mcp else [])
+            if installed(session, True, f"{package} {release}", lambda: (
+                    session.run("python", "-m", "venv", venv),
+                    session.run(f"{venv}/bin/python", "-m", "pip", "install", "-q", *pins, external=True))):
+                extra += [option, f"{venv}/bin/python"]
+    if shutil.which("npm"):
+        for release in TS_SDK_RELEASES:
+            extra += ["--node-sdk", str(npm_install(session, f"@modelcontextprotocol/sdk@{release}"))]
+        everything = npm_install(session, SERVER_EVERYTHING)
+        extra += ["--server-everything", str(everything / ".bin" / "mcp-server-everything")]
+    else:
+        session.warn("npm is not installed: the TypeScript and npm columns are left out of the snapshot")
+    session.run("python", "ecosystem/snapshot.py", "reports/ecosystem", *extra, *session.posargs, env=env)

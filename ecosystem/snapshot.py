@@ -1,20 +1,35 @@
-"""The ecosystem snapshot: every implementation the repository can run, checked, on one dashboard.
+"""The ecosystem snapshot: every implementation the repository can run or has judged, checked, on one dashboard.
 
-    python ecosystem/snapshot.py OUT_DIR [--node-sdk DIR]... [--server-everything BIN]
+    python ecosystem/snapshot.py OUT_DIR [--python-sdk PYTHON]... [--fastmcp PYTHON]... [--node-sdk DIR]...
+                                 [--server-everything BIN] [--only NAME]...
     python ecosystem/snapshot.py OUT_DIR --pages-only
 
-Runs the suite (`python -m conformance`) against the reference server (stdio
-and Streamable HTTP), the reference host and gateway, the naive Python SDK
-server (tests/servers/naive_sdk_server.py), the TypeScript SDK servers in
-ecosystem/typescript/ (naive and low-level; one pair per --node-sdk, a
-node_modules directory holding @modelcontextprotocol/sdk) and the npm
-server-everything (--server-everything, its binary); each run's reports go
-to OUT_DIR/runs/<name>/ (results.json, summary.md, index.html), the
-dashboard's columns to OUT_DIR/dashboard.json, then `mcp-ext-conformance
-dashboard` writes OUT_DIR/index.html. `nox -s dashboard` installs the npm
-packages and calls this. A run that fails is a finding, not an error: the
-snapshot records it. Paths under the checkout are written relative to it in
-the kept reports.
+Runs the suite (`python -m conformance`) against, column by column:
+
+- ours: the reference server (stdio and Streamable HTTP), host and gateway (transparency and pipeline),
+  and the reference adapter replaying the interceptors working group's fixtures (tests/data/interceptor-fixtures);
+- SDKs: the naive Python SDK server (tests/servers/naive_sdk_server.py) on the installed mcp and on the
+  mcp of each --python-sdk interpreter; FastMCP's servers in ecosystem/fastmcp/ (naive and subclass; one
+  pair per --fastmcp interpreter); the TypeScript SDK servers in ecosystem/typescript/ (naive and
+  low-level; one pair per --node-sdk, a node_modules directory holding @modelcontextprotocol/sdk);
+- third parties, each found through the variable its pinning test reads (tests/test_*_third_party.py), so
+  one installation serves both: the npm server-everything (--server-everything, its binary); the agent
+  frameworks as hosts, stock and through their recipes (MCPX_FW_*); the gateways in front of the suite's
+  upstream (MCPX_GATEKIT, MCPX_MCP_PROXY, MCPX_SUPERGATEWAY, MCPX_MCP_PROXY_NPM, MCPX_LASSO,
+  MCPX_CONTEXTFORGE_PYTHON) and Gatekit's and ContextForge's plugin pipelines through their adapters (the
+  CLI run by the gateway's own interpreter, which must also have the suite's dependencies); mcp-hangar
+  (MCPX_HANGAR) on its MCP endpoint, through its interceptor-route bridge and through its WG adapter.
+  A third party whose variable is unset is not run, and the summary says so.
+
+Each run's reports go to OUT_DIR/runs/<name>/ (results.json, summary.md, index.html), with an
+`implementation` object added to results.json (name, version as installed, kind, and the recipe, adapter
+or launcher of this repository it ran through): the dashboard groups columns by role and kind and shows
+each one's version and the day it ran. The columns go to OUT_DIR/dashboard.json, then `mcp-ext-conformance
+dashboard` writes OUT_DIR/index.html. `nox -s ecosystem_snapshot` installs everything and calls this.
+A column not run this time (its third party is not installed here, or `--only NAME`, repeatable, named
+other runs) keeps its last real run, whose date the dashboard shows; the summary lists what was kept. A
+run that fails is a finding, not an error: the snapshot records it. Paths under the checkout are written
+relative to it in the kept reports, and the suite's own interpreter as `python`.
 
 Git keeps the data (results.json, summary.md, dashboard.json), not the pages:
 each index.html is rendered from its results.json alone, so --pages-only
@@ -24,12 +39,14 @@ anything (`nox -s dashboard -- --pages-only`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,23 +57,46 @@ from conformance.core.roles import HOST  # noqa: E402
 PY = shlex.quote(sys.executable)
 CLAIM_SERVER_FIELDS = ["--profile", "preprocessor-tools", "--profile", "execution-requirements"]
 CLAIM_HOST = [a for p in HOST.profiles for a in ("--profile", p)]  # every profile the host role has
+HOSTS = ROOT / "ecosystem" / "hosts"
+KEPT_BYTES = 4_000_000  # git keeps every run's results.json: larger ones lose their recorded exchanges (slim)
 KEEP = {"results.json", "summary.md", "index.html"}  # index.html is not committed (.gitignore): pages() rebuilds it
 TITLE = "MCP extension conformance: the ecosystem"
 
 
-def suite(out: Path, name: str, argv: list[str], env: dict | None = None) -> tuple[str, int]:
+def suite(out: Path, name: str, argv: list[str], env: dict | None, implementation: dict,
+          python: str = sys.executable) -> tuple[str, int]:
+    """One run of the CLI into OUT/runs/<name>/; its results.json then names the implementation it judged."""
     directory = out / "runs" / name
     print(f"snapshot: {name}", flush=True)
-    code = subprocess.call([sys.executable, "-m", "conformance", *argv, "--report-dir", str(directory)], cwd=ROOT,
+    code = subprocess.call([python, "-m", "conformance", *argv, "--report-dir", str(directory)], cwd=ROOT,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env={**os.environ, "MCPX_MEMORY_STORE": ":memory:", **(env or {})})
     for path in directory.iterdir() if directory.exists() else ():
         if path.name not in KEEP:  # junit, raw pytest report and badges: regenerable, not worth a diff
             shutil.rmtree(path) if path.is_dir() else path.unlink()
         else:  # paths relative to the checkout, so the committed snapshot does not name this machine's
-            path.write_text(path.read_text(encoding="utf-8").replace(f"{ROOT}/", "")
+            # the interpreter that ran the suite as a reader would start it (nox's is under the checkout)
+            path.write_text(path.read_text(encoding="utf-8").replace(f"{sys.executable} ", "python ")
+                            .replace(f'"{sys.executable}"', '"python"')
+                            .replace(f"{ROOT}/", "")
                             .replace(str(ROOT), "."), encoding="utf-8")
+    results = directory / "results.json"
+    if results.is_file():
+        doc = json.loads(results.read_text(encoding="utf-8"))
+        doc["implementation"] = {k: v for k, v in implementation.items() if v}
+        results.write_text(json.dumps(slim(doc), indent=2) + "\n", encoding="utf-8")
     return name, code
+
+
+def slim(doc: dict) -> dict:
+    """A run whose results.json would pass KEPT_BYTES keeps its verdicts, reasons, expected and actual, not each
+    check's recorded exchanges (a host looping to its step limit repeats a growing history in every check's
+    evidence); `implementation.exchangesDropped` says so, and a rerun shows the traffic."""
+    if len(json.dumps(doc, indent=2)) > KEPT_BYTES:
+        for check in doc["checks"]:
+            check.pop("exchanges", None)
+        doc["implementation"]["exchangesDropped"] = True
+    return doc
 
 
 def node_sdk_version(node_modules: Path) -> str:
@@ -80,11 +120,67 @@ def pages(out: Path) -> int:
                             "--title", columns["title"]], cwd=ROOT)
 
 
+def py_version(python: str | None, distribution: str) -> str | None:
+    """The version of `distribution` installed beside `python` (a virtualenv's interpreter), if any."""
+    if not python:
+        return None
+    proc = subprocess.run([python, "-c", f"from importlib.metadata import version; print(version({distribution!r}))"],
+                          capture_output=True, text=True, timeout=60)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def venv_python(binary: str) -> str:
+    """The interpreter of the virtualenv a console script was installed into."""
+    return str(Path(binary).parent / "python")
+
+
+def npm_version(binary: str, package: str) -> str | None:
+    """The version of `package` in the node_modules whose .bin holds `binary`."""
+    manifest = Path(binary).parent.parent / package / "package.json"
+    return json.loads(manifest.read_text())["version"] if manifest.is_file() else None
+
+
+def tool(variable: str) -> str | None:
+    """What the variable names, when it is a file (the pinning tests' convention: unset means not installed)."""
+    value = os.environ.get(variable)
+    return value if value and Path(value).is_file() else None
+
+
+# Agent frameworks as hosts: directory under ecosystem/hosts, the variable naming its virtualenv's python,
+# its distribution and the name its column carries (tests/test_hosts_third_party.py pins the same runs).
+FRAMEWORKS = [
+    ("openai-agents", "MCPX_FW_OPENAI_AGENTS", "openai-agents", "openai-agents"),
+    ("pydantic-ai", "MCPX_FW_PYDANTIC_AI", "pydantic-ai-slim", "pydantic-ai"),
+    ("langchain", "MCPX_FW_LANGCHAIN", "langchain-mcp-adapters", "langchain-mcp-adapters"),
+    ("mcp-use", "MCPX_FW_MCP_USE", "mcp-use", "mcp-use"),
+    ("smolagents", "MCPX_FW_SMOLAGENTS", "smolagents", "smolagents"),
+    ("fast-agent", "MCPX_FW_FAST_AGENT", "fast-agent-mcp", "fast-agent"),
+]
+HOST_STOCK = ["--profile", "preprocessor-tools", "--profile", "execution-requirements", "--profile",
+              "context-middleware"]
+HOST_RECIPE = [a for p in HOST.profiles if p != "interceptors" for a in ("--profile", p)]  # the recipes predate it
+# ecosystem/fastmcp/naive_server.py, the field-survival probe, declares two of the fixture contract's tools
+# (conformance_memories, conformance_gated_ok): the checks needing another tool are left out, not failed.
+FASTMCP_CHECKS = ("not (ordinary-tool-unaffected or all-requirements-enforced or fixture-requirements-declared-exactly"
+                  " or requirement-matching-exact or unmet-requirement-body-not-run or unmet-requirement-fails-call"
+                  " or unmet-error-names-requirement)")
+HTTP_GATEWAY = ["--url", "http://127.0.0.1:{port}/mcp"]  # the gateway serves Streamable HTTP on {port}
+GATEWAYS = ROOT / "ecosystem" / "gateways"
+HANGAR_HEADER = "MCP-Interceptor-Ext: io.modelcontextprotocol/interceptors"
+WG_FIXTURES = "tests/data/interceptor-fixtures"
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ecosystem/snapshot.py")
     parser.add_argument("out")
     parser.add_argument("--node-sdk", action="append", default=[], metavar="NODE_MODULES")
+    parser.add_argument("--python-sdk", action="append", default=[], metavar="PYTHON",
+                        help="an interpreter with another mcp release: the naive server on it (repeatable)")
+    parser.add_argument("--fastmcp", action="append", default=[], metavar="PYTHON",
+                        help="an interpreter with a fastmcp release: its naive and subclass servers (repeatable)")
     parser.add_argument("--server-everything", metavar="BIN")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="run only these runs (their directory names); keep the snapshot's other columns")
     parser.add_argument("--pages-only", action="store_true",
                         help="run nothing: rebuild the HTML pages from the results kept in OUT")
     args = parser.parse_args(argv)
@@ -95,27 +191,63 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
             return 2
         return pages(out)
-    shutil.rmtree(out / "runs", ignore_errors=True)
+    previous = json.loads((out / "dashboard.json").read_text())["runs"] if (out / "dashboard.json").exists() else []
     runs: list[tuple[str, str, int]] = []  # (column, run directory, exit code)
+    left_out: list[str] = []
+    planned: list[str] = []  # every run this invocation could make, in the snapshot's order
 
-    def run(column: str, name: str, argv: list[str], env: dict | None = None) -> None:
-        runs.append((column, *suite(out, name, argv, env)))
+    def run(column: str, name: str, argv: list[str], about: dict, env: dict | None = None,
+            python: str = sys.executable) -> None:
+        planned.append(name)
+        if args.only and name not in args.only:
+            return
+        shutil.rmtree(out / "runs" / name, ignore_errors=True)
+        runs.append((column, *suite(out, name, argv, env, {"name": column, **about}, python)))
 
-    run("reference", "reference-server", ["server", "--command", f"{PY} -m reference_servers.everything"])
+    from importlib.metadata import version
+
+    from conformance import __version__
+
+    ours = {"version": __version__, "kind": "reference"}
+    run("reference server", "reference-server", ["server", "--command", f"{PY} -m reference_servers.everything"],
+        ours)
     from conformance.targets.peerkit import free_port, spawn
 
     port = free_port()
     with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
                env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"}) as server:
         if server.wait_listening(port):
-            run("reference (HTTP)", "reference-server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
-    run("reference", "reference-host", ["host", "--command", f"{PY} -m reference_clients.host", *CLAIM_HOST])
-    run("reference", "reference-gateway", ["gateway", "--command", f"{PY} -m reference_servers.gateway",
-                                           "--adapter", "reference_servers.gateway.adapter:factory"])
-    from importlib.metadata import version
+            run("reference server (HTTP)", "reference-server-http",
+                ["server", "--url", f"http://127.0.0.1:{port}/mcp"], ours)
+    run("reference adapter, WG fixtures", "reference-wg-fixtures",
+        ["server", "--adapter", "reference_servers.interceptor_chain:wg_adapter", "--wg-fixtures", WG_FIXTURES],
+        {**ours, "via": f"the interceptors working group's fixture format and adapter contract ({WG_FIXTURES})"})
+    run("reference host", "reference-host", ["host", "--command", f"{PY} -m reference_clients.host", *CLAIM_HOST],
+        ours)
+    run("reference gateway", "reference-gateway", ["gateway", "--command", f"{PY} -m reference_servers.gateway",
+                                                   "--adapter", "reference_servers.gateway.adapter:factory"], ours)
 
-    run(f"naive Python mcp {version('mcp')}", "naive-python",
-        ["server", "--command", f"{PY} tests/servers/naive_sdk_server.py", *CLAIM_SERVER_FIELDS])
+    mcp = version("mcp")
+    run(f"naive Python mcp {mcp}", "naive-python",
+        ["server", "--command", f"{PY} tests/servers/naive_sdk_server.py", *CLAIM_SERVER_FIELDS],
+        {"version": mcp, "kind": "sdk", "via": "tests/servers/naive_sdk_server.py"})
+    for python in args.python_sdk:
+        release = py_version(python, "mcp")
+        if release and release != mcp:
+            run(f"naive Python mcp {release}", f"naive-python-{release}",
+                ["server", "--command", f"{shlex.quote(python)} tests/servers/naive_sdk_server.py",
+                 *CLAIM_SERVER_FIELDS],
+                {"version": release, "kind": "sdk", "via": "tests/servers/naive_sdk_server.py"})
+    for python in args.fastmcp:
+        release = py_version(python, "fastmcp")
+        for variant in ("naive", "subclass"):
+            run(f"FastMCP {release} ({'decorators' if variant == 'naive' else 'FunctionTool subclass'})",
+                f"fastmcp-{release}-{variant}",
+                ["server", "--command", f"{shlex.quote(python)} ecosystem/fastmcp/naive_server.py {variant}",
+                 *CLAIM_SERVER_FIELDS, "-k", FASTMCP_CHECKS],
+                {"version": release, "kind": "sdk",
+                 "via": f"ecosystem/fastmcp/naive_server.py {variant} (the field-survival probe: two fixture tools, "
+                        "so the checks needing the others are not run)"})
     for node_modules in map(Path, args.node_sdk):
         release = node_sdk_version(node_modules)
         env = {"NODE_PATH": str(node_modules.resolve())}
@@ -123,17 +255,128 @@ def main(argv: list[str]) -> int:
             run(f"TypeScript SDK {release} ({'McpServer' if variant == 'naive' else 'low-level Server'})",
                 f"typescript-{release}-{variant}",
                 ["server", "--command", f"node ecosystem/typescript/naive_server.cjs {variant}",
-                 "--env", f"NODE_PATH={env['NODE_PATH']}", *CLAIM_SERVER_FIELDS], env)
+                 "--env", f"NODE_PATH={env['NODE_PATH']}", *CLAIM_SERVER_FIELDS],
+                {"version": release, "kind": "sdk", "via": f"ecosystem/typescript/naive_server.cjs {variant}"}, env)
     if args.server_everything:
         run("server-everything (npm)", "server-everything",
-            ["server", "--command", f"{shlex.quote(args.server_everything)} stdio"])
-    (out / "dashboard.json").write_text(json.dumps(
-        {"title": TITLE, "runs": [{"column": column, "run": name} for column, name, _ in runs]}, indent=2) + "\n",
-        encoding="utf-8")
+            ["server", "--command", f"{shlex.quote(args.server_everything)} stdio"],
+            {"version": npm_version(args.server_everything, "@modelcontextprotocol/server-everything"),
+             "kind": "third-party"})
+    else:
+        left_out.append("server-everything (--server-everything)")
+
+    hangar = tool("MCPX_HANGAR")
+    if hangar:
+        about = {"version": py_version(venv_python(hangar), "mcp-hangar"), "kind": "third-party"}
+        with hangar_serving(hangar) as base:
+            if base is None:
+                left_out.append("mcp-hangar (did not start listening)")
+            else:
+                run("mcp-hangar (MCP endpoint)", "mcp-hangar-mcp",
+                    ["server", "--url", f"{base}/mcp", "--header", HANGAR_HEADER], about)
+                run("mcp-hangar (interceptor routes)", "mcp-hangar-routes",
+                    ["server", "--command", f"{PY} ecosystem/gateways/hangar/bridge.py --url {base}"],
+                    {**about, "via": "ecosystem/gateways/hangar/bridge.py"})
+                run("mcp-hangar (WG adapter)", "mcp-hangar-wg-adapter",
+                    ["server", "--adapter", "ecosystem.gateways.hangar.wg_adapter:factory",
+                     "--wg-fixtures", WG_FIXTURES],
+                    {**about, "via": "ecosystem/gateways/hangar/wg_adapter.py"}, {"MCPX_HANGAR_URL": base})
+    else:
+        left_out.append("mcp-hangar (MCPX_HANGAR)")
+
+    gatekit, mcp_proxy, lasso = tool("MCPX_GATEKIT"), tool("MCPX_MCP_PROXY"), tool("MCPX_LASSO")
+    supergateway, mcp_proxy_npm = tool("MCPX_SUPERGATEWAY"), tool("MCPX_MCP_PROXY_NPM")
+    contextforge = tool("MCPX_CONTEXTFORGE_PYTHON")
+    gateways = [  # (installed, column, run, gateway options, distribution's version, via)
+        (gatekit, "Gatekit", "gatekit-stdio", lambda: ["--command", f"{PY} {GATEWAYS}/gatekit/launcher.py {gatekit}"],
+         lambda: py_version(venv_python(gatekit), "gatekit"), "ecosystem/gateways/gatekit/launcher.py"),
+        (mcp_proxy, "mcp-proxy (PyPI), stdio to HTTP", "mcp-proxy-stdio-to-http",
+         lambda: ["--command", f"{mcp_proxy} --transport streamablehttp {{upstream}}", "--upstream", "http"],
+         lambda: py_version(venv_python(mcp_proxy), "mcp-proxy"), None),
+        (mcp_proxy, "mcp-proxy (PyPI), HTTP to stdio", "mcp-proxy-http-to-stdio",
+         lambda: ["--command", f"{mcp_proxy} --port {{port}} -- sh -c {{upstream}}", *HTTP_GATEWAY],
+         lambda: py_version(venv_python(mcp_proxy), "mcp-proxy"), None),
+        (supergateway, "supergateway, HTTP to stdio", "supergateway-http-to-stdio",
+         lambda: ["--command", f"{supergateway} --stdio {{upstream}} --outputTransport streamableHttp "
+                               "--port {port} --logLevel none", *HTTP_GATEWAY],
+         lambda: npm_version(supergateway, "supergateway"), None),
+        (supergateway, "supergateway, stdio to HTTP", "supergateway-stdio-to-http",
+         lambda: ["--command", f"{supergateway} --streamableHttp {{upstream}} --logLevel none", "--upstream", "http"],
+         lambda: npm_version(supergateway, "supergateway"), None),
+        (mcp_proxy_npm, "mcp-proxy (npm), HTTP to stdio", "mcp-proxy-npm-http-to-stdio",
+         lambda: ["--command", f"{mcp_proxy_npm} --port {{port}} --server stream -- sh -c {{upstream}}",
+                  *HTTP_GATEWAY],
+         lambda: npm_version(mcp_proxy_npm, "mcp-proxy"), None),
+        (lasso, "Lasso mcp-gateway", "lasso-stdio", lambda: ["--command", f"{PY} {GATEWAYS}/lasso/launcher.py {lasso}"],
+         lambda: py_version(venv_python(lasso), "mcp-gateway"), "ecosystem/gateways/lasso/launcher.py"),
+        # It takes 20-30 s to start (minutes on a loaded machine), hence the long bounds.
+        (contextforge, "ContextForge, stdio to HTTP", "contextforge-stdio-to-http",
+         lambda: ["--command", f"{PY} {GATEWAYS}/contextforge/launcher.py {contextforge}", "--upstream", "http",
+                  "--timeout", "180", "--run-timeout", "400"],
+         lambda: py_version(contextforge, "mcp-contextforge-gateway"), "ecosystem/gateways/contextforge/launcher.py"),
+    ]
+    for installed, column, name, options, found_version, via in gateways:
+        if not installed:
+            left_out.append(f"{column} ({name})")
+            continue
+        run(column, name, ["gateway", *options(), *([] if "--timeout" in options() else ["--timeout", "10"])],
+            {"version": found_version(), "kind": "third-party", **({"via": via} if via else {})})
+    # Plugin pipelines: the CLI run by the interpreter that has the gateway (and the suite's dependencies).
+    pipelines = [(gatekit and venv_python(gatekit), "Gatekit pipeline", "gatekit-pipeline", "gatekit", "gatekit"),
+                 (contextforge, "ContextForge pipeline (CPEX)", "contextforge-pipeline", "contextforge",
+                  "mcp-contextforge-gateway")]
+    for python, column, name, directory, distribution in pipelines:
+        if not python:
+            left_out.append(f"{column} ({name})")
+            continue
+        run(column, name, ["gateway", "--adapter", f"ecosystem.gateways.{directory}.adapter:factory"],
+            {"version": py_version(python, distribution), "kind": "third-party",
+             "via": f"ecosystem/gateways/{directory}/adapter.py"}, {"PYTHONPATH": str(ROOT)}, python)
+
+    for directory, variable, distribution, label in FRAMEWORKS:
+        python = tool(variable)
+        if not python:
+            left_out.append(f"{label} ({variable})")
+            continue
+        found = py_version(python, distribution)
+        for program, claims in (("host", HOST_STOCK), ("recipe", HOST_RECIPE)):
+            if (HOSTS / directory / f"{program}.py").is_file():
+                run(f"{label} {'stock' if program == 'host' else 'with the recipe'}", f"{directory}-{program}",
+                    ["host", "--command", f"{shlex.quote(python)} ecosystem/hosts/{directory}/{program}.py",
+                     *claims, "--timeout", "30"],
+                    {"version": found, "kind": "third-party", "via": f"ecosystem/hosts/{directory}/{program}.py"})
+
+    # A column not run this time (not installed here, or not named by --only) keeps its last real run, dated.
+    done = {name for _, name, _ in runs}
+    kept = [entry for entry in previous
+            if entry["run"] not in done and (out / "runs" / entry["run"] / "results.json").is_file()]
+    # In the snapshot's order; a kept column this invocation could not have made goes after, as it was.
+    columns = sorted([{"column": column, "run": name} for column, name, _ in runs] + kept,
+                     key=lambda c: planned.index(c["run"]) if c["run"] in planned else len(planned))
+    (out / "dashboard.json").write_text(json.dumps({"title": TITLE, "runs": columns}, indent=2) + "\n",
+                                        encoding="utf-8")
     code = pages(out)
     for column, name, status in runs:
         print(f"  {name:<32} exit {status}")
+    for entry in kept:
+        print(f"  kept from an earlier run: {entry['run']}")
+    for what in left_out if not args.only else ():
+        print(f"  not installed here: {what}")
     return code
+
+
+@contextlib.contextmanager
+def hangar_serving(hangar: str):
+    """mcp-hangar serving Streamable HTTP on loopback with an empty fleet; its HTTP base, or None."""
+    from conformance.targets.peerkit import free_port, spawn
+
+    with tempfile.TemporaryDirectory(prefix="mcpx-hangar-") as home:
+        (Path(home) / "config.yaml").write_text("mcp_servers: {}\n")
+        port = free_port()
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": home}
+        with spawn([hangar, "--config", f"{home}/config.yaml", "serve", "--http", "--port", str(port)],
+                   env=env, cwd=home, grace=5.0) as server:
+            yield f"http://127.0.0.1:{port}" if server.wait_listening(port, timeout=90) else None
 
 
 if __name__ == "__main__":

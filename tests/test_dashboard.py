@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformance.report import dashboard
 from conformance.core import schemas_loader
+from conformance.report import dashboard
 from tests.helpers import ROOT
 
 FLAG = "preprocessor-tools/server/fixture-flagged"
@@ -244,3 +244,92 @@ def test_unreachable_run_and_bad_output_directory(tmp_path):
 def test_each_profile_is_a_row_group(tmp_path, runs):
     text = dashboard.write([str(p) for p in runs], tmp_path / "out").read_text()
     assert text.count("<tbody>") == text.count("</tbody>") == text.count('scope="rowgroup"') == 2
+
+
+def _implementation_run(tmp_path, name, role, kind, version=None, started="2026-11-23T08:00:00Z", check_id=FLAG):
+    doc = results(role, [check(check_id, "pass")], command=f"python -m {name.replace(' ', '_')}")
+    doc["startedAt"] = started
+    doc["implementation"] = {"name": name, "kind": kind, **({"version": version} if version else {})}
+    assert schemas_loader.errors("results", doc) == []
+    return f"{name}={write_run(tmp_path / 'runs' / name.replace(' ', '-'), doc)}"
+
+
+class Groups(HTMLParser):
+    """The header's column groups (label, colspan) and each column header's data attributes, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.groups, self.columns = [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "th" and attrs.get("scope") == "colgroup":
+            self.groups.append((attrs["title"], int(attrs["colspan"])))
+        elif tag == "th" and "col" in (attrs.get("class") or "").split():
+            self.columns.append(attrs)
+
+
+def test_columns_are_grouped_by_role_then_kind(tmp_path):
+    specs = [_implementation_run(tmp_path, "fw stock", "host", "third-party", check_id=HOST),
+             _implementation_run(tmp_path, "their server", "server", "third-party"),
+             _implementation_run(tmp_path, "our host", "host", "reference", check_id=HOST),
+             _implementation_run(tmp_path, "sdk server", "server", "sdk"),
+             _implementation_run(tmp_path, "our server", "server", "reference"),
+             _implementation_run(tmp_path, "other server", "server", "third-party"),
+             f"unnamed={write_run(tmp_path / 'bare', results('server', [check(FLAG, 'fail')]))}"]
+    page = dashboard.write(specs, tmp_path / "out")
+    table, groups = parse(page), Groups()
+    groups.feed(page.read_text())
+    # Grouped (server, then host; reference, SDK, third party, then runs that name no kind), in the order given
+    # within a group.
+    names = ["our server", "sdk server", "their server", "other server", "unnamed", "our host", "fw stock"]
+    assert all(header.startswith(name) for header, name in zip(table.headers[1:], names, strict=True))
+    assert groups.groups == [("server · reference", 1), ("server · SDK", 1), ("server · third party", 2),
+                             ("server · other", 1), ("host · reference", 1), ("host · third party", 1)]
+    assert [(c["data-roles"], c["data-kind"]) for c in groups.columns][:3] == [
+        ("server", "reference"), ("server", "sdk"), ("server", "third-party")]
+    assert [c["outcome"] for c in table.rows[FLAG]][:5] == ["pass", "pass", "pass", "pass", "fail"]
+
+
+def test_a_column_of_several_roles_is_a_group_of_its_own(tmp_path, runs):
+    alpha, beta, host = runs
+    page = dashboard.write([f"alpha={alpha}", f"alpha={host}", f"beta={beta}"], tmp_path / "out")
+    groups = Groups()
+    groups.feed(page.read_text())
+    assert groups.groups == [("server + host · other", 1), ("server · other", 1)]  # beside its first role's
+
+
+def test_each_column_carries_its_version_and_the_day_it_ran(tmp_path):
+    named = _implementation_run(tmp_path, "gw", "server", "third-party", version="4.0.0",
+                                started="2026-11-25T23:59:00Z")
+    announced = results("server", [check(FLAG, "pass")], command="python -m announced")
+    announced["targetInfo"] = {"name": "announced-server", "version": "9.8.7"}
+    page = dashboard.write([named, f"announced={write_run(tmp_path / 'announced', announced)}"], tmp_path / "out")
+    text = page.read_text()
+    headers = parse(page).headers
+    assert "4.0.0" in headers[1] and "2026-11-25" in headers[1]
+    assert "9.8.7" in headers[2] and "2026-11-23" in headers[2]  # the version the target announced, else
+    assert '<small class="version" title="version">4.0.0</small>' in text
+    assert '<small class="date" title="the day it ran (UTC)">2026-11-25</small>' in text
+
+
+def test_the_filter_has_a_text_box_and_role_and_kind_toggles(tmp_path):
+    specs = [_implementation_run(tmp_path, "ours", "server", "reference"),
+             _implementation_run(tmp_path, "theirs", "host", "third-party", check_id=HOST)]
+    text = dashboard.write(specs, tmp_path / "out").read_text()
+    form = text[text.index('<form id="filters"'):text.index("</form>")]
+    assert '<input type="search" name="q"' in form
+    assert re.findall(r'<input type="checkbox" name="role" value="(\w+)" checked>', form) == ["server", "host"]
+    assert re.findall(r'<input type="checkbox" name="kind" value="([\w-]+)" checked>', form) == [
+        "reference", "third-party"]
+    # the header rows and the first column stay in view while the table scrolls
+    css = (ROOT / "conformance" / "report" / "templates" / "dashboard.css").read_text()
+    assert re.search(r"thead tr\.groups>\*,thead tr\.names>\*\{position:sticky;top:0", css)
+    assert re.search(r"th\[scope=row\],\.corner\{position:sticky;left:0", css)
+
+
+def test_the_implementation_name_is_escaped(tmp_path):
+    doc = results("server", [check(FLAG, "pass")])
+    doc["implementation"] = {"name": "x", "version": "<u>v1</u>", "kind": "sdk"}
+    text = dashboard.write([f"<i>x</i>={write_run(tmp_path / 'x', doc)}"], tmp_path / "out").read_text()
+    assert "<u>" not in text and "&lt;u&gt;v1&lt;/u&gt;" in text and "<i>x</i>" not in text

@@ -8,6 +8,7 @@ matrix_typescript` runs them. Here: the installed `mcp` only, no network.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.core import schemas_loader
 from conformance.tools import matrix
 from ecosystem import probe
 from tests.helpers import ROOT
@@ -149,3 +151,19 @@ def test_snapshot_pages_only_without_a_snapshot_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "ecosystem" / "snapshot.py"), str(tmp_path), "--pages-only"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2 and "dashboard.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_every_committed_column_names_its_implementation_version_and_day():
+    """Each column of reports/ecosystem comes from a run of ecosystem/snapshot.py, which names what it judged."""
+    snapshot = ROOT / "reports" / "ecosystem"
+    entries = json.loads((snapshot / "dashboard.json").read_text())["runs"]
+    assert len(entries) >= 25 and len({e["run"] for e in entries}) == len(entries)
+    kinds = set()
+    for entry in entries:
+        doc = json.loads((snapshot / "runs" / entry["run"] / "results.json").read_text())
+        assert schemas_loader.errors("results", doc) == [], entry["run"]
+        implementation = doc["implementation"]
+        assert implementation["name"] == entry["column"] and implementation["version"], entry["run"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["startedAt"])
+        kinds.add(implementation["kind"])
+    assert kinds == {"reference", "sdk", "third-party"}

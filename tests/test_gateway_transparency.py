@@ -16,9 +16,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance.gateway.launch import background, free_port, upstream_command
 from conformance.core.model import REGISTRY
 from conformance.core.runner import evaluate
+from conformance.gateway.launch import background, free_port, upstream_command
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from tests.gateway.broken_proxy import MUTANTS

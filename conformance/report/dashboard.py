@@ -9,11 +9,21 @@ the path. Runs given the same name are one implementation's column (say, its
 server run and its host run from separate CI jobs); two runs of one role under
 one name are an error, since a cell could then hold two verdicts.
 
+Columns are grouped by role (server, host, gateway; a column of several
+roles' runs is a group of its own) and, within one, by kind: reference, SDK or
+third party, from the `implementation` object a run's results.json may carry
+(ecosystem/snapshot.py writes it; a run without one is "other"). Each column
+header carries the implementation's version (`implementation.version`, else
+the version the target announced in `targetInfo`) and the date it ran. The
+first column and the header rows stay in view while the table scrolls.
+
 A cell says why it is empty: "not run" when the run was of the check's role
 but has no verdict for it (an older suite, or -k), "·" when the run was of
 another role. The page is one file, readable without scripts (a real table
-with row and column headers); a few lines of script add the role, profile,
-level and outcome filters and recount the summary row for what is shown.
+with row and column headers); a few lines of script add the filters (a text
+box matching check ids and profiles, role and kind toggles, profile, level and
+outcome), hide the columns with nothing to show for the rows left, and recount
+the summary row for what is shown.
 
 Loading is separate from rendering: `load` validates each file against
 schemas/results.json and raises DashboardError with a readable message,
@@ -35,6 +45,8 @@ from ..core.model import LEVELS, PROFILES
 from .html import environment
 
 ROLES = ("server", "host", "gateway")
+KINDS = ("reference", "sdk", "third-party", "")  # "": a run whose results.json names no kind
+KIND_LABELS = {"reference": "reference", "sdk": "SDK", "third-party": "third party", "": "other"}
 SUMMARY_OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")
 LEVEL_ORDER = {level: i for i, level in enumerate(LEVELS)}
 INTERPRETERS = {"python", "python3", "node", "npx", "uv", "uvx", "bash", "sh", "deno", "bun", "docker"}
@@ -53,6 +65,10 @@ class Run:
     named: bool = False  # named with NAME= (else after its target)
 
     @property
+    def implementation(self) -> dict:
+        return self.doc.get("implementation") or {}
+
+    @property
     def index_html(self) -> Path | None:
         page = self.path.parent / "index.html"
         return page if page.exists() else None
@@ -67,6 +83,32 @@ class Column:
     @property
     def roles(self) -> set[str]:
         return {run.doc["role"] for run in self.runs}
+
+    @property
+    def role(self) -> str:
+        """The column's role group: its one role, or its roles joined ("server + host")."""
+        return " + ".join(r for r in ROLES if r in self.roles)
+
+    @property
+    def kind(self) -> str:
+        return next((k for run in self.runs if (k := run.implementation.get("kind")) in KINDS), "")
+
+    @property
+    def version(self) -> str | None:
+        """The implementation's version as the runner named it, else as the target announced it."""
+        for run in self.runs:
+            if run.implementation.get("version"):
+                return run.implementation["version"]
+        return next((v for run in self.runs if (v := (run.doc.get("targetInfo") or {}).get("version"))), None)
+
+    @property
+    def date(self) -> str:
+        """The day its newest run started (UTC)."""
+        return max(run.doc["startedAt"] for run in self.runs)[:10]
+
+    def group_key(self) -> tuple[int, int]:
+        """By its (first) role, then kind: a column of several roles sits with its first role's columns."""
+        return min(ROLES.index(r) for r in self.roles), KINDS.index(self.kind)
 
 
 @dataclass
@@ -141,7 +183,8 @@ def full_target(target: dict) -> str:
 
 
 def build(runs: list[Run]) -> Dashboard:
-    """Merge runs into columns (by name, in the order first given) and rows (every check any run has)."""
+    """Merge runs into columns (by name; grouped by role and kind, in the order first given within a group) and
+    rows (every check any run has)."""
     columns: dict[str, Column] = {}
     rows: dict[str, Row] = {}
     # Two runs of one role whose targets shorten to the same name (one program, other arguments): the whole target.
@@ -165,7 +208,8 @@ def build(runs: list[Run]) -> Dashboard:
     role_order = {r: i for i, r in enumerate(ROLES)}
     ordered = sorted(rows.values(), key=lambda r: (profile_order.get(r.profile, 99), role_order.get(r.role, 9),
                                                     LEVEL_ORDER.get(r.level, 9), r.id))
-    return Dashboard(columns=list(columns.values()), rows=ordered)
+    # Grouped by role, then kind (a stable sort: the order given within a group).
+    return Dashboard(columns=sorted(columns.values(), key=Column.group_key), rows=ordered)
 
 
 def cell_state(column: Column, row: Row) -> tuple[str, dict | None, Run | None]:
@@ -187,8 +231,8 @@ OUTCOME_TITLES = {"pass": "passed", "fail": "failed", "warn": "SHOULD not met", 
                   "absent": "not run", "other-role": "another role's check"}
 
 
-def _column_header(column: Column, out_dir: Path) -> dict:
-    """The name, then one link per run (its role) with when and with what it ran in the link's title."""
+def _column_header(column: Column, index: int, out_dir: Path) -> dict:
+    """The name, version and date, then one link per run (its role) with when and with what it ran in its title."""
     links = []
     for run in column.runs:
         doc = run.doc
@@ -197,7 +241,19 @@ def _column_header(column: Column, out_dir: Path) -> dict:
                  + (f", unreachable: {doc['unavailable']}" if doc.get("unavailable") else ""))
         links.append({"label": doc["role"] + (" (unreachable)" if doc.get("unavailable") else ""), "title": about,
                       "href": _href(run.index_html, out_dir) if run.index_html else None})
-    return {"name": column.name, "links": links, "when": max(run.doc["finishedAt"] for run in column.runs)[:10]}
+    return {"name": column.name, "links": links, "version": column.version, "date": column.date, "col": index,
+            "role": column.role, "kind": column.kind or "other"}
+
+
+def column_groups(columns: list[Column]) -> list[dict]:
+    """Runs of adjacent columns sharing a role and kind (build() made them adjacent): the header's top row."""
+    groups: list[dict] = []
+    for index, column in enumerate(columns):
+        label = f"{column.role} · {KIND_LABELS[column.kind]}"
+        if not groups or groups[-1]["label"] != label:
+            groups.append({"label": label, "role": column.role, "kind": column.kind or "other", "cols": []})
+        groups[-1]["cols"].append(index)
+    return groups
 
 
 def _cell(column: Column, index: int, row: Row, out_dir: Path) -> dict:
@@ -230,11 +286,14 @@ def context(dashboard: Dashboard, out_dir: Path, title: str) -> dict:
                                    "outcomes": " ".join(sorted({c["state"] for c in cells}))})
     summary = [Counter(cell_state(column, row)[0] for row in dashboard.rows) for column in dashboard.columns]
     return {
-        "title": title, "columns": [_column_header(c, out_dir) for c in dashboard.columns],
+        "title": title, "columns": [_column_header(c, i, out_dir) for i, c in enumerate(dashboard.columns)],
+        "column_groups": column_groups(dashboard.columns),
+        "toggles": [("role", "roles", [r for r in ROLES if any(r in c.roles for c in dashboard.columns)]),
+                    ("kind", "kinds", list(dict.fromkeys((c.kind or "other") for c in dashboard.columns)))],
+        "kind_labels": {**KIND_LABELS, "other": "other"},
         "runs": sum(len(c.runs) for c in dashboard.columns), "checks": len(dashboard.rows),
         "summary": summary, "groups": groups, "summary_outcomes": SUMMARY_OUTCOMES,
-        "filters": [("role", "role", [r for r in ROLES if any(row.role == r for row in dashboard.rows)]),
-                    ("profile", "profile", list(dict.fromkeys(row.profile for row in dashboard.rows))),
+        "filters": [("profile", "profile", list(dict.fromkeys(row.profile for row in dashboard.rows))),
                     ("level", "level", [lv for lv in LEVELS if any(row.level == lv for row in dashboard.rows)]),
                     ("outcome", "outcome (any column)", [*SUMMARY_OUTCOMES, "absent"])],
     }
