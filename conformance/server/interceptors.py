@@ -118,6 +118,14 @@ MIXED_PAYLOAD = {"method": "tools/call", "params": {"name": "Get_Weather", "argu
 UPPER_PAYLOAD = {"result": {"summary": "ALREADY UPPER 42", "codes": ["A-1", "B-2"], "count": 2, "final": True}}
 REAL_PAYLOAD = {"method": "tools/call", "params": {"name": "conformance_probe",
                                                    "arguments": {"text": "What is on the calendar today?"}}}
+# The oversized payload: far more than any tool call an invoker would pass on (16 Mi characters of one argument).
+# Which limit is right is the deployment's, so the check asks only that the server answer it, result or error,
+# and go on serving, where a server without resource limits runs out of memory or time and dies.
+OVERSIZED_CHARS = 16 * 1024 * 1024
+
+
+def oversized_payload() -> dict:
+    return tool_call("Paris " + "x" * OVERSIZED_CHARS)
 
 
 def extension(rec: Recording):
@@ -219,6 +227,15 @@ async def probe_spellings(session: Session, rec: Recording) -> None:
         target = next((i.get("name") for i in rec.listing.get("interceptors") or () if isinstance(i, dict)), VALIDATOR)
         await session.send(probe_label(INVOKE), ALT_SPELLING[INVOKE], {"name": target, "event": EVENT,
                                                                         "phase": "request", "payload": CLEAN_PAYLOAD})
+
+
+async def oversized_driver(session: Session, rec: Recording) -> None:
+    """Sent after every profile's driver (Plan.last): a server that dies of it takes no other verdict along."""
+    if rec.listed("interceptors", VALIDATOR):
+        oversized = await invoke(session, "invoke validator oversized", VALIDATOR, EVENT, "request",
+                                 oversized_payload())
+        if oversized.has_result or oversized.has_error or oversized.http_status:
+            await session.send("after oversized", "tools/list", {})
 
 
 def config_required(rec: Recording) -> list[dict]:
@@ -795,6 +812,32 @@ def timeout_error_code(rec: Recording):
     return "answered -32000"
 
 
+@check("interceptors/server/oversized-payload-survived",
+       does=f"invokes {VALIDATOR} with a payload of {OVERSIZED_CHARS // 2**20} Mi characters (after every other "
+            "request of the run), then sends tools/list",
+       must="a server keeps resource limits: a payload beyond what it will take is answered (a result, a JSON-RPC "
+            "error naming the limit, or an HTTP 4xx such as 413) and the server goes on serving, instead of running out of memory or time",
+       needs=(f"interceptors:{VALIDATOR}",))
+@diagnosed
+def oversized_payload_survived(rec: Recording):
+    ex = rec.cite("invoke validator oversized")
+    size = f"{OVERSIZED_CHARS // 2**20} Mi characters"
+    if ex.has_result or ex.has_error:
+        answer = (f"an error {ex.error.get('code')} ({short(ex.error.get('message'))})"
+                  if isinstance(ex.error, dict) else "a result")
+    elif ex.http_status and 400 <= ex.http_status < 500:  # refused by the HTTP layer (413): an answer too
+        answer = f"HTTP {ex.http_status}"
+    else:
+        raise Violation(f"no answer to an invocation with a payload of {size}: {ex.failure}",
+                        expected="a result or an error, then an answer to tools/list", actual=ex.failure)
+    after = rec.cite("after oversized")
+    if not (after.has_result or after.has_error):
+        raise Violation(f"the server answered the {size} payload with {answer}, then stopped serving: tools/list "
+                        f"got {after.outcome_text()}", expected="an answer to tools/list",
+                        actual=after.outcome_text())
+    return f"answered {answer} and went on serving"
+
+
 unknown_name_check("interceptors/server/unknown-interceptor-rejected",
                    does=f"invokes an interceptor name the server never listed ({UNKNOWN})",
                    must="invoking an unknown interceptor is answered with a JSON-RPC error",
@@ -820,4 +863,4 @@ def unadvertised_method_rejected(rec: Recording):
 
 
 wire_check("interceptors/server/wire-messages-valid")
-PLAN = Plan(claimer, driver, unclaimed_driver)
+PLAN = Plan(claimer, driver, unclaimed_driver, last=oversized_driver)

@@ -163,6 +163,9 @@ class Plan:
     claimer: Claimer  # the reason the target shows the profile, or None
     driver: Driver  # the requests sent when the profile is claimed
     unclaimed_driver: Driver | None = None  # the requests sent when it is not (checks with when="unclaimed")
+    # Requests that may end the connection (an oversized payload), sent when the profile is claimed and every
+    # profile's driver has finished: a target that dies of them takes no other profile's verdicts with it.
+    last: Driver | None = None
 
 
 async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: set[str], run_timeout: float,
@@ -203,6 +206,10 @@ async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: se
                 async with anyio.create_task_group() as tg:
                     for profile in recs:
                         tg.start_soon(one, profile)
+                for profile, rec in recs.items():
+                    last = plans[profile].last
+                    if ok and rec.claimed and last is not None and not conn.dead:
+                        await last(Session(conn, rec), rec)
             tail = conn.stderr_tail() if first.init_failed and hasattr(conn, "stderr_tail") else None
             for rec in recs.values():
                 rec.stderr_tail = tail or None

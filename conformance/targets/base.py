@@ -68,6 +68,7 @@ class Exchange:
     failure: str | None = None
     started: float = 0.0
     elapsed: float | None = None
+    http_status: int | None = None  # the status of an HTTP answer that carried no JSON-RPC response
 
     @property
     def result(self) -> JSON | None:
@@ -98,11 +99,28 @@ class Exchange:
     def to_report(self) -> dict:
         return {
             "label": self.label,
-            "request": self.request,
-            "response": self.response,
+            "request": shortened(self.request),
+            "response": shortened(self.response),
             "failure": self.failure,
             "elapsedSeconds": self.elapsed,
         }
+
+
+REPORT_STRING_LIMIT = 65536  # longer strings of evidence are shortened in reports (an oversized probe: 16 Mi)
+
+
+def shortened(value: Any) -> Any:
+    """`value` with every string longer than REPORT_STRING_LIMIT cut to its start and its length: evidence a
+    report can hold. Everything else, and the usual message (nothing that long), is returned as it is."""
+    if isinstance(value, str):
+        if len(value) <= REPORT_STRING_LIMIT:
+            return value
+        return value[:200] + f"… ({len(value)} characters; shortened in the report)"
+    if isinstance(value, dict):
+        return {key: shortened(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shortened(item) for item in value]
+    return value
 
 
 def clip(text: str, limit: int = 400) -> str:

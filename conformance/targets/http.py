@@ -155,6 +155,9 @@ class HttpConnection(Connection):
             if self._answered_id(message["id"]):
                 return
         challenge = resp.headers.get("www-authenticate") if resp.status_code in (401, 403) else None
+        pending = self._pending.get(message.get("id"))
+        if pending is not None:
+            pending.exchange.http_status = resp.status_code
         self._fail_request(message, f"HTTP {resp.status_code} ({ctype or 'no content type'}) for {method}: "
                                     f"{clip(data.decode('utf-8', 'replace'), 200) or 'empty body'}"
                                     + (f" (WWW-Authenticate: {clip(challenge, 300)})" if challenge else ""))

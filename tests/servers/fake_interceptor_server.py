@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -68,6 +70,8 @@ MUTANTS = {
                        P + "wildcard-hook-any-event", P + "invoke-outside-hooks-rejected", P + "failure-is-error",
                        P + "invalid-config-rejected", P + "timeout-cancels", P + "timeout-error-code"},
                       "serves interceptors/invoke instead of interceptor/invoke"),
+    "oversized-dies": ({P + "oversized-payload-survived"},
+                       "exits, as a server out of memory is killed, on a payload of over 4 Mi characters"),
     "unknown-accepted": ({P + "unknown-interceptor-rejected"}, "an unknown name is answered valid: true"),
     "no-param-validation": ({P + "malformed-invoke-rejected"}, "a missing phase or payload is taken as request/null"),
     "bad-envelope": ({P + "wire-messages-valid"}, "answers interceptors/list with jsonrpc \"1.0\""),
@@ -236,6 +240,8 @@ class InterceptorServer(FixtureServer):
         wildcard_ok = not (self.broken("wildcard-literal") and event not in MCP_EVENTS)
         if not self.broken("hooks-ignored") and not (wildcard_ok and self.hooks(item, event, phase)):
             raise RpcError(-32602, f"{name} does not hook {event} ({phase})")
+        if self.broken("oversized-dies") and len(json.dumps(params["payload"])) > 4 * 1024 * 1024:
+            os._exit(137)  # what an out-of-memory kill looks like from outside
         config = params.get("config", {})
         schema = item.get("configSchema")
         if schema and not (self.broken("config-unchecked") and name == "conformance_validator"):

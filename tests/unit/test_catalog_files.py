@@ -68,7 +68,7 @@ SERVER_CHECKS = {
         "validator-reports-violation", "validator-does-not-modify", "mutator-transforms-payload",
         "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
         "failure-is-error", "invalid-config-rejected", "timeout-cancels", "timeout-error-code",
-        "unknown-interceptor-rejected", "malformed-invoke-rejected",
+        "oversized-payload-survived", "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
         "wg-protocol-fixtures", "wg-behavior-fixtures",  # the working group's fixtures, replayed (--wg-fixtures)
     ],

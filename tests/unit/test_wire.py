@@ -82,3 +82,16 @@ def test_json_line_is_the_compact_utf8_encoding(message):
 def test_json_line_refuses_a_lone_surrogate_like_the_plain_encoding():
     with pytest.raises(UnicodeEncodeError):
         json_line({"text": "\ud800"})
+
+
+def test_report_evidence_shortens_only_very_long_strings():
+    from conformance.targets.base import REPORT_STRING_LIMIT, Exchange
+
+    huge = "x" * (REPORT_STRING_LIMIT + 1)
+    usual = {"method": "interceptor/invoke", "params": {"payload": {"text": "y" * REPORT_STRING_LIMIT}}}
+    ex = Exchange(label="probe", method="interceptor/invoke", request={"params": {"payload": [huge, {"k": huge}], "n": 3}}, response=usual)
+    report = ex.to_report()
+    assert report["response"] == usual  # at the limit: kept whole
+    kept = report["request"]["params"]
+    assert kept["n"] == 3 and len(kept["payload"][0]) < 300 and kept["payload"][1]["k"] == kept["payload"][0]
+    assert f"({REPORT_STRING_LIMIT + 1} characters; shortened in the report)" in kept["payload"][0]
