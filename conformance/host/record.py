@@ -92,11 +92,20 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Ho
     if say:
         say(f"running the host through its scenarios: {run.command}")
 
+    shown = 0  # lines printed: the scenarios not run are counted once at the end, so the numbers never jump
+
     def progress(host_run, done, total):
+        nonlocal shown
         if say and not (host_run.fatal or "").startswith("not run"):
+            shown += 1
             trouble = f"; {host_run.fatal}" if host_run.fatal else ""
-            say(f"  [{done}/{total}] {host_run.scenario}: {host_run.answered()}/{len(host_run.turns)} turn(s) "
+            say(f"  [{shown}/{total}] {host_run.scenario}: {host_run.answered()}/{len(host_run.turns)} turn(s) "
                 f"answered, {len(host_run.model)} model request(s), {host_run.duration:.1f} s{trouble}")
 
-    return record_hosts_sync(run.command, profiles, claimed=claimed, timeout=run.timeout,
-                             run_timeout=run.run_timeout, env=run.env_vars, progress=progress)
+    recordings = record_hosts_sync(run.command, profiles, claimed=claimed, timeout=run.timeout,
+                                   run_timeout=run.run_timeout, env=run.env_vars, progress=progress)
+    not_run = {sid: r.fatal for rec in recordings.values() for sid, r in rec.runs.items()
+               if (r.fatal or "").startswith("not run")}
+    if say and not_run:
+        say(f"  {len(not_run)} more scenario(s) {next(iter(not_run.values()))}")
+    return recordings

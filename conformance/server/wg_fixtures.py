@@ -57,7 +57,7 @@ from ..core.judging import canonical_rfc8785
 from ..core.model import NotApplicable, Violation, check
 from ..core.recording import Citing
 from ..core.roles import SERVER
-from ..targets.base import describe
+from ..targets.base import clip, describe
 
 PROFILE = "interceptors"
 TARGET_KIND = "wg-fixtures"
@@ -393,10 +393,6 @@ def generations(replays) -> str:
     return ", ".join(f"{counts[g]} {labels[g]}" for g in labels if g in counts)
 
 
-def _clip(text: str, limit: int = 240) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def judge_kind(rec: WgFixtureRecording, kind: str) -> str:
     """Every fixture of `kind` passes; the note tallies them, the vocabulary, and what was not judged."""
     replays = rec.replays_of(kind)
@@ -408,7 +404,7 @@ def judge_kind(rec: WgFixtureRecording, kind: str) -> str:
         raise Violation(
             f"{len(failing)} of {len(replays)} {kind} fixtures failed: " + "; ".join(
                 f"{r.id} ({vocabulary(r.fixture)['generation']} vocabulary) step {f[0]['step']}: "
-                f"{_clip(f[0]['reason'])}" for r, f in failing),
+                f"{clip(f[0]['reason'], 240)}" for r, f in failing),
             actual=[{"fixture": r.id, "file": r.file, "requirement": r.fixture["requirement"],
                      "vocabulary": vocabulary(r.fixture), "failures": f} for r, f in failing])
     not_judged = "; ".join(f"{r.id}: adapter lacks behaviour {r.lacks}" for r in lacking)
