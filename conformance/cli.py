@@ -330,7 +330,6 @@ def cmd_demo(args) -> int:
         else:
             run("server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
     from .core.roles import HOST
-
     from .options import HOST_FEATURES
 
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
