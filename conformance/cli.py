@@ -330,8 +330,10 @@ def cmd_demo(args) -> int:
         else:
             run("server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
     from .core.roles import HOST
+    from .options import HOST_FEATURES
 
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
+    claim_all += [arg for feature in HOST_FEATURES for arg in ("--claim", feature)]
     run("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all])
     run("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
                     "--adapter", "reference_servers.gateway.adapter:factory"])

@@ -205,6 +205,8 @@ class Option:
 
 
 SERVER, HOST, GATEWAY = ("server",), ("host",), ("gateway",)
+# Optional features a host claims with --claim, each of one profile (conformance/host/record.py FEATURES).
+HOST_FEATURES = ("interceptor-overrides",)
 ALL = TARGET_ROLES
 
 OPTIONS: tuple[Option, ...] = (
@@ -254,6 +256,9 @@ OPTIONS: tuple[Option, ...] = (
     # what is claimed and how it is judged
     Option("profile", ALL, "claim profile P: all its checks run and missing fixtures fail (repeatable)",
            many=True, metavar="P"),
+    Option("claim", HOST, "claim an optional feature of a claimed profile: its checks run (otherwise they are skipped "
+           "as not claimed); interceptor-overrides: per-interceptor overrides in the config (HARNESS.md, needs "
+           "--profile interceptors) (repeatable)", many=True, choices=HOST_FEATURES, metavar="FEATURE"),
     Option("strict", ALL, "SHOULD-level violations (warn) fail the run", flag=True),
     Option("expected-failures", ALL, "YAML list of check ids or profiles expected to fail; a listed check that "
            "passes is stale and fails", parse=expected_failures, metavar="FILE"),
@@ -443,6 +448,9 @@ def conflicts(values: dict[str, Any], role: str) -> str | None:
     elif role == "host":
         if not given("command"):
             return "give the host's --command"
+        claims, profiles = values.get("claim") or (), values.get("profile") or ()
+        if "interceptor-overrides" in claims and "interceptors" not in profiles:
+            return "--claim interceptor-overrides goes with --profile interceptors (a host claims that profile by name)"
         http = False
     else:
         if not targets:

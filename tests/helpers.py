@@ -106,7 +106,8 @@ def reference_host() -> str:
 
 
 def host_verdicts(command: str, profiles=host_record.PROFILES, claimed=frozenset(host_record.PROFILES), **kw) -> dict:
-    """Every host-role check's Result (of the given profiles), by id."""
+    """Every host-role check's Result (of the given profiles), by id. `features=host_record.FEATURES` also claims
+    the optional features (--claim); without it their checks are skipped as not claimed."""
     return evaluate_all("host", host_record.record_hosts_sync(command, profiles, claimed=set(claimed), **kw))
 
 

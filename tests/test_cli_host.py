@@ -8,7 +8,7 @@ from conformance.host.record import scenarios as recorder_scenarios
 from tests.helpers import HOST_CHECKS, fake_host
 from tests.test_cli import assert_clean, cli
 
-ALL = [arg for profile in HOST.profiles for arg in ("--profile", profile)]
+ALL = [arg for profile in HOST.profiles for arg in ("--profile", profile)] + ["--claim", "interceptor-overrides"]
 
 
 def test_passing_host_exits_0_and_writes_reports(tmp_path):
@@ -52,9 +52,22 @@ def test_claiming_interceptors_runs_its_checks(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:]
     doc = json.loads((tmp_path / "results.json").read_text())
     ran = {c["id"] for c in doc["checks"] if c["outcome"] != "skip"}
-    assert ran == {c for c in HOST_CHECKS if c.startswith("interceptors/")} and len(ran) == 19
+    overrides = {c for c in HOST_CHECKS if c.startswith("interceptors/host/override-")}
+    assert ran == {c for c in HOST_CHECKS if c.startswith("interceptors/")} - overrides and len(ran) == 19
+    unclaimed = {c["id"]: c["reason"] for c in doc["checks"] if c["id"] in overrides}
+    assert len(unclaimed) == 4 and all(r.startswith("not claimed") for r in unclaimed.values()), unclaimed
     listed = cli("list", "--role", "host", "--profile", "interceptors")
-    assert listed.returncode == 0 and all(c in listed.stdout for c in ran)
+    assert listed.returncode == 0 and all(c in listed.stdout for c in ran | overrides)
+
+
+def test_claiming_interceptor_overrides_runs_their_checks(tmp_path):
+    proc = cli("host", "--command", fake_host(), "--profile", "interceptors", "--claim", "interceptor-overrides",
+               "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    ran = {c["id"] for c in doc["checks"] if c["outcome"] == "pass"}
+    assert ran == {c for c in HOST_CHECKS if c.startswith("interceptors/")} and len(ran) == 23
 
 
 def test_unstartable_host_exits_2_without_traceback(tmp_path):

@@ -182,6 +182,10 @@ USAGE_ALONE = {  # id: (argv, words): mistakes in the target option itself
                                   ["${MCPX_FIRST_CONTACT_NEWLINE}", "line break"]),
     "ca-bundle-not-pem": (["server", "--url", "https://127.0.0.1:9/mcp", "--ca-bundle", "afile.txt"],
                           ["'afile.txt' holds no CA certificate"]),
+    "claim-without-its-profile": (["host", "--command", "/nonexistent/host", "--claim", "interceptor-overrides"],
+                                  ["--claim interceptor-overrides goes with --profile interceptors"]),
+    "claim-unknown-feature": (["host", "--command", "/nonexistent/host", "--claim", "overrides"],
+                              ["--claim", "invalid choice: 'overrides'", "interceptor-overrides"]),
 }
 
 

@@ -1,5 +1,8 @@
 """Each broken host fails exactly the checks its entry in `MUTANTS` declares; the unbroken fake host passes.
 
+Every run claims the optional features too (--claim interceptor-overrides), so a mutant that breaks a rule the
+overrides scenario also exercises declares that check as well.
+
 Where two rules overlap a mutant declares more than one check, with the reason (tests/hosts/fake_host.py).
 """
 
@@ -7,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.host.record import FEATURES
 from tests.helpers import HOST_CHECKS, fake_host, host_verdicts
 from tests.hosts.fake_host import ER, MUTANTS, PP
 
@@ -22,14 +26,14 @@ def test_every_mutant_is_declared_and_every_check_has_a_mutant():
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 def test_unbroken_fake_host_passes_every_check(stream):
-    verdicts = host_verdicts(fake_host(*(["--stream"] if stream else [])), timeout=15)
+    verdicts = host_verdicts(fake_host(*(["--stream"] if stream else [])), timeout=15, features=FEATURES)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
     assert set(verdicts) == set(HOST_CHECKS)
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_checks(mutant):
-    verdicts = host_verdicts(fake_host("--break", mutant), timeout=15)
+    verdicts = host_verdicts(fake_host("--break", mutant), timeout=15, features=FEATURES)
     failing = {c for c, r in verdicts.items() if r.outcome in NOT_OK}
     assert failing == MUTANTS[mutant][0], {c: verdicts[c].reason for c in failing ^ MUTANTS[mutant][0]}
     for cid in failing:

@@ -2,6 +2,7 @@
 
 import pytest
 
+from conformance.host.record import FEATURES
 from tests.helpers import HOST_CHECKS, host_verdicts, reference_host
 
 NOT_OK = ("fail", "warn", "stale")
@@ -9,6 +10,16 @@ NOT_OK = ("fail", "warn", "stale")
 
 @pytest.mark.parametrize("stream", ["1", "0"], ids=["stream", "plain"])
 def test_reference_host_passes_every_host_check(stream):
-    verdicts = host_verdicts(reference_host(), env={"MCPX_STREAM": stream}, timeout=30)
+    verdicts = host_verdicts(reference_host(), env={"MCPX_STREAM": stream}, timeout=30, features=FEATURES)
     assert set(verdicts) == set(HOST_CHECKS)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
+    assert {c: r.outcome for c, r in verdicts.items() if r.outcome == "skip"} == {}
+
+
+def test_unclaimed_overrides_are_skipped_not_passed():
+    """Without --claim interceptor-overrides the overrides scenario is not run and its checks say so."""
+    verdicts = host_verdicts(reference_host(), profiles=["interceptors"], claimed=["interceptors"], timeout=30)
+    overrides = {c: r for c, r in verdicts.items() if c.startswith("interceptors/host/override-")}
+    assert len(overrides) == 4
+    assert {c: (r.outcome, r.reason.split(":")[0]) for c, r in overrides.items()} == {
+        c: ("skip", "not claimed") for c in overrides}

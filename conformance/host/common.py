@@ -10,7 +10,7 @@ each Chat Completions request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core import base_schemas
 from ..core.model import NotObserved, Violation, check
@@ -24,6 +24,12 @@ class Plan:
     """A host profile module's PLAN (core/profile.py): the scenarios (scenarios.yaml) the host is run through."""
 
     scenarios: tuple[str, ...]
+    # Optional features of the profile a host claims with --claim: {feature: the scenarios run only when claimed}.
+    features: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def scenarios_for(self, features) -> tuple[str, ...]:
+        """The profile's scenarios, and those of each claimed feature."""
+        return self.scenarios + tuple(sid for f, sids in self.features.items() if f in features for sid in sids)
 
 
 EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentation/augment": "augment-params",
@@ -63,13 +69,14 @@ def wire_problems(run: HostRun) -> tuple[int, list[str]]:
     return count, out
 
 
-def wire_check(check_id: str, scenarios: tuple[str, ...]) -> None:
-    """Register `check_id`, a profile's `<profile>/host/wire-messages-valid`, over the profile's scenarios."""
+def wire_check(check_id: str, scenarios: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    """Register `check_id`, a profile's `<profile>/host/wire-messages-valid`, over the profile's scenarios
+    (and those of `optional`, a claimed feature's, when they were run)."""
     assert check_id.split("/")[1:] == ["host", "wire-messages-valid"], check_id
 
     def judge(rec: HostRecording):
         total, problems = 0, []
-        for sid in scenarios:
+        for sid in scenarios + tuple(s for s in optional if s in rec.runs):
             count, found = wire_problems(rec.cite(sid, turns_needed=0))
             total += count
             problems += [f"{sid}: {p}" for p in found]

@@ -31,6 +31,24 @@ it also is (the SEP's "Clients that do not support interceptors MUST be able to
 communicate with interceptor-enabled servers", for the part of a host that does
 not use them).
 
+Scenario `interceptors/overrides`, run only for a host that claims the feature
+`interceptor-overrides` (`--claim interceptor-overrides`; otherwise its checks are
+skipped as not claimed, never passed): each config entry names one of guard's
+interceptors and may carry the SEP's `ChainEntry.overrides` (HARNESS.md §1), which
+take precedence over what the interceptor declares (§Chain Execution, Capability
+vs Policy). Two turns, one tool call each:
+
+| turn | argument | what is judged |
+|---|---|---|
+| 1 | PLAIN-<nonce> | the mutators run in the overridden order (m-lowered, m-kept, m-raised: the reverse of the declared one); v-narrowed, whose override keeps only the request phase of its two declared hooks, is invoked on the request and never on the result, which r-seen shows was intercepted; v-widened, whose override adds a phase it does not declare, is refused |
+| 2 | BLOCK-<nonce> | v-demoted, declared `mode: active`, rejects with severity error; its override `mode: audit` lets the call proceed |
+
+The reading of "MUST reject override hooks that reference events not present in
+the interceptor's declared hooks": the override cannot be applied and the
+declared hooks are not what the invoker asked for, so the host refuses the
+whole entry: that interceptor is never invoked, for any event or phase, and the
+rest of the configuration works as configured.
+
 Two validators reject each rejected turn, on both sides, because the SEP's
 "All validations MUST complete, then reject" can only be seen failing where a
 second rejection is still to come: a host that stops at the first rejection
@@ -41,7 +59,7 @@ from __future__ import annotations
 
 import json
 
-from ..core.model import NotObserved, Violation, check
+from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import Plan, wire_check
 from .harness import HostRun
 from .recording import HostRecording
@@ -49,7 +67,12 @@ from .recording import HostRecording
 PROFILE = "interceptors"
 SCENARIO = "interceptors/tool-call"
 UNCONFIGURED = "interceptors/unconfigured"
+OVERRIDES = "interceptors/overrides"
 SCENARIOS = (SCENARIO, UNCONFIGURED)
+OVERRIDES_FEATURE = "interceptor-overrides"
+OVERRIDE_PLAIN, OVERRIDE_BLOCK = 1, 2
+OVERRIDDEN_ORDER = ["m-lowered", "m-kept", "m-raised"]  # declared: m-raised (-10), m-kept (20), m-lowered (40)
+DEMOTED, NARROWED, WIDENED, RESPONSE_SEEN = "v-demoted", "v-narrowed", "v-widened", "r-seen"
 PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED, AUDIT_FAILS = range(1, 9)
 ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
 AUDIT_MUTATOR = "m-shadow"
@@ -438,5 +461,94 @@ def unconfigured_usable(rec: HostRecording):
     return f"scenario_echo called on plain; the model got {token}"
 
 
-wire_check("interceptors/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+# -- invoker overrides (claimed with --claim interceptor-overrides) ------------------------------------------
+def _overrides(rec: HostRecording, turns_needed: int) -> HostRun:
+    """The overrides scenario's run; NotApplicable (skip) when the host does not claim the feature."""
+    if OVERRIDES_FEATURE not in rec.features:
+        raise NotApplicable(f"not claimed: the host does not claim {OVERRIDES_FEATURE} (claim it with --claim "
+                            f"{OVERRIDES_FEATURE})")
+    return rec.cite(OVERRIDES, turns_needed=turns_needed)
+
+
+@check("interceptors/host/override-priority-precedence",
+       does="lists mutators m-raised (priorityHint -10), m-kept (20) and m-lowered (40); the config overrides "
+            "m-raised with priorityHint {request: 30} and m-lowered with -30; records the order of their "
+            "request-phase invocations in turn 1 of interceptors/overrides",
+       must="an override's priorityHint (a number, or a per-phase object) takes precedence over the declared one: "
+            "the mutators run m-lowered, m-kept, m-raised, the reverse of the declared order")
+def override_priority(rec: HostRecording):
+    run = _overrides(rec, OVERRIDE_PLAIN)
+    names = [e["params"].get("name") for e in _invokes(run, OVERRIDE_PLAIN, "request")
+             if e["params"].get("name") in OVERRIDDEN_ORDER]
+    if len(set(names)) < len(OVERRIDDEN_ORDER):
+        missing = [n for n in OVERRIDDEN_ORDER if n not in names]
+        raise NotObserved(f"turn 1: {', '.join(missing)} not invoked{'; ' + run.fatal if run.fatal else ''}")
+    if names != OVERRIDDEN_ORDER:
+        declared = " < ".join(reversed(OVERRIDDEN_ORDER))
+        reason = ("the declared priorities were used, not the overrides" if names == OVERRIDDEN_ORDER[::-1]
+                  else "the mutators did not run in the overridden priority order")
+        raise Violation(reason, expected=OVERRIDDEN_ORDER, actual=f"{names} (declared order: {declared})")
+    return " < ".join(names) + " (declared: the reverse)"
+
+
+@check("interceptors/host/override-audit-mode",
+       does="in turn 2 of interceptors/overrides validator v-demoted, declared mode active, answers valid: false "
+            "with severity error; the config overrides its mode with audit",
+       must="an override's mode takes precedence over the declared one: v-demoted runs in audit mode, so its "
+            "rejection does not block and the tool is called")
+def override_audit(rec: HostRecording):
+    run = _overrides(rec, OVERRIDE_BLOCK)
+    _outcome(run, OVERRIDE_BLOCK, DEMOTED, "invalid")  # audit still invokes it (log-only): a dropped one shows nothing
+    if _tool_calls(run, OVERRIDE_BLOCK):
+        return "turn 2: v-demoted rejected in audit mode; the tool was called"
+    raise Violation("turn 2: v-demoted's rejection blocked the call although its override sets mode audit",
+                    expected="scenario_echo called in the turn", actual="server work received no tools/call")
+
+
+@check("interceptors/host/override-narrowed-hooks",
+       does="lists v-narrowed hooked on tools/call in the request and the response phase; the config narrows its "
+            "hooks to the request phase; records in turn 1 of interceptors/overrides whether it is invoked in "
+            "each phase (r-seen, hooked on the response phase, shows the response chain ran)",
+       must="narrowed override hooks take precedence over the declared ones: the interceptor is invoked only for "
+            "the events and phases of the narrowed set (here on the request, never on the result)")
+def override_narrowed(rec: HostRecording):
+    run = _overrides(rec, OVERRIDE_PLAIN)
+    request = _named(_invokes(run, OVERRIDE_PLAIN, "request"), NARROWED)
+    seen = _named(_invokes(run, OVERRIDE_PLAIN, "response"), RESPONSE_SEEN)
+    if not request or not seen:
+        what = (f"{NARROWED} was not invoked on the request (its narrowed hook)" if not request
+                else f"{RESPONSE_SEEN} was not invoked on the result: the response chain did not run")
+        raise NotObserved(f"turn 1: {what}{'; ' + run.fatal if run.fatal else ''}")
+    late = [f"turn {e['turn']}" for e in _named(run.calls(None, "interceptor/invoke"), NARROWED)
+            if e["params"].get("phase") == "response"]
+    if late:
+        raise Violation(f"{NARROWED} was invoked on the result although its override narrows its hooks to the "
+                        "request phase", expected="request phase only", actual=f"response phase in {', '.join(late)}")
+    return f"{NARROWED} on the request only; {RESPONSE_SEEN} ran on the result"
+
+
+@check("interceptors/host/override-widening-rejected",
+       does="lists v-widened hooked on tools/call in the request phase; the config's override for it adds the "
+            "response phase, which it does not declare; records every invocation of interceptors/overrides",
+       must="override hooks that reference events or phases the interceptor does not declare are rejected: the "
+            "host refuses that entry (HARNESS.md §1), so v-widened is never invoked, and goes on with the rest of "
+            "its configuration")
+def override_widening(rec: HostRecording):
+    run = _overrides(rec, OVERRIDE_PLAIN)
+    others = [e for e in _invokes(run, OVERRIDE_PLAIN) if e["params"].get("name") != WIDENED]
+    if not others:
+        raise NotObserved("turn 1: no other interceptor was invoked, so a refused entry cannot be told from a host "
+                          f"that uses no interceptor{'; ' + run.fatal if run.fatal else ''}")
+    used = _named(run.calls(None, "interceptor/invoke"), WIDENED)
+    if used:
+        phases = sorted({str(e["params"].get("phase")) for e in used})
+        widened = "response" in phases
+        raise Violation("the widening override was applied" if widened else
+                        f"{WIDENED} was used although its override widens its hooks: the entry must be refused",
+                        expected=f"no interceptor/invoke of {WIDENED}",
+                        actual=[f"turn {e['turn']}, phase {e['params'].get('phase')}" for e in used])
+    return f"{WIDENED} refused; {len(others)} other invocation(s) in turn 1"
+
+
+wire_check("interceptors/host/wire-messages-valid", SCENARIOS, optional=(OVERRIDES,))
+PLAN = Plan(SCENARIOS, features={OVERRIDES_FEATURE: (OVERRIDES,)})

@@ -22,6 +22,8 @@ from .recording import HostRecording
 MODULES = profile_modules("conformance.host", HOST.profiles)
 PROFILES = tuple(MODULES)
 DEFAULT_CLAIMS = ("preprocessor-tools", "execution-requirements", "context-middleware")
+# Optional features (--claim), each of one profile: its checks run only when the host claims it.
+FEATURES = {feature: profile for profile, module in MODULES.items() for feature in module.PLAN.features}
 CONCURRENCY = 2
 
 
@@ -35,12 +37,14 @@ def scenarios() -> dict[str, dict]:
 
 async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: float = HOST.default_timeout,
                        run_timeout: float = HOST.default_run_timeout, env: dict | None = None, marker: str | None = None,
-                       progress=None) -> dict[str, HostRecording]:
-    """Run the scenarios of the given profiles against the host command; one recording per profile."""
+                       features=frozenset(), progress=None) -> dict[str, HostRecording]:
+    """Run the scenarios of the given profiles (and of the claimed `features` of those) against the host command;
+    one recording per profile."""
     profiles = list(profiles)
     by_option = bool(claimed)
     claims = set(claimed) if claimed else set(DEFAULT_CLAIMS)
-    wanted = [sid for p in profiles if p in claims for sid in MODULES[p].PLAN.scenarios]
+    features = frozenset(features)
+    wanted = [sid for p in profiles if p in claims for sid in MODULES[p].PLAN.scenarios_for(features)]
     runs: dict[str, HostRun] = {}
     limiter = anyio.CapacityLimiter(CONCURRENCY)
 
@@ -68,7 +72,8 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
         if profile in claims:
             rec.claimed, rec.claimed_by = True, "option" if by_option else "default"
             rec.claim_reason = "claimed with --profile" if by_option else "claimed by default for hosts"
-            rec.runs = {sid: runs[sid] for sid in MODULES[profile].PLAN.scenarios}
+            rec.runs = {sid: runs[sid] for sid in MODULES[profile].PLAN.scenarios_for(features)}
+            rec.features = frozenset(f for f in features if FEATURES.get(f) == profile)
             broken = [r.unavailable for r in rec.runs.values() if r.unavailable]
             rec.unavailable = broken[0] if broken else None
         else:
@@ -102,8 +107,10 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Ho
             say(f"  [{shown}/{total}] {host_run.scenario}: {host_run.answered()}/{len(host_run.turns)} turn(s) "
                 f"answered, {len(host_run.model)} model request(s), {host_run.duration:.1f} s{trouble}")
 
+    features = set(getattr(run, "claim", None) or ())
     recordings = record_hosts_sync(run.command, profiles, claimed=claimed, timeout=run.timeout,
-                                   run_timeout=run.run_timeout, env=run.env_vars, progress=progress)
+                                   run_timeout=run.run_timeout, env=run.env_vars, features=features,
+                                   progress=progress)
     not_run = {sid: r.fatal for rec in recordings.values() for sid, r in rec.runs.items()
                if (r.fatal or "").startswith("not run")}
     if say and not_run:

@@ -36,6 +36,7 @@ class HostRecording(Citing):
     claimed_by: str | None = "option"
     claim_reason: str = ""
     runs: dict[str, HostRun] = field(default_factory=dict)
+    features: frozenset[str] = frozenset()  # the profile's optional features claimed with --claim
     unavailable: str | None = None
     init_failed: bool = False
 

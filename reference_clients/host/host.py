@@ -161,7 +161,16 @@ class Host:
             picked = chosen(listed if isinstance(listed, list) else [], wanted)
             if not picked:
                 problems.append(f"{server.name} lists no interceptor {wanted.get('name') or ''}".rstrip())
-            entries += [Entry(server.name, d) for d in picked]
+            overrides = wanted.get("overrides")
+            if overrides is not None and wanted.get("name") is None:
+                log.error("%s: overrides apply to one interceptor, named with \"name\"; entry refused", server.name)
+                continue
+            for definition in picked:
+                try:
+                    entries.append(Entry(server.name, definition, overrides))
+                except ValueError as exc:  # the SEP: override hooks that widen the declared ones are rejected
+                    log.error("interceptor %s/%s refused, its overrides cannot be applied: %s", server.name,
+                              definition.get("name"), exc)
         self.interceptors = entries
         self.interceptors_broken = "; ".join(problems) or None
         if self.interceptor_config:

@@ -22,7 +22,13 @@ tool call (fail closed: what should have guarded the call is unknown).
   broken unless `valid` is a boolean, `severity` (when present) is one of
   info, warn, error and `messages` (when present) is a list: read leniently,
   `{}` or `"valid": "false"` would let the message through.
-The declared defaults are the policy: this host has no overrides.
+Policy (the SEP's Capability vs Policy): a configuration entry that names one
+interceptor may carry `overrides` (ChainEntry.overrides: `priorityHint`, `mode`,
+`failOpen`, `hooks`); each field given takes precedence over the declared
+default. Override hooks may only narrow the declared ones
+(reference_servers.interceptors.narrow_hooks); an entry whose overrides widen
+them, or are malformed, is refused: that interceptor is not used at all and the
+refusal is logged (HARNESS.md §1).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any, Awaitable, Callable, Mapping, Sequence
+
+from reference_servers.interceptors import narrow_hooks
 
 from .logic import ServerError
 
@@ -46,14 +54,17 @@ class Blocked(Exception):
 class Entry:
     """One interceptor as listed, with the server that hosts it."""
 
-    def __init__(self, server: str, definition: Mapping[str, Any]):
+    def __init__(self, server: str, definition: Mapping[str, Any], overrides: Mapping[str, Any] | None = None):
+        """ValueError when `overrides` cannot be applied (a widening, a malformed field): the entry is refused."""
         self.server = server
         self.name = str(definition.get("name"))
         self.type = definition.get("type")
         self.hooks = definition.get("hooks") if isinstance(definition.get("hooks"), list) else []
-        self.audit = definition.get("mode") == "audit"
-        self.fail_open = definition.get("failOpen") is True
-        self.priority_hint = definition.get("priorityHint")
+        policy = {**definition, **resolved_overrides(self.hooks, overrides or {})}
+        self.hooks = policy["hooks"] if isinstance(policy.get("hooks"), list) else []
+        self.audit = policy.get("mode") == "audit"
+        self.fail_open = policy.get("failOpen") is True
+        self.priority_hint = policy.get("priorityHint")
 
     def hooked(self, event: str, phase: str) -> bool:
         return any(isinstance(h, dict) and h.get("phase") == phase and isinstance(h.get("events"), list)
@@ -68,6 +79,39 @@ class Entry:
     def tolerated(self) -> bool:
         """Whether a failure of this interceptor lets the message go on."""
         return self.audit or self.fail_open
+
+
+OVERRIDE_FIELDS = ("failOpen", "priorityHint", "mode", "timeoutMs", "hooks")
+
+
+def resolved_overrides(declared: list, overrides: Mapping[str, Any]) -> dict:
+    """The overrides that take precedence over the declared policy; ValueError names what cannot be applied.
+    `timeoutMs` is accepted and not applied here: this host's own timeout bounds every request."""
+    if not isinstance(overrides, Mapping):
+        raise ValueError("overrides is not an object")
+    unknown = sorted(set(overrides) - set(OVERRIDE_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown override field(s): {', '.join(unknown)}")
+    out = {k: v for k, v in overrides.items() if k in ("failOpen", "priorityHint", "mode")}
+    if "failOpen" in out and not isinstance(out["failOpen"], bool):
+        raise ValueError("overrides.failOpen is not true or false")
+    if "mode" in out and out["mode"] not in ("active", "audit"):
+        raise ValueError(f"overrides.mode is {out['mode']!r}, not active or audit")
+    hint = out.get("priorityHint")
+    numbers = [hint] if not isinstance(hint, dict) else [hint[p] for p in ("request", "response") if p in hint]
+    if "priorityHint" in out and (any(isinstance(n, bool) or not isinstance(n, (int, float)) for n in numbers)
+                                  or (isinstance(hint, dict) and set(hint) - {"request", "response"})):
+        raise ValueError("overrides.priorityHint is neither a number nor {request?, response?} numbers")
+    if "hooks" in overrides:
+        hooks = overrides["hooks"]
+        if not isinstance(hooks, list) or not all(
+                isinstance(h, dict) and h.get("phase") in ("request", "response") and isinstance(h.get("events"), list)
+                and all(isinstance(e, str) for e in h["events"]) for h in hooks):
+            raise ValueError("overrides.hooks is not a list of {events: [...], phase: request|response}")
+        well_formed = [h for h in declared if isinstance(h, dict) and isinstance(h.get("events"), list)
+                       and isinstance(h.get("phase"), str)]
+        out["hooks"] = narrow_hooks(well_formed, hooks)  # ValueError names the widening
+    return out
 
 
 def chosen(listed: Sequence[Any], wanted: Mapping[str, Any]) -> list[Mapping[str, Any]]:

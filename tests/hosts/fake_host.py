@@ -25,7 +25,9 @@ ER, CM, PP, AUG, IC = ("execution-requirements/host/", "context-middleware/host/
 # Where two rules overlap a mutant fails more than one check by necessity: a host that drops tools with
 # unknown requirements also drops the near-miss tools (their strings are unknown too) and the tool whose
 # error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through
-# (and never shows what it would do with the malformed results of later turns).
+# (and never shows what it would do with the malformed results of later turns). A host that ignores priorities,
+# reads an object priorityHint as 0 or lets audit validators block does so with the overridden policy too
+# (interceptors/overrides, run claimed: its overrides use an object priorityHint and mode audit).
 MUTANTS = {
     "offers-preprocessors": ({PP + "never-offered-to-model"}, "offers preprocessor tools to the model (but refuses to run them)"),
     "runs-model-preprocessor-call": ({PP + "model-cannot-call-preprocessor"}, "runs any tool the model names, offered or not"),
@@ -62,12 +64,12 @@ MUTANTS = {
     "ignores-response-mutations": ({IC + "response-mutations-applied"}, "invokes response-phase mutators but gives the model the unmutated result"),
     "sends-original-request": ({IC + "mutated-request-sent"}, "runs the request chain, then sends the tool call as the model wrote it"),
     "unchained-mutations": ({IC + "mutations-chained"}, "gives every mutator the original payload and sends the last one's output"),
-    "ignores-priority": ({IC + "priority-order"}, "runs mutators in the order interceptors/list gave them"),
+    "ignores-priority": ({IC + "priority-order", IC + "override-priority-precedence"}, "runs mutators in the order interceptors/list gave them"),
     "ties-in-list-order": ({IC + "priority-order"}, "orders mutators by priorityHint, ties in list order instead of by name"),
     "applies-audit-mutations": ({IC + "audit-mutation-not-applied"}, "applies an audit-mode mutator's payload"),
-    "audit-validators-block": ({IC + "audit-validator-never-blocks"}, "lets an audit-mode validator's rejection block the call"),
+    "audit-validators-block": ({IC + "audit-validator-never-blocks", IC + "override-audit-mode"}, "lets an audit-mode validator's rejection block the call"),
     "blocks-on-warnings": ({IC + "warn-does-not-block"}, "blocks on every valid: false, whatever its severity"),
-    "object-priority-as-zero": ({IC + "priority-order"}, "reads a {request, response} priorityHint as 0"),
+    "object-priority-as-zero": ({IC + "priority-order", IC + "override-priority-precedence"}, "reads a {request, response} priorityHint as 0"),
     "sorts-validators-by-priority": ({IC + "validate-after-mutate-sending"}, "runs validators that declare a priorityHint before the mutators"),
     "audit-failures-block": ({IC + "audit-failure-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
     "uses-unconfigured-interceptors": ({IC + "unconfigured-server-usable"}, "also runs the interceptors of every server that advertises them, configured or not"),
@@ -79,6 +81,10 @@ MUTANTS = {
     "sends-after-failure": ({IC + "fail-closed-by-default"}, "stops the chain when a fail-closed mutator fails, then sends the request as it stands"),
     "continues-after-failure": ({IC + "mutation-failure-halts-chain"}, "goes on with the chain after a fail-closed mutator failed (and blocks at the end)"),
     "fails-closed-always": ({IC + "fail-open-proceeds"}, "blocks when any interceptor fails, failOpen: true or not"),
+    "ignores-priority-override": ({IC + "override-priority-precedence"}, "orders mutators by their declared priorityHint, ignoring the config's overrides"),
+    "ignores-mode-override": ({IC + "override-audit-mode"}, "runs interceptors in their declared mode, ignoring a mode override"),
+    "ignores-narrowed-hooks": ({IC + "override-narrowed-hooks"}, "invokes interceptors on every hook they declare, ignoring narrowing overrides"),
+    "applies-widened-hooks": ({IC + "override-widening-rejected"}, "applies override hooks as given, also when they widen the declared ones"),
     **{f"invalid-message-{p}": ({f"{p}/host/wire-messages-valid"},
                                  f"in {p} scenarios, also sends a notification with jsonrpc \"1.0\"")
        for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")},
@@ -152,14 +158,38 @@ class Host:
         if self.m == "uses-unconfigured-interceptors":
             wanted_servers += [s for s, c in self.caps.items() if "io.modelcontextprotocol/interceptors" in
                                (c.get("extensions") or {}) and s not in wanted_servers]
-        for server in wanted_servers:
+        entries = {w["server"]: [] for w in self.config.get("interceptors", [])}
+        for w in self.config.get("interceptors", []):
+            entries[w["server"]].append(w)
+        for server in dict.fromkeys(wanted_servers):  # a server named by several entries is listed once
             listed = self.servers[server].request("interceptors/list", {})["result"]["interceptors"]
-            self.interceptors += [(server, d) for d in listed]
+            for w in entries.get(server) or [{}]:
+                self.interceptors += [(server, self.policy(d, w.get("overrides") or {})) for d in listed
+                                      if w.get("name") in (None, d["name"])]
+            self.interceptors = [(s, d) for s, d in self.interceptors if d is not None]
         self.history: list[dict] = []
         self.turn = 0
         self.keep = None  # this turn's filter hint: the tools to offer (None: all)
 
     # -- interceptors (SEP-2624), around each tools/call -----------------------------------------
+    def policy(self, d: dict, overrides: dict) -> dict | None:
+        """The definition with its overrides applied (they take precedence); None when they widen its hooks."""
+        merged = dict(d)
+        for key in ("priorityHint", "mode", "failOpen"):
+            if key in overrides and self.m != {"priorityHint": "ignores-priority-override",
+                                               "mode": "ignores-mode-override"}.get(key):
+                merged[key] = overrides[key]
+        if "hooks" in overrides:
+            declared = {(e, h["phase"]) for h in d["hooks"] for e in h["events"]}
+            wanted = {(e, h["phase"]) for h in overrides["hooks"] for e in h["events"]}
+            widens = any(pair not in declared and ("*", pair[1]) not in declared for pair in wanted)
+            if widens and self.m != "applies-widened-hooks":
+                print(f"fake-host: {d['name']} refused: its override hooks widen the declared ones", file=sys.stderr)
+                return None
+            if widens or self.m != "ignores-narrowed-hooks":
+                merged["hooks"] = overrides["hooks"]
+        return merged
+
     def intercept(self, phase: str, payload):
         """The payload after the phase's chain; Stopped when the message must not go on."""
         def hooked(d):
