@@ -932,7 +932,6 @@ def _find_pii(text: str, strict: bool, region: str, dense: bool = True) -> list[
     candidates = list(_emails(view)) if "@" in view else []
     if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
         tally = _Tally(_candidate_allowance(len(view)) if dense else _UNLIMITED)
-        _tallies.last = tally
         try:
             candidates += _digit_run_candidates(view, strict, region, tally)
             candidates += _phones(view, strict, region, tally)
@@ -1013,21 +1012,22 @@ def _resolve_overlaps(spans: list[Found]) -> list[Found]:
 # of its own detector, found by the same pattern with the same guards at the same start (the tests check it on
 # generated texts); overlapping candidates are all redacted, as consecutive handles.
 #
-# The decision is made on the text alone, before anything is validated: dense if the text has more than
-# _DENSE_MARKS_BASE + _DENSE_MARKS_PER_KIB per KiB "marks" (two digits, then a separator and a digit, a ")" or 7
-# more digits; or "+" or "(" and a digit: each candidate has one, runs of one-digit groups none), counted by one regex in C; or, for shapes
-# with fewer marks per candidate, as soon as the validated path has judged more than _DENSE_CANDIDATES_BASE +
-# _DENSE_CANDIDATES_PER_KIB per KiB candidates (it then stops and the text is read in dense mode). Typical
-# text (prose with a value in one sentence of four, bench_middleware_functions.mixed_text) has about 18 marks
-# and 4 candidates per KiB; the generated adversarial shapes 60-270 marks and 40-80 candidates.
-_tallies = threading.local()  # the last _Tally of this thread, for the tests
-_DENSE_MARK_RE = re.compile(r"[0-9]{2}(?:[ .\-][0-9]|\)|[0-9]{7})|[+(][0-9]")
-_DENSE_MARKS_BASE, _DENSE_MARKS_PER_KIB = 64, 48
+# The decision is made on the text alone, before anything is validated: dense if more than _DENSE_DIGIT_PERCENT
+# of its characters (and _DENSE_DIGITS_BASE) are digits, counted in C (every generated adversarial shape is
+# 40-90% digits; typical text, prose with a value in one sentence of four, bench_middleware_functions.mixed_text,
+# about 15%); or, for shapes with fewer digits, as soon as the validated path has judged more than
+# _DENSE_CANDIDATES_BASE + _DENSE_CANDIDATES_PER_KIB per KiB candidates (it then stops and the text is read in
+# dense mode; typical text has about 4 per KiB, the generated shapes 40-80). A digit-heavy text without
+# candidates (tables of amounts, long digit runs) loses nothing in dense mode: only candidate shapes are redacted.
+_DENSE_DIGIT_PERCENT, _DENSE_DIGITS_BASE = 30, 64
 _DENSE_CANDIDATES_BASE, _DENSE_CANDIDATES_PER_KIB = 16, 12
+_DIGIT_BYTES = b"0123456789"
 
 
 def _dense_at_sight(view: str) -> bool:
-    return len(_DENSE_MARK_RE.findall(view)) > _DENSE_MARKS_BASE + _DENSE_MARKS_PER_KIB * len(view) // 1024
+    encoded = view.encode("utf-8", "surrogatepass")  # C: deleting bytes is much faster than counting characters
+    digits = len(encoded) - len(encoded.translate(None, _DIGIT_BYTES))
+    return 100 * (digits - _DENSE_DIGITS_BASE) > _DENSE_DIGIT_PERCENT * len(view)
 
 
 def _candidate_allowance(chars: int) -> int:
@@ -1091,7 +1091,8 @@ def _dense_scanner(strict: bool, trunk0: bool) -> tuple[re.Pattern, tuple[str, .
         digit_groups.append(("TRUNK0", guard, _DENSE_SEVEN_DIGITS % 6 + rest))
     if strict:
         digit_groups.append(("BARE", *DIGIT_RUNS["BARE"]))
-    digit_groups.append(("IPV4", DIGIT_RUNS["IPV4"][0], _DENSE_IPV4))
+    # The version words (fifteen lookbehinds) are looked for only where an address follows.
+    digit_groups.append(("IPV4", rf"(?<!\.[0-9])(?={_DENSE_IPV4})(?i:{_NOT_AFTER_VERSION_WORD})", _DENSE_IPV4))
 
     def branch(first: str, groups: list[tuple[str, str, str]]) -> str:
         parts = [first] + [rf"(?:{guard}(?=(?P<{name}>{rest}))|)" for name, guard, rest in groups]
@@ -1143,6 +1144,10 @@ def _dense_candidates(view: str, strict: bool, region: str) -> list[Found]:
                 end, kind = c4, "CARD"
         if end < 0:
             continue
+        if view[start] == "+":  # only its first 17 digits can be a number (_find_longest_valid_prefix)
+            too_many = _TOO_MANY_DIGITS_RE.match(view, start, end)
+            if too_many is not None:
+                end = start + len(view[start:too_many.end() - 1].rstrip(" .-("))
         if kind == "SSN_BARE":
             lo = max(0, start - 48)
             if not (_ends_like_label(view, lo, start, ":#=", _SSN_LABEL_LAST)

@@ -65,7 +65,7 @@ def test_typical_text_is_not_dense_and_redacts_as_the_validated_path_does(monkey
     context = [{"type": "text", "text": mixed_text(size)}]
     monkeypatch.setattr(pii, "_find_pii_dense", lambda *a: pytest.fail("typical text read in dense mode"))
     out = pii.pii_redaction(context, MODES[mode])
-    monkeypatch.setattr(pii, "_DENSE_MARKS_BASE", 10 ** 9)
+    monkeypatch.setattr(pii, "_DENSE_DIGITS_BASE", 10 ** 9)
     monkeypatch.setattr(pii, "_DENSE_CANDIDATES_BASE", 10 ** 9)
     assert pii.pii_redaction(context, MODES[mode]) == out
 
