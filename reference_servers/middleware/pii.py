@@ -107,6 +107,21 @@ phone number or an SSN is redacted unasked, and overlapping spans are merged int
 is never left in the text because the budget ran out (see _phone_ok). What a call redacts depends on its input
 alone, not on what earlier calls left in the caches.
 
+Dense texts. Even within the budget, reading a candidate through the detectors costs 5-10 us of Python
+(matching, judging, failing closed, resolving overlaps), so a text whose candidates come every few characters
+cost 10-90 times typical text. Such a text is read in DENSE mode (see _dense_scanner): more than 30% of its
+characters digits, or more than 16 + 12 per KiB candidates met on the way (then the validated path stops and
+hands the text over). One compiled scan finds, at every place a candidate may start, the longest candidate of
+any detector, and each is redacted unvalidated: NANP, international (its first 17 digits), parenthesised and
+trunk-0 shapes of 7 digits or more as PHONE, ###-##-#### (and in strict mode any bare 9 digits) as SSN, bare
+10-15 digit runs in strict mode as PHONE. The tests that are exact and cheap still apply: IPv4 octets are read
+exactly by the pattern (0-255, no leading zeros, not after a version word), card windows need their Luhn sum,
+a bare 9-digit run in standard mode needs an SSN label before it. Overlapping candidates are redacted as
+consecutive handles (each keeps what lies beyond the one before). Every span the validated path finds lies
+inside a candidate of its own detector found with the same guards at the same start, so dense mode never keeps
+what that path redacts; it loses look-alikes only. Handle-shaped text, emails, the detection view and the
+handle numbering are as everywhere else; typical text (about 15% digits, 4 candidates per KiB) never is dense.
+
 Hand-written detection, on purpose. The libraries that find PII in free text
 either load NLP models at run time (Presidio needs a spaCy model download,
 which this deployment cannot do) or pull in large dependency trees for
