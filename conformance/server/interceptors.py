@@ -930,7 +930,7 @@ def invoker_applies_mutations(rec: Recording):
        needs=(f"tool:{GUARDED_ECHO}@5", f"interceptors:{VALIDATOR}"))
 def invoker_validation_error_shape(rec: Recording):
     err = require_error(rec, "guarded echo invalid", "a call the validator rejects")
-    data = err.get("data") if isinstance(err.get("data"), dict) else {}
+    data = err["data"] if isinstance(err.get("data"), dict) else {}
     entries = data.get("validationErrors")
     named = [e for e in entries if isinstance(e, dict) and e.get("interceptor") == VALIDATOR
              and e.get("severity") == "error" and isinstance(e.get("message"), str)] if isinstance(entries, list) else []
@@ -961,8 +961,8 @@ def invoker_mutation_failure_error(rec: Recording):
         raise Violation(f"the call was answered with a result{': the tool ran' if ran else ''}: the chain did not "
                         f"halt at {FAILING}, which is fail-closed (no failOpen declared)",
                         expected="a JSON-RPC error; the tool never runs", actual=short(ex.result))
-    err = ex.error if isinstance(ex.error, dict) else {}
-    data = err.get("data") if isinstance(err.get("data"), dict) else {}
+    err: dict = ex.error if isinstance(ex.error, dict) else {}
+    data = err["data"] if isinstance(err.get("data"), dict) else {}
     problems = ([f"code {err.get('code')}, not -32603"] if err.get("code") != -32603 else []) + \
                ([] if data.get("failedInterceptor") == FAILING else
                 [f"data.failedInterceptor is {short(data.get('failedInterceptor'))!r}, not {FAILING}"]) + \
