@@ -109,18 +109,15 @@ alone, not on what earlier calls left in the caches.
 
 Dense texts. Even within the budget, reading a candidate through the detectors costs 5-10 us of Python
 (matching, judging, failing closed, resolving overlaps), so a text whose candidates come every few characters
-cost 10-90 times typical text. Such a text is read in DENSE mode (see _dense_scanner): more than 30% of its
+cost 10-90 times typical text. Such a text is read in DENSE mode (_find_pii_dense): more than 30% of its
 characters digits, or more than 16 + 12 per KiB candidates met on the way (then the validated path stops and
-hands the text over). One compiled scan finds, at every place a candidate may start, the longest candidate of
-any detector, and each is redacted unvalidated: NANP, international (its first 17 digits), parenthesised and
-trunk-0 shapes of 7 digits or more as PHONE, ###-##-#### (and in strict mode any bare 9 digits) as SSN, bare
-10-15 digit runs in strict mode as PHONE. The tests that are exact and cheap still apply: IPv4 octets are read
-exactly by the pattern (0-255, no leading zeros, not after a version word), card windows need their Luhn sum,
-a bare 9-digit run in standard mode needs an SSN label before it. Overlapping candidates are redacted as
-consecutive handles (each keeps what lies beyond the one before). Every span the validated path finds lies
-inside a candidate of its own detector found with the same guards at the same start, so dense mode never keeps
-what that path redacts; it loses look-alikes only. Handle-shaped text, emails, the detection view and the
-handle numbering are as everywhere else; typical text (about 15% digits, 4 candidates per KiB) never is dense.
+hands the text over). Dense mode reads shapes with one compiled pattern, in C: handle-shaped text (LITERAL as
+everywhere), email-shaped tokens (EMAIL), and NUMBER: every run of seven or more digits with at most three
+separators (space, dot, dash, parentheses) between two digits, a "+" or "(" before and a ")" after, and every
+dotted quad; unvalidated, so look-alikes and the figures around numbers go too. Every span the validated path
+finds lies inside one of them, so dense mode never keeps what that path redacts (the tests check it on
+generated texts). A NUMBER whose value the session already has keeps its handle; a span over 64 characters is
+redacted as consecutive handles. Typical text (about 15% digits, 4 candidates per KiB) never is dense.
 
 Hand-written detection, on purpose. The libraries that find PII in free text
 either load NLP models at run time (Presidio needs a spaCy model download,
@@ -459,6 +456,7 @@ class Found(NamedTuple):  # a tuple, so sorting compares in C
 # and a megabyte of text has thousands of spans.
 _found = partial(tuple.__new__, Found)
 _START, _END, _KIND = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
+_FIRST, _SECOND = _START, _END  # of a (kind, value) key
 
 
 # -- validity tests ------------------------------------------------------------------------------
@@ -943,7 +941,7 @@ def _find_pii(text: str, strict: bool, region: str, dense: bool = True) -> list[
     literals = [_found((m.start(), m.end(), "LITERAL")) for m in HANDLE_RE.finditer(text)] if "[" in text else []
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     if dense and _dense_at_sight(view):
-        return _find_pii_dense(text, view, breaks, literals, strict, region)
+        return _find_pii_dense(text, view, breaks)
     candidates = list(_emails(view)) if "@" in view else []
     if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
         tally = _Tally(_candidate_allowance(len(view)) if dense else _UNLIMITED)
@@ -951,7 +949,7 @@ def _find_pii(text: str, strict: bool, region: str, dense: bool = True) -> list[
             candidates += _digit_run_candidates(view, strict, region, tally)
             candidates += _phones(view, strict, region, tally)
         except _TooDense:
-            return _find_pii_dense(text, view, breaks, literals, strict, region)
+            return _find_pii_dense(text, view, breaks)
     if not candidates:
         return literals
     if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
@@ -1018,22 +1016,14 @@ def _resolve_overlaps(spans: list[Found]) -> list[Found]:
 # A text whose candidates come every few characters (random digits in the groupings of phone numbers, SSNs,
 # addresses, cards) cannot be validated within its budget anyway, and reading it through the detectors above
 # costs 5-10 us of Python per candidate (matching, judging, validating or failing closed, resolving overlaps):
-# 10-90 times typical text. Such a text is read in DENSE mode instead: one compiled scan (_dense_scanner) that
-# reports, at each place a candidate may start, the longest candidate of any detector starting there, and every
-# candidate is redacted as it stands, unvalidated (fail closed), except where a test is exact and cheap: IPv4
-# octets are checked in the pattern (0-255, no leading zeros), card windows by their Luhn sum, and a bare run
-# of 9 digits in standard mode only after an SSN label, as the validated path decides them.
-# Dense mode never redacts less than the validated path: every span that path can keep lies inside a candidate
-# of its own detector, found by the same pattern with the same guards at the same start (the tests check it on
-# generated texts); overlapping candidates are all redacted, as consecutive handles.
+# 10-90 times typical text. Such a text is read in DENSE mode instead, by shape (_DENSE_RE below), fail closed.
 #
 # The decision is made on the text alone, before anything is validated: dense if more than _DENSE_DIGIT_PERCENT
 # of its characters (and _DENSE_DIGITS_BASE) are digits, counted in C (every generated adversarial shape is
 # 40-90% digits; typical text, prose with a value in one sentence of four, bench_middleware_functions.mixed_text,
 # about 15%); or, for shapes with fewer digits, as soon as the validated path has judged more than
 # _DENSE_CANDIDATES_BASE + _DENSE_CANDIDATES_PER_KIB per KiB candidates (it then stops and the text is read in
-# dense mode; typical text has about 4 per KiB, the generated shapes 40-80). A digit-heavy text without
-# candidates (tables of amounts, long digit runs) loses nothing in dense mode: only candidate shapes are redacted.
+# dense mode; typical text has about 4 per KiB, the generated shapes 40-80).
 _DENSE_DIGIT_PERCENT, _DENSE_DIGITS_BASE = 30, 64
 _DENSE_CANDIDATES_BASE, _DENSE_CANDIDATES_PER_KIB = 16, 12
 _DIGIT_BYTES = b"0123456789"
@@ -1074,130 +1064,88 @@ class _Tally:
             raise _TooDense
 
 
-_DENSE_SEVEN_DIGITS = r"(?=(?:[ .\-()]{0,3}[0-9]){%d})"  # at least n more digits (phone prefixes need 7)
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
-# The rest of a first octet whose first digit is read; then three exact octets (ipaddress's rules in the pattern).
-_DENSE_IPV4 = (r"(?:(?<=1)[0-9]{1,2}|(?<=2)(?:5[0-5]|[0-4][0-9]|[0-9])|(?<=[3-9])[0-9]|)"
-               rf"(?:\.{_OCTET}){{3}}(?![\w]|\.[0-9])")
-# Card windows of whole groups with one kind of separator, as _find_card_in_run reads them (a run of 13-19
-# digits; 4-4-4-x, 4-4-4-4-x, 4-6-4, 4-6-5), the first digit 2-6; C4 ends the 4-group window inside a 5-group one.
-_DENSE_CARD = (r"(?<=[2-6])(?:[0-9]{12,18}(?![0-9])"
-               r"|(?P<C4>[0-9]{3}(?P<cs>[ \-])[0-9]{4}(?P=cs)[0-9]{4}(?P=cs)[0-9]{1,4}(?![0-9]))"
-               r"(?:(?P=cs)[0-9]{1,3}(?![0-9]))?"
-               r"|[0-9]{3}(?P<cs2>[ \-])[0-9]{6}(?P=cs2)[0-9]{4,5}(?![0-9]))")
-_DENSE_CARD_GROUPS = 4  # CARD and the groups inside it come first
+# Dense mode reads shapes, not detectors, in one pass of one pattern (_DENSE_RE.split, in C) over the detection
+# view (invisible characters dropped, fullwidth forms and other scripts' digits as ASCII), whose spans are, in
+# order:
+# - handle-shaped text (`[EMAIL_1]`), kept as a LITERAL handle as everywhere else;
+# - an EMAIL of a broad shape (a run of local-part characters, "@", a run of domain characters, a dot and two or
+#   more letters): it holds every address the EMAIL detector finds;
+# - a NUMBER: a run of digits (a "+" or "(" before its first, a ")" after its last) with at most three separators
+#   (space, dot, dash, parentheses) between two digits, of seven digits or more (every phone number, SSN and card
+#   has that many), or a dotted quad (an IPv4 address has as few as four).
+# A span the validated path finds is made of digits and those separators, never more than three in a row (or of
+# an email's characters), so it lies inside one span of dense mode: dense mode never keeps what that path
+# redacts; it redacts look-alikes and the figures around numbers too (a table of figures becomes NUMBER
+# handles), which only a text that dense pays for. Offsets go back to the original text in bulk
+# (_original_offsets); a span longer than _DENSE_PIECE characters (a text that is one long run of groups) is
+# redacted in consecutive pieces.
+_DENSE_LITERAL = rf"\[{HANDLE_NAME}\]"
+_DENSE_EMAIL = r"(?<![\w%+\-.'])[\w%+\-.']+@[\w\-.]+\.[^\W\d_]{2,63}"
+_DENSE_NUMBER = (r"\+?\(?[0-9](?:[ .\-()]{0,3}[0-9]){6,}\)?"
+                 r"|(?<![0-9])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![0-9])")
+_DENSE_PIECE = 64
 
 
-@lru_cache(maxsize=8)
-def _dense_scanner(strict: bool, trunk0: bool) -> tuple[re.Pattern, tuple[str, ...]]:
-    """The pattern of dense mode and the kind of each of its groups. A match is one character (the first digit,
-    "+" or "("), with each detector's candidate starting there in a lookahead group (all of them start right
-    after that character), so the scan stops at every place a candidate starts, overlapping ones included."""
-    ssn_guard, ssn_rest = DIGIT_RUNS["SSN"]
-    digit_groups = [("CARD", "", _DENSE_CARD)]
-    if strict:
-        digit_groups.append(("SSN", ssn_guard, ssn_rest))
-    else:  # bare 9-digit runs count in standard mode only after a label, looked at in _dense_candidates
-        digit_groups += [("SSN", ssn_guard, rf"[0-9]{{2}}-[0-9]{{2}}-[0-9]{{4}}{_NOT_BEFORE}"),
-                         ("SSN_BARE", ssn_guard, rf"[0-9]{{8}}{_NOT_BEFORE}")]
-    digit_groups.append(("NANP", *DIGIT_RUNS["NANP"]))
-    if trunk0:
-        guard, rest = DIGIT_RUNS["TRUNK0"]
-        digit_groups.append(("TRUNK0", guard, _DENSE_SEVEN_DIGITS % 6 + rest))
-    if strict:
-        digit_groups.append(("BARE", *DIGIT_RUNS["BARE"]))
-    # The version words (fifteen lookbehinds) are looked for only where an address follows.
-    digit_groups.append(("IPV4", rf"(?<!\.[0-9])(?={_DENSE_IPV4})(?i:{_NOT_AFTER_VERSION_WORD})", _DENSE_IPV4))
-
-    def branch(first: str, groups: list[tuple[str, str, str]]) -> str:
-        parts = [first] + [rf"(?:{guard}(?=(?P<{name}>{rest}))|)" for name, guard, rest in groups]
-        none = "(?!)"
-        for name, _, _ in reversed(groups):
-            none = f"(?({name})|{none})"
-        return "".join(parts) + none
-
-    intl = PHONE_INTL_RE.pattern.removeprefix(r"\+(?<![\w+]\+)")
-    paren_groups = [("NPAREN", "", PHONE_NANP_PAREN_RE.pattern.removeprefix(r"\(").replace(
-        f"(?<!{_NOT_AFTER_BAD}\\()", ""))]
-    if trunk0:
-        paren_groups.append(("TPAREN", "", _DENSE_SEVEN_DIGITS % 7 + PHONE_TRUNK0_PAREN_RE.pattern.removeprefix(
-            r"\(").replace(f"(?<!{_NOT_AFTER_BAD}\\()", "")))
-    pattern = re.compile("|".join([
-        branch(r"[0-9](?<!\w[0-9])", digit_groups),
-        branch(r"\+(?<![\w+]\+)", [("INTL", "", _DENSE_SEVEN_DIGITS % 7 + intl)]),
-        branch(rf"\((?<!{_NOT_AFTER_BAD}\()", paren_groups)]))
-    kinds = ["", *([""] * pattern.groups)]
-    for name, index in pattern.groupindex.items():
-        kinds[index] = {"CARD": "CARD", "SSN": "SSN", "SSN_BARE": "SSN_BARE", "IPV4": "IPV4"}.get(name, "PHONE")
-    for inner in ("C4", "cs", "cs2"):
-        assert pattern.groupindex[inner] < pattern.groupindex["CARD"] + _DENSE_CARD_GROUPS
-    assert pattern.groupindex["CARD"] == 1
-    return pattern, tuple(kinds)
+@lru_cache(maxsize=2)
+def _dense_pattern(brackets: bool) -> re.Pattern:
+    """The pattern of dense mode's numbers, with handle-shaped text first where the view has a "["."""
+    return re.compile("(" + "|".join([_DENSE_LITERAL] * brackets + [_DENSE_NUMBER]) + ")")
 
 
-def _dense_candidates(view: str, strict: bool, region: str) -> list[Found]:
-    """Every candidate of dense mode in `view`: the longest starting at each place, in text order (they may
-    overlap)."""
-    pattern, kinds = _dense_scanner(strict, _trunk0(region))
-    out: list[Found] = []
-    add = out.append
-    others = 1 + _DENSE_CARD_GROUPS
+_DENSE_EMAIL_RE = re.compile(f"({_DENSE_EMAIL})")
+_DENSE_RE = re.compile("|".join([_DENSE_EMAIL, _DENSE_LITERAL, _DENSE_NUMBER]))  # for reading: what is redacted
+
+
+def _spans_of(parts: list[str]) -> tuple[list[int], list[int], list[str]]:
+    """The starts, ends and texts of the spans of a split by a pattern with one group (gap, span, ..., gap)."""
+    bounds = list(itertools.accumulate(map(len, parts)))
+    return bounds[0:-1:2], bounds[1::2], parts[1::2]
+
+
+def _dense_kind(value: str) -> str:
+    return "LITERAL" if value[0] == "[" else "NUMBER"
+
+
+def _mask(match: re.Match) -> str:
+    return "\x00" * (match.end() - match.start())
+
+
+def _original_offsets(breaks: list[tuple[int, int]], offsets: list[int]) -> list[int]:
+    """original_offset of each of `offsets`, in bulk (bisect and addition mapped in C)."""
+    keys = [(offset, float("inf")) for offset, _ in breaks]
+    shift = [0, *(dropped for _, dropped in breaks)]
+    where = map(bisect.bisect_right, itertools.repeat(keys), zip(offsets, itertools.repeat(float("inf"))))
+    return list(map(operator.add, offsets, map(shift.__getitem__, where)))
+
+
+def _find_pii_dense(text: str, view: str, breaks: list[tuple[int, int]]) -> list[Found]:
+    """find_pii's answer in dense mode (see _DENSE_RE): the spans come from one split of the view, their
+    offsets from the lengths of its parts, all in C but for the kinds."""
     call = current_call()
-    for m in pattern.finditer(view):
-        if call.cancelled:
-            call.stop()
-        regs = m.regs
-        best = max(regs[others:])  # every group set starts right after the match's character: the longest
-        start, end = regs[0][0], best[1]
-        kind = kinds[regs.index(best)] if end >= 0 else ""
-        card_end = regs[1][1]
-        if card_end > end:  # a card window is the longest: if its Luhn sum (or its 4-group part's) holds
-            c4 = regs[2][1]
-            if _luhn_ok(_digits(view[start:card_end])):
-                end, kind = card_end, "CARD"
-            elif end < c4 < card_end and _luhn_ok(_digits(view[start:c4])):
-                end, kind = c4, "CARD"
-        if end < 0:
-            continue
-        if view[start] == "+":  # only its first 17 digits can be a number (_find_longest_valid_prefix)
-            too_many = _TOO_MANY_DIGITS_RE.match(view, start, end)
-            if too_many is not None:
-                end = start + len(view[start:too_many.end() - 1].rstrip(" .-("))
-        if kind == "SSN_BARE":
-            lo = max(0, start - 48)
-            if not (_ends_like_label(view, lo, start, ":#=", _SSN_LABEL_LAST)
-                    and SSN_LABEL_BEFORE_RE.search(view, lo, start)):
-                continue
-            kind = "SSN"
-        add(_found((start, end, kind)))
-    return out
-
-
-def _find_pii_dense(text: str, view: str, breaks: list, literals: list[Found], strict: bool,
-                    region: str) -> list[Found]:
-    """find_pii's answer in dense mode: the spans of every candidate, cut where they overlap (a span that
-    reaches into the previous one keeps only what lies beyond it), so that their union is redacted."""
-    candidates = list(_emails(view)) if "@" in view else []
-    candidates += _dense_candidates(view, strict, region)
-    if breaks:
-        candidates = [_found((original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind))
-                      for f in candidates]
-    spans = sorted(literals + candidates, key=_LONGEST_FIRST)
-    out: list[Found] = []
-    reach = 0
-    for f in spans:
-        if f.end <= reach:
-            continue
-        out.append(f if f.start >= reach else _found((reach, f.end, f.kind)))  # handle-shaped text never overlaps
-        reach = f.end
-    return out
-
-
-def _longest_first(f: Found) -> tuple[int, int]:
-    return f.start, -f.end
-
-
-_LONGEST_FIRST = _longest_first
+    if call.cancelled:
+        call.stop()
+    emails: list[Found] = []
+    if "@" in view:  # emails first, then numbers in what is left: a number never eats into an address's local part
+        starts, ends, _ = _spans_of(_DENSE_EMAIL_RE.split(view))
+        if starts:
+            emails = list(map(_found, zip(starts, ends, itertools.repeat("EMAIL"))))
+            view = _DENSE_EMAIL_RE.sub(_mask, view)
+    starts, ends, values = _spans_of(_dense_pattern("[" in view).split(view))  # in C
+    if call.cancelled:
+        call.stop()
+    kinds = list(map(_dense_kind, values))
+    if emails:
+        spans = sorted(emails + list(map(_found, zip(starts, ends, kinds))))
+        starts, ends, kinds = list(map(_START, spans)), list(map(_END, spans)), list(map(_KIND, spans))
+    if breaks:  # a span keeps the invisible characters inside it, as on the validated path
+        starts = _original_offsets(breaks, starts)
+        ends = [end + 1 for end in _original_offsets(breaks, [end - 1 for end in ends])]
+    found = list(map(_found, zip(starts, ends, kinds)))
+    if found and (breaks or emails or max(map(len, values)) > _DENSE_PIECE):
+        found = [piece for f in found for piece in (
+            [f] if f.end - f.start <= _DENSE_PIECE else
+            [_found((lo, min(lo + _DENSE_PIECE, f.end), f.kind)) for lo in range(f.start, f.end, _DENSE_PIECE)])]
+    return found
 
 
 # -- the handle map ----------------------------------------------------------------------------------
@@ -1227,6 +1175,34 @@ class HandleMap:
         return handle
 
 
+    def handles_for(self, keys: list[tuple[str, str]]) -> list[str]:
+        """handle_for of each of the distinct `keys` (kind, value), in order, the new ones numbered in bulk: per
+        kind one range of numbers and one comprehension, where a dense text has thousands of new values."""
+        by_value = self._by_value
+        new = list(itertools.filterfalse(by_value.__contains__, keys))
+        if new and self._by_value and any(k == "NUMBER" for k in map(_FIRST, new)):
+            # Dense mode's NUMBER is a shape, not a type: a value the session already has a handle for (an earlier
+            # call's PHONE_1) keeps it.
+            known = {value: handle for (_, value), handle in by_value.items()}
+            for key in [key for key in new if key[0] == "NUMBER" and key[1] in known]:
+                by_value[key] = known[key[1]]
+            new = list(itertools.filterfalse(by_value.__contains__, new))
+        kinds = list(dict.fromkeys(map(_FIRST, new)))
+        for kind in kinds:
+            values = list(map(_SECOND, new)) if len(kinds) == 1 else [value for k, value in new if k == kind]
+            last = self._last.get(kind, 0)
+            names = list(map(f"{kind}_{{}}".format, range(last + 1, last + 1 + len(values))))
+            if not self.values.keys().isdisjoint(names):  # only if a passed-in map was numbered oddly
+                for value in values:
+                    self.handle_for(kind, value)
+                continue
+            self._last[kind] = last + len(values)
+            by_value.update(zip(zip(itertools.repeat(kind), values), names))
+        # In order of appearance across kinds, as handle_for one at a time would have made them.
+        self.values.update(zip(map(by_value.__getitem__, new), map(_SECOND, new)))
+        return list(map(by_value.__getitem__, keys))
+
+
 def validate_map(mapping, name: str) -> dict[str, str]:
     if not isinstance(mapping, dict):
         raise ValueError(f"{name} must be an object mapping handles like EMAIL_1 to the original values")
@@ -1249,7 +1225,8 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     # In bulk, in C where it can be: a dense text has a span every few characters.
     starts, ends = list(map(_START, found)), list(map(_END, found))
     keys = list(zip(map(_KIND, found), map(text.__getitem__, map(slice, starts, ends))))
-    tags = {key: f"[{handles.handle_for(*key)}]" for key in dict.fromkeys(keys)}  # numbered in order of appearance
+    distinct = list(dict.fromkeys(keys))
+    tags = dict(zip(distinct, map("[{}]".format, handles.handles_for(distinct))))  # numbered as they appear
     gaps = map(text.__getitem__, map(slice, [0, *ends], starts))
     if counts is not None:
         for kind, n in Counter(map(_KIND, found)).items():
