@@ -85,6 +85,13 @@ MUTANTS = {
     "ignores-mode-override": ({IC + "override-audit-mode"}, "runs interceptors in their declared mode, ignoring a mode override"),
     "ignores-narrowed-hooks": ({IC + "override-narrowed-hooks"}, "invokes interceptors on every hook they declare, ignoring narrowing overrides"),
     "applies-widened-hooks": ({IC + "override-widening-rejected"}, "applies override hooks as given, also when they widen the declared ones"),
+    "timeouts-fail-closed": ({IC + "override-timeout-fail-open-proceeds"}, "blocks when a failOpen: true interceptor times out (other failures as declared)"),
+    "timeouts-proceed": ({IC + "override-timeout-fail-closed-blocks"}, "lets the message proceed when an interceptor times out, failOpen or not"),
+    "audit-timeouts-block": ({IC + "override-timeout-audit-never-blocks"}, "lets an audit-mode interceptor without failOpen block the call when it times out"),
+    # Ignoring timeoutMs leaves turn 1 of interceptors/overrides-timeout waiting for a 60 s stall: the turn is never
+    # answered within the turn timeout, and the two later turns are never run.
+    "ignores-timeout-override": ({IC + "override-timeout-fail-open-proceeds", IC + "override-timeout-fail-closed-blocks",
+                                  IC + "override-timeout-audit-never-blocks"}, "neither applies nor passes on an override's timeoutMs: waits for the stalled answer"),
     **{f"invalid-message-{p}": ({f"{p}/host/wire-messages-valid"},
                                  f"in {p} scenarios, also sends a notification with jsonrpc \"1.0\"")
        for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")},
@@ -175,9 +182,9 @@ class Host:
     def policy(self, d: dict, overrides: dict) -> dict | None:
         """The definition with its overrides applied (they take precedence); None when they widen its hooks."""
         merged = dict(d)
-        for key in ("priorityHint", "mode", "failOpen"):
-            if key in overrides and self.m != {"priorityHint": "ignores-priority-override",
-                                               "mode": "ignores-mode-override"}.get(key):
+        for key in ("priorityHint", "mode", "failOpen", "timeoutMs"):
+            if key in overrides and self.m != {"priorityHint": "ignores-priority-override", "mode": "ignores-mode-override",
+                                               "timeoutMs": "ignores-timeout-override"}.get(key):
                 merged[key] = overrides[key]
         if "hooks" in overrides:
             declared = {(e, h["phase"]) for h in d["hooks"] for e in h["events"]}
@@ -212,8 +219,23 @@ class Host:
         validators = [(s, d) for s, d in active if d["type"] == "validation"]
 
         def invoke(server, d, body):
-            return self.servers[server].request("interceptor/invoke", {"name": d["name"], "event": "tools/call",
-                                                                       "phase": phase, "payload": body})
+            # An override's timeoutMs is passed on: the server gives up at it (-32000), so this blocking host
+            # needs no timer of its own.
+            params = {"name": d["name"], "event": "tools/call", "phase": phase, "payload": body}
+            return self.servers[server].request("interceptor/invoke",
+                                                {**params, **({"timeoutMs": d["timeoutMs"]} if "timeoutMs" in d else {})})
+
+        def timeout_blocks(d, error) -> bool | None:
+            """How a timeout (-32000) is routed by a timeout mutant; None: as any failure."""
+            if error.get("code") != -32000:
+                return None
+            if self.m == "timeouts-proceed":
+                return False
+            if self.m == "timeouts-fail-closed" and d.get("mode") != "audit":
+                return True
+            if self.m == "audit-timeouts-block" and d.get("mode") == "audit":
+                return d.get("failOpen") is not True
+            return None
 
         def tolerated(d):
             audit = d.get("mode") == "audit" and self.m != "audit-failures-block"
@@ -243,7 +265,8 @@ class Host:
             for server, d in validators if which is None else which:
                 answer = invoke(server, d, current)
                 if "error" in answer:
-                    if not tolerated(d):
+                    routed = timeout_blocks(d, answer["error"])
+                    if routed if routed is not None else not tolerated(d):
                         stop.append(d["name"])
                     continue
                 result = answer["result"]
