@@ -612,7 +612,20 @@ def _overrides_timeout(rec: HostRecording, turns_needed: int) -> HostRun:
     if OVERRIDES_FEATURE not in rec.features:
         raise NotApplicable(f"not claimed: the host does not claim {OVERRIDES_FEATURE} (claim it with --claim "
                             f"{OVERRIDES_FEATURE})")
-    return rec.cite(OVERRIDES_TIMEOUT, turns_needed=turns_needed)
+    try:
+        return rec.cite(OVERRIDES_TIMEOUT, turns_needed=turns_needed)
+    except NotObserved as exc:
+        run = rec.runs.get(OVERRIDES_TIMEOUT)
+        waiting = run and run.answered() < len(run.turns) and [
+            e for e in _invokes(run, run.answered() + 1) if "stall" in e]
+        if not waiting:
+            raise
+        stalled = waiting[0]
+        given = stalled["params"].get("timeoutMs")
+        how = ("no timeoutMs in the invocation" if given is None
+               else f"timeoutMs {given} in the invocation, answered -32000 at it")
+        raise NotObserved(f"{exc}; in that turn {stalled['params'].get('name')} stalled ({how}): the host waited for "
+                          "it instead of timing it out at the override's timeoutMs") from None
 
 
 @check("interceptors/host/override-timeout-fail-open-proceeds",
