@@ -27,7 +27,9 @@ ER, CM, PP, AUG, IC = ("execution-requirements/host/", "context-middleware/host/
 # error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through
 # (and never shows what it would do with the malformed results of later turns). A host that ignores priorities,
 # reads an object priorityHint as 0 or lets audit validators block does so with the overridden policy too
-# (interceptors/overrides, run claimed: its overrides use an object priorityHint and mode audit).
+# (interceptors/overrides, run claimed: its overrides use an object priorityHint and mode audit). A timeout is a
+# failure too: a host that blocks on every failure, or on every audit-mode failure, does so when one times out
+# (interceptors/overrides-timeout).
 MUTANTS = {
     "offers-preprocessors": ({PP + "never-offered-to-model"}, "offers preprocessor tools to the model (but refuses to run them)"),
     "runs-model-preprocessor-call": ({PP + "model-cannot-call-preprocessor"}, "runs any tool the model names, offered or not"),
@@ -71,7 +73,7 @@ MUTANTS = {
     "blocks-on-warnings": ({IC + "warn-does-not-block"}, "blocks on every valid: false, whatever its severity"),
     "object-priority-as-zero": ({IC + "priority-order", IC + "override-priority-precedence"}, "reads a {request, response} priorityHint as 0"),
     "sorts-validators-by-priority": ({IC + "validate-after-mutate-sending"}, "runs validators that declare a priorityHint before the mutators"),
-    "audit-failures-block": ({IC + "audit-failure-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
+    "audit-failures-block": ({IC + "audit-failure-never-blocks", IC + "override-timeout-audit-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
     "uses-unconfigured-interceptors": ({IC + "unconfigured-server-usable"}, "also runs the interceptors of every server that advertises them, configured or not"),
     "stops-at-first-rejection": ({IC + "all-validations-complete"}, "invokes validators one by one and stops at the first that rejects"),
     "ignores-request-rejections": ({IC + "validator-rejection-blocks"}, "sends the tool call although a request validator rejected it"),
@@ -80,7 +82,7 @@ MUTANTS = {
     "forwards-rejected-results": ({IC + "response-rejection-withholds-result"}, "gives the model a result a response validator rejected"),
     "sends-after-failure": ({IC + "fail-closed-by-default"}, "stops the chain when a fail-closed mutator fails, then sends the request as it stands"),
     "continues-after-failure": ({IC + "mutation-failure-halts-chain"}, "goes on with the chain after a fail-closed mutator failed (and blocks at the end)"),
-    "fails-closed-always": ({IC + "fail-open-proceeds"}, "blocks when any interceptor fails, failOpen: true or not"),
+    "fails-closed-always": ({IC + "fail-open-proceeds", IC + "override-timeout-fail-open-proceeds"}, "blocks when any interceptor fails, failOpen: true or not"),
     "ignores-priority-override": ({IC + "override-priority-precedence"}, "orders mutators by their declared priorityHint, ignoring the config's overrides"),
     "ignores-mode-override": ({IC + "override-audit-mode"}, "runs interceptors in their declared mode, ignoring a mode override"),
     "ignores-narrowed-hooks": ({IC + "override-narrowed-hooks"}, "invokes interceptors on every hook they declare, ignoring narrowing overrides"),
