@@ -9,7 +9,8 @@ cache has seen. For each family and size it prints the median CPU time of N runs
 (bench_middleware_functions.mixed_text) of the same size measured in the same run, and the deterministic
 measure the tests guard: the library validations (phonenumbers, stdnum) the call charged to its budget, per
 kilobyte (pii.validation_budget says how many a call may make). The goal is a ratio of at most 10 at every
-size, for every family, in standard and strict mode.
+size, for every family, in standard and strict mode. Most families are read in pii's dense mode (0 validations);
+tests/unit/middleware/test_pii_dense.py guards the number of candidates judged one by one per KiB.
 
 pii_restoration is measured the same way on runs of handles (`"x" + "[EMAIL_1]" * N` and variants inside and
 outside URLs) against the restoration of a typical redacted text of the same size.

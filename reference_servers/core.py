@@ -7,7 +7,11 @@ satisfies. Everything the extensions define is decided here, once:
 - `call_tool` enforces `execution.requirements` before the tool body runs: each
   declared string must be in `satisfied` by exact string equality (SEP-2487: no
   case folding, no normalisation); an unmet call fails as a tool error that
-  names what is unmet, and the body never runs.
+  names what is unmet, and the body never runs. A tool with a `guard` (the
+  fixture contract's guarded tools, SEP-2624's server-side invocation) has its
+  request run through the server's own interceptor chain before the body, on
+  the arguments the chain passed, and its result before it is sent; a denied
+  chain is the JSON-RPC error the guard raises, and the body never runs.
 - `handle_extension` serves `middleware/list`, `middleware/invoke`,
   `augmentation/list` and `augmentation/augment`, validating parameters and
   arguments (JSON Schema 2020-12) and answering faults with JSON-RPC errors.
@@ -78,6 +82,10 @@ class ToolDef:
     input_schema: dict
     handler: Callable[[dict, Session], Awaitable[list[dict]]]  # returns content blocks; raises ToolFailure
     extensions: dict = field(default_factory=dict)  # extra Tool fields, on the wire verbatim
+    # A server that guards the tool with its own interceptors (SEP-2624's server-side invocation): guard(phase,
+    # payload) runs the chain for "request" (the tools/call as received) or "response" (the result to send) and
+    # returns the payload to go on with, or raises JsonRpcError when the chain denies it. Runs in a worker thread.
+    guard: Callable[[str, Any], Any] | None = None
 
     @property
     def requirements(self) -> list[str]:
@@ -194,14 +202,26 @@ class App:
         if unmet:  # enforced before the body, so an unmet call has no side effect
             return error_result(f"unmet execution requirements: {', '.join(unmet)}",
                                 {"unmetRequirements": unmet})
-        problems = schema_problems(tool.input_schema, arguments or {})
+        arguments = arguments or {}
+        if tool.guard is not None:  # receiving: the chain sees the request as it crossed the trust boundary
+            received = {"method": "tools/call", "params": {"name": name, "arguments": arguments}}
+            passed = await self._run_bounded(f"tools/call {name}", functools.partial(tool.guard, "request", received))
+            params = passed.get("params") if isinstance(passed, dict) else None
+            # The tool the client named runs (a mutation cannot re-route a call), on the arguments the chain passed.
+            arguments = params.get("arguments") if isinstance(params, dict) else None
+            if not isinstance(arguments, dict):
+                raise JsonRpcError(INTERNAL_ERROR, f"the interceptor chain of {name} left no arguments object")
+        problems = schema_problems(tool.input_schema, arguments)
         if problems:
             return error_result(f"invalid arguments for {name}: {'; '.join(problems)}")
         try:
-            content = await tool.handler(arguments or {}, self.session(session_key))
+            content = await tool.handler(arguments, self.session(session_key))
         except ToolFailure as exc:
             return error_result(str(exc))
-        return {"content": content}
+        result = {"content": content}
+        if tool.guard is not None:  # sending: the chain sees the result before it crosses the boundary
+            result = await self._run_bounded(f"tools/call {name}", functools.partial(tool.guard, "response", result))
+        return result
 
     # -- extension methods -----------------------------------------------------------------
     def session_augmentations(self, session_key: Any) -> dict[str, AugmentationDef]:

@@ -3,12 +3,17 @@
 Tools: conformance_memories (preprocessor), conformance_echo, the gated tools
 and conformance_side_effects. Middleware: conformance_identity,
 conformance_uppercase, conformance_strict_args. Augmentations:
-conformance_identity, conformance_prepend_note.
+conformance_identity, conformance_prepend_note. Guarded tools (contract
+version 5, on a server that offers interceptors): conformance_guarded_echo and
+conformance_guarded_failing, which the server runs through its own
+interceptors as their invoker (`register_guarded`).
 """
 
 from __future__ import annotations
 
-from .core import App, AugmentationDef, MiddlewareDef, Session, ToolDef
+from typing import Any, Callable
+
+from .core import App, AugmentationDef, JsonRpcError, MiddlewareDef, Session, ToolDef
 
 SATISFIED = "conformance:satisfied"
 SATISFIED_V2 = "conformance:caf\u00e9"  # NFC; contract version 2's non-ASCII satisfied string
@@ -118,3 +123,39 @@ def register(app: App, profiles: set[str]) -> None:
         app.add_augmentation(AugmentationDef("conformance_prepend_note",
                                              "Conformance fixture: one text block NOTE to prepend.",
                                              {"type": "object", "properties": {}}, prepend_note))
+
+
+# -- fixture contract version 5: tools the server guards with its own interceptors (SEP-2624) --------------------------
+# tool -> the interceptors its chain runs, by phase. The request phase is the receiving side (validate, then mutate),
+# the response phase the sending side (mutate, then validate); conformance_audit observes the result on its way out.
+# conformance_uppercase does not guard the response: it would uppercase the content blocks' `type` as well.
+GUARDS = {
+    "conformance_guarded_echo": {"request": ["conformance_validator", "conformance_uppercase", "conformance_audit"],
+                                 "response": ["conformance_audit"]},
+    "conformance_guarded_failing": {"request": ["conformance_failing"], "response": ["conformance_audit"]},
+}
+TEXT_ARGUMENT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+def guard_with(registry: Any, names: dict[str, list[str]]) -> Callable[[str, Any], Any]:
+    """The tool guard (core.ToolDef.guard) that runs `names[phase]` of `registry` as this server's chain."""
+    from .interceptor_chain import ChainEntry, chain_error, run_chain
+
+    def guard(phase: str, payload: Any) -> Any:
+        entries = [ChainEntry(registry.items[name], registry) for name in names.get(phase, ())]
+        outcome = run_chain(entries, "tools/call", phase, payload, invoker="server")
+        if outcome["decision"] == "deny":
+            err = chain_error(outcome)
+            raise JsonRpcError(err.code, err.message, err.data)
+        return outcome["finalPayload"]
+
+    return guard
+
+
+def register_guarded(app: App) -> None:
+    """The guarded tools, on the interceptors `app.interceptors` already holds (their fixtures among them)."""
+    descriptions = {"conformance_guarded_echo": "returns its text as the chain passed it (validated, then uppercased)",
+                    "conformance_guarded_failing": "returns its text, behind the always failing mutation"}
+    for name, names in GUARDS.items():
+        app.add_tool(ToolDef(name, f"Conformance fixture (contract version 5): {descriptions[name]}.", TEXT_ARGUMENT,
+                             echo, guard=guard_with(app.interceptors, names)))

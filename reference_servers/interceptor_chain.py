@@ -6,14 +6,20 @@ to interceptors served by `InterceptorRegistry` objects (one per server):
 - policy: a chain entry's `overrides` take precedence over the interceptor's
   declared defaults (`mode`, `failOpen`, `priorityHint`); override `hooks` may
   only narrow the declared ones (`narrow_hooks` rejects widening);
-- order: the request phase is the sending side (mutate, then validate), the
-  response phase the receiving side (validate, then mutate); mutations run
-  sequentially by resolved priorityHint, ties by name, each on the previous
-  output;
+- order: which phase is the sending side depends on the invoker. A client
+  (`invoker="client"`, the default) sends the request (mutate, then validate)
+  and receives the response (validate, then mutate); a server guarding its own
+  tools (`invoker="server"`) receives the request and sends the response, so
+  the orders swap. Mutations run sequentially by resolved priorityHint, ties
+  by name, each on the previous output;
 - blocking: only a validation with severity "error" (or valid: false without a
   severity) blocks; audit mode never blocks and an audit mutator's output is
   not applied; a failing interceptor blocks unless its resolved failOpen is
-  true; a blocked chain applies no mutation (atomic).
+  true; a blocked chain applies no mutation (atomic). A denial carries what the
+  SEP's error examples need: `validationErrors` ({interceptor, severity,
+  message} per blocking message) or `lastValidPayload` (the payload the failed
+  mutation was given); `chain_error` turns it into that JSON-RPC error (-32602
+  "Interceptor validation failed" or -32603 "Interceptor mutation failed").
 
 `wg_adapter` binds this to the working group's four-function fixture adapter
 (createSession, list, invoke, chain) for the server role's fixture replay (`mcp-ext-conformance server --adapter
@@ -27,6 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .interceptors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
     InterceptorDef,
     InterceptorError,
     InterceptorRegistry,
@@ -71,8 +79,14 @@ def _blocking(result: dict) -> bool:
     return result.get("valid") is False and result.get("severity", "error") == "error"
 
 
-def run_chain(entries: list[ChainEntry], event: str, phase: str, payload: Any, context: dict | None = None) -> dict:
-    """{"decision": "allow" | "deny", "finalPayload", "results", "abortedAt"?} for one event and phase."""
+SIDES = {("client", "request"): "sending", ("client", "response"): "receiving",
+         ("server", "request"): "receiving", ("server", "response"): "sending"}
+
+
+def run_chain(entries: list[ChainEntry], event: str, phase: str, payload: Any, context: dict | None = None,
+              invoker: str = "client") -> dict:
+    """{"decision": "allow" | "deny", "finalPayload", "results", "abortedAt"?} for one event and phase, run by a
+    client or a server `invoker` (which side of the trust boundary the phase is decides the order)."""
     for entry in entries:
         entry.hooks()  # a widening override is a configuration error, raised before anything runs
     active = [e for e in entries if _hooked(e, event, phase)]
@@ -89,9 +103,16 @@ def run_chain(entries: list[ChainEntry], event: str, phase: str, payload: Any, c
             params["context"] = context
         return entry.server.invoke(params)
 
+    validation_errors: list[dict] = []
+
     def denied(entry: ChainEntry, reason: str, kind: str) -> dict:
-        return {"decision": "deny", "finalPayload": original, "results": results,
-                "abortedAt": {"interceptor": entry.interceptor.name, "reason": reason, "type": kind}}
+        out = {"decision": "deny", "finalPayload": original, "results": results,
+               "abortedAt": {"interceptor": entry.interceptor.name, "reason": reason, "type": kind}}
+        if kind == "mutation":  # information for the invoker's caller; never sent on (mutations are atomic)
+            out["lastValidPayload"] = copy.deepcopy(current)
+        else:
+            out["validationErrors"] = validation_errors
+        return out
 
     def mutate() -> dict | None:
         nonlocal current
@@ -115,19 +136,37 @@ def run_chain(entries: list[ChainEntry], event: str, phase: str, payload: Any, c
             except InterceptorError as err:
                 if entry.mode == "audit" or entry.policy("failOpen", False):
                     continue
+                validation_errors.append({"interceptor": entry.interceptor.name, "severity": "error",
+                                          "message": err.message})
                 blocked = blocked or denied(entry, err.message, "validation")
                 continue
             results.append({**result, **({"mode": "audit"} if entry.mode == "audit" else {})})
             if _blocking(result) and entry.mode != "audit":
+                messages = [m for m in result.get("messages") or () if isinstance(m, dict)
+                            and m.get("severity", "error") == "error"]
+                validation_errors.extend({"interceptor": entry.interceptor.name, "severity": "error",
+                                          "message": str(m.get("message", "validation failed"))}
+                                         for m in messages or [{}])
                 blocked = blocked or denied(entry, "validation failed", "validation")
         return blocked
 
-    steps = (mutate, validate) if phase == "request" else (validate, mutate)
+    steps = (mutate, validate) if SIDES[(invoker, phase)] == "sending" else (validate, mutate)
     for step in steps:
         outcome = step()
         if outcome is not None:
             return outcome
     return {"decision": "allow", "finalPayload": current, "results": results}
+
+
+def chain_error(outcome: dict) -> InterceptorError:
+    """The JSON-RPC error a denied chain answers its caller with (SEP-2624 §Chain Execution > Error Handling)."""
+    aborted = outcome["abortedAt"]
+    if aborted["type"] == "mutation":
+        return InterceptorError(INTERNAL_ERROR, "Interceptor mutation failed",
+                                {"failedInterceptor": aborted["interceptor"],
+                                 "lastValidPayload": outcome.get("lastValidPayload")})
+    return InterceptorError(INVALID_PARAMS, "Interceptor validation failed",
+                            {"validationErrors": outcome.get("validationErrors") or []})
 
 
 # -- the WG fixture adapter (conformance/server/wg_fixtures.py) ---------------------------------------------------

@@ -59,3 +59,16 @@ def test_reference_server_transcript_works_as_shown():
             assert {"contextMiddleware", "augmentation", "tools"} <= set(g["result"]["capabilities"])
             continue
         assert g == w
+
+
+def test_the_check_counts_the_pages_give_are_the_registry_s():
+    from conformance.core import roles
+
+    roles.load_all()
+    live = {role.name: len(role.check_ids()) for role in (roles.SERVER, roles.HOST, roles.GATEWAY)}
+    said = dict(re.findall(r"\*\*(server|host|gateway)\*\* \(.*?(\d+) checks\)", README, re.S))
+    assert {name: int(n) for name, n in said.items()} == live
+    pages = {"server": r"got back\. (\d+) checks\.", "host": r"\((\d+) checks\):", "gateway": r"apart \((\d+) checks\)"}
+    for name, pattern in pages.items():
+        found = re.search(pattern, (ROOT / "docs" / f"{name}.md").read_text())
+        assert found and int(found.group(1)) == live[name], name

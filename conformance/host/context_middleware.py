@@ -12,6 +12,10 @@ Scenarios:
   JSON-RPC error in turn 1, a result whose content is a string in turn 2, one
   whose metadata is a string in turn 3; in none of them may the user's message
   reach the model (a malformed result is a failure, not something to repair).
+- `context-middleware/tool-filter`: `scenario_tool_filter` answers the context
+  unchanged with the SEP's tool-filtering metadata (its example 6,
+  `suggestedToolSet` and `relevantTools`) naming two of its server's three tools;
+  the harness's reading (HARNESS.md §3): the model is offered only those.
 Every middleware result carries `metadata.secret = META-<nonce>`: it must never
 reach the model.
 """
@@ -21,13 +25,15 @@ from __future__ import annotations
 from ..core.model import NotObserved, Violation, check
 from .common import Plan, wire_check
 from .harness import HostRun
-from .recording import HostRecording, named, request_text, result_text, tool_names
+from .recording import HostRecording, last_user_message, named, request_text, result_text, tool_names
 
 PROFILE = "context-middleware"
 REDACT = "context-middleware/redact-restore"
 CHAIN = "context-middleware/priority-chain"
 FAILING = "context-middleware/failing"
-SCENARIOS = (REDACT, CHAIN, FAILING)
+TOOL_FILTER = "context-middleware/tool-filter"
+SCENARIOS = (REDACT, CHAIN, FAILING, TOOL_FILTER)
+SUGGESTED, LEFT_OUT = ("scenario_keep", "scenario_also"), ("scenario_drop",)
 ORDER = ["early", "tie-first", "tie-second", "default", "late"]
 PRIORITY = {"early": 5, "tie-first": 20, "tie-second": 20, "default": 50, "late": 70}
 
@@ -267,6 +273,32 @@ def malformed_content(rec: HostRecording):
             "metadata counts as a failure, and the user's message does not reach the model")
 def malformed_metadata(rec: HostRecording):
     return _malformed_blocks(rec, 3, "MALFORMED-META", "metadata is a string")
+
+
+@check("context-middleware/host/suggested-tool-set-applied",
+       does="runs scenario_tool_filter on the user message; its result keeps the context and names scenario_keep and "
+            "scenario_also in metadata.suggestedToolSet (the SEP's tool-filtering example), not scenario_drop; reads the "
+            "tools of the turn's model requests",
+       must="tool filtering before the model sees the tools (the harness's reading of the SEP's example): the model "
+            "is offered only the suggested tools, and the user message is unchanged")
+def suggested_tool_set(rec: HostRecording):
+    run = rec.cite(TOOL_FILTER, turns_needed=0)
+    if not _invokes(run, 1, "scenario_tool_filter"):
+        raise NotObserved(f"the host never invoked scenario_tool_filter{'; ' + run.fatal if run.fatal else ''}")
+    requests = [r for r in run.model_in(1) if r.valid]
+    if not requests:
+        raise NotObserved("the host sent the model no request")
+    problems = []
+    for r in requests:
+        offered = tool_names(r.body)
+        problems += [f"{n} not offered" for n in SUGGESTED if not named(offered, n)]
+        problems += [f"{n} offered" for n in LEFT_OUT if named(offered, n)]
+        if f"FILTER-{run.nonce}" not in last_user_message(r.body):
+            problems.append("the user message did not reach the model unchanged")
+    if problems:
+        raise Violation("the suggested tool set was not applied", expected={"offered": list(SUGGESTED),
+                        "not offered": list(LEFT_OUT), "user message": "unchanged"}, actual=sorted(set(problems)))
+    return f"{', '.join(SUGGESTED)} offered, {', '.join(LEFT_OUT)} left out"
 
 
 wire_check("context-middleware/host/wire-messages-valid", SCENARIOS)

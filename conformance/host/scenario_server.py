@@ -5,7 +5,7 @@
 Theory of operation
 -------------------
 A scenario names its servers and what each exposes, from a small vocabulary
-(tools `memo`, `echo`, `gated`; middleware `redact`, `restore`, `tag`, `fail`;
+(tools `memo`, `echo`, `gated`; middleware `redact`, `restore`, `tag`, `fail`, `tool-filter`;
 augmentations with a hint; interceptors `tag`, `shadow`, `reject-if`, `fail-if`). `ScenarioServer.handle` answers one JSON-RPC
 message and records it; it is SDK-free so that extension fields reach the host
 exactly as the scenario states them, and so it starts in milliseconds.
@@ -229,6 +229,12 @@ class ScenarioServer:
             tag = str(arguments.get("tag", item["name"]))
             return {"content": [self._map_text(b, lambda t: f"{t} [tag:{tag}]") for b in context],
                     "metadata": {"secret": secret}}
+        if kind == "tool-filter":  # the context as it came, and the tools to keep in metadata (SEP example 6)
+            keep = list(item["keep"])
+            return {"content": context,
+                    "metadata": {"secret": secret, "suggestedToolSet": keep,
+                                 "relevantTools": [{"name": n, "score": round(0.9 - i / 10, 2)}
+                                                   for i, n in enumerate(keep)]}}
         raise RpcError(-32603, f"scenario middleware kind {kind!r} unknown")
 
     def _augment(self, params: dict) -> dict:

@@ -22,6 +22,22 @@ after SLOW_SECONDS, however fast the machine; a server that honours the
 timeout answers near TIMEOUT_MS, however loaded the machine (a tenfold
 slowdown is absorbed). So the verdict does not depend on machine speed.
 
+The server as an invoker (fixture contract version 5). "Interceptors ... can
+be invoked by both clients and servers": a server that guards its own tools
+runs the execution model on them, receiving (validate, then mutate, then the
+tool) and sending (mutate, then validate), and answers a denied chain with the
+SEP's chain errors. The guarded tools make the order show on the wire:
+`conformance_guarded_echo` echoes its `text` behind `conformance_validator`
+(which rejects the lower-case marker) and `conformance_uppercase`. Sent the
+marker in lower case, a server that validates first rejects the call; one that
+mutates first hands the validator the upper-cased marker, which it no longer
+recognises, and the tool echoes it upper-cased; one that never validates
+echoes it as sent. Sent a clean text, the echo comes back upper-cased only if
+the mutation reached the tool. `conformance_guarded_failing` sits behind
+`conformance_failing` (fail-closed by default): the chain halts and the call
+is answered -32603 with `failedInterceptor` and `lastValidPayload`, never with
+the echo.
+
 Known variants. Implementers have published shapes that differ from the
 SEP: results nested as `validation: {...}`, `phase: "both"`, `mode:
 "enforce"`, the other spellings of the method names, and the methods served
@@ -31,8 +47,8 @@ what the SEP says instead (`known_variants`). The other spellings are probed
 only when the SEP's own answers -32601.
 
 Chain semantics (ordering, fail-open/closed, audit never blocking, override
-narrowing) belong to the invoker, not to a server: they are host rows of the
-catalog.
+narrowing) belong to the invoker: they are host rows of the catalog, and
+server rows only where the server invokes (the guarded tools above).
 """
 
 from __future__ import annotations
@@ -72,6 +88,9 @@ SLOW = "conformance_slow"  # fixture contract version 3
 SLOW_SECONDS = 6.0  # how long conformance_slow runs when nothing cancels it
 TIMEOUT_MS = 300  # the timeoutMs the suite invokes it with
 TIMEOUT_MARGIN = 10  # the -32000 must come within TIMEOUT_MARGIN * TIMEOUT_MS (3 s), half of SLOW_SECONDS
+# Fixture contract version 5: tools the server guards with its own interceptors, as their invoker.
+GUARDED_ECHO, GUARDED_FAILING = "conformance_guarded_echo", "conformance_guarded_failing"
+GUARDED_CLEAN = "guarded by the server's own chain"  # lower case, no marker: comes back upper-cased
 UNKNOWN = "conformance_no_such_interceptor"
 EVENT, RESPONSE_ONLY_EVENT, OTHER_EVENT = "tools/call", "resources/read", "custom/conformanceProbe"
 INVALID_MARKER = "conformance:invalid"
@@ -194,6 +213,11 @@ async def driver(session: Session, rec: Recording) -> None:
         await invoke(session, "invoke failing", FAILING, EVENT, "request", CLEAN_PAYLOAD)
     if rec.listed("interceptors", SLOW):
         await invoke(session, "invoke slow with timeout", SLOW, EVENT, "request", CLEAN_PAYLOAD, timeoutMs=TIMEOUT_MS)
+    if rec.tool(GUARDED_ECHO):
+        await session.call_tool("guarded echo invalid", GUARDED_ECHO, {"text": INVALID_MARKER})
+        await session.call_tool("guarded echo clean", GUARDED_ECHO, {"text": GUARDED_CLEAN})
+    if rec.tool(GUARDED_FAILING):
+        await session.call_tool("guarded failing", GUARDED_FAILING, {"text": GUARDED_CLEAN})
     await invoke(session, "invoke unknown", UNKNOWN, EVENT, "request", CLEAN_PAYLOAD)
     target = VALIDATOR if rec.listed("interceptors", VALIDATOR) else next(
         (i.get("name") for i in rec.listing.get("interceptors") or () if isinstance(i, dict)), VALIDATOR)
@@ -836,6 +860,119 @@ def oversized_payload_survived(rec: Recording):
                         f"got {after.outcome_text()}", expected="an answer to tools/list",
                         actual=after.outcome_text())
     return f"answered {answer} and went on serving"
+
+
+# -- the server as an invoker (fixture contract version 5) --------------------------------------------------------
+def echoed(result) -> str | None:
+    """The text of a tool result's text blocks, joined; None when it has none."""
+    blocks = result.get("content") if isinstance(result, dict) else None
+    texts = [b["text"] for b in blocks or () if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "".join(texts) if texts else None
+
+
+def echo_reading(text: str | None, sent: str) -> str:
+    """What a guarded echo's text says about the chain the server ran before the tool."""
+    if text == sent.upper():
+        return "upper-cased"
+    if text == sent:
+        return "as sent"
+    return "other"
+
+
+@check("interceptors/server/invoker-rejects-invalid-call",
+       does=f"calls {GUARDED_ECHO} (guarded by {VALIDATOR}, then {UPPERCASE}) with the text {INVALID_MARKER}",
+       must="a server that guards its tools with interceptors validates a call it receives before it mutates it, and "
+            "answers a call a validation rejects with a JSON-RPC error: the tool never runs",
+       needs=(f"tool:{GUARDED_ECHO}@5", f"interceptors:{VALIDATOR}", f"interceptors:{UPPERCASE}"))
+def invoker_rejects_invalid_call(rec: Recording):
+    ex = rec.cite("guarded echo invalid")
+    if ex.failure:
+        raise Violation(f"no answer to a call the validator rejects: {ex.failure}",
+                        expected="a JSON-RPC error (-32602 Interceptor validation failed)", actual=ex.failure)
+    if ex.has_error:
+        return f"rejected with code {ex.error.get('code') if isinstance(ex.error, dict) else ex.error}"
+    text = echoed(ex.result)
+    reading = echo_reading(text, INVALID_MARKER)
+    if isinstance(ex.result, dict) and ex.result.get("isError") is True and reading == "other":
+        raise Violation("the call was refused as a tool result with isError: true: the SEP's server answers a call "
+                        "its validations reject with an error (\"Server-->>Client: Error: Validation failed\"; "
+                        "§Chain Execution > Error Handling shapes it as a JSON-RPC error)",
+                        expected="a JSON-RPC error", actual=short(ex.result))
+    why = {"upper-cased": f"the tool echoed {INVALID_MARKER.upper()}: the mutation ran before the validation, which "
+                          f"then no longer saw {INVALID_MARKER} (receiving is validate, then mutate)",
+           "as sent": f"the tool echoed {INVALID_MARKER} as sent: no validation rejected the call",
+           "other": "the call was answered with a result: no validation rejected it"}[reading]
+    raise Violation(why, expected="a JSON-RPC error; the tool never runs", actual=short(ex.result))
+
+
+@check("interceptors/server/invoker-applies-mutations",
+       does=f"calls {GUARDED_ECHO} with a clean lower-case text and reads the echo",
+       must="a server that guards its tools runs their mutations once the validations pass: the tool runs on the "
+            "mutated call (the text comes back upper-cased)",
+       needs=(f"tool:{GUARDED_ECHO}@5", f"interceptors:{UPPERCASE}"))
+def invoker_applies_mutations(rec: Recording):
+    result = require_result(rec, "guarded echo clean")
+    text = echoed(result)
+    reading = echo_reading(text, GUARDED_CLEAN)
+    if reading == "upper-cased" and result.get("isError") is not True:
+        return "the tool ran on the upper-cased text"
+    why = {"as sent": f"the tool echoed the text as sent: {UPPERCASE}'s mutation did not reach it",
+           "upper-cased": "the call was answered as a tool error",
+           "other": "the tool's answer is not the text, upper-cased"}[reading]
+    raise Violation(why, expected={"content": [{"type": "text", "text": GUARDED_CLEAN.upper()}]},
+                    actual=short(result))
+
+
+@check("interceptors/server/invoker-validation-error-shape",
+       does=f"reads the error {GUARDED_ECHO} answers to the text {INVALID_MARKER}",
+       must="the error of a chain a validation rejects is -32602 with data.validationErrors, one "
+            "{interceptor, severity, message} per blocking message, naming the validator",
+       needs=(f"tool:{GUARDED_ECHO}@5", f"interceptors:{VALIDATOR}"))
+def invoker_validation_error_shape(rec: Recording):
+    err = require_error(rec, "guarded echo invalid", "a call the validator rejects")
+    data = err["data"] if isinstance(err.get("data"), dict) else {}
+    entries = data.get("validationErrors")
+    named = [e for e in entries if isinstance(e, dict) and e.get("interceptor") == VALIDATOR
+             and e.get("severity") == "error" and isinstance(e.get("message"), str)] if isinstance(entries, list) else []
+    problems = ([f"code {err.get('code')}, not -32602"] if err.get("code") != -32602 else []) + \
+               ([] if isinstance(entries, list) else ["no data.validationErrors list"]) + \
+               ([] if named or not isinstance(entries, list) else
+                [f"no validationErrors entry names {VALIDATOR} with severity \"error\" and a message"])
+    if problems:
+        raise Violation(f"the validation failure's error: {'; '.join(problems)}",
+                        expected={"code": -32602, "message": "Interceptor validation failed", "data": {
+                            "validationErrors": [{"interceptor": VALIDATOR, "severity": "error", "message": "..."}]}},
+                        actual=short(err))
+    return f"-32602 with {len(named)} validation error(s) from {VALIDATOR}"
+
+
+@check("interceptors/server/invoker-mutation-failure-error",
+       does=f"calls {GUARDED_FAILING} (guarded by {FAILING}, fail-closed) and reads the answer",
+       must="a mutation that fails halts the chain: the call is answered with a JSON-RPC error, -32603 with "
+            "data.failedInterceptor and data.lastValidPayload, and the tool never runs",
+       needs=(f"tool:{GUARDED_FAILING}@5", f"interceptors:{FAILING}"))
+def invoker_mutation_failure_error(rec: Recording):
+    ex = rec.cite("guarded failing")
+    if ex.failure:
+        raise Violation(f"no answer to a call whose mutation fails: {ex.failure}",
+                        expected="a JSON-RPC error (-32603 Interceptor mutation failed)", actual=ex.failure)
+    if ex.has_result:
+        ran = echo_reading(echoed(ex.result), GUARDED_CLEAN) != "other"
+        raise Violation(f"the call was answered with a result{': the tool ran' if ran else ''}: the chain did not "
+                        f"halt at {FAILING}, which is fail-closed (no failOpen declared)",
+                        expected="a JSON-RPC error; the tool never runs", actual=short(ex.result))
+    err: dict = ex.error if isinstance(ex.error, dict) else {}
+    data = err["data"] if isinstance(err.get("data"), dict) else {}
+    problems = ([f"code {err.get('code')}, not -32603"] if err.get("code") != -32603 else []) + \
+               ([] if data.get("failedInterceptor") == FAILING else
+                [f"data.failedInterceptor is {short(data.get('failedInterceptor'))!r}, not {FAILING}"]) + \
+               ([] if "lastValidPayload" in data else ["no data.lastValidPayload"])
+    if problems:
+        raise Violation(f"the mutation failure's error: {'; '.join(problems)}",
+                        expected={"code": -32603, "message": "Interceptor mutation failed",
+                                  "data": {"failedInterceptor": FAILING, "lastValidPayload": "..."}},
+                        actual=short(err), level="SHOULD")
+    return f"halted: -32603 naming {FAILING}, with lastValidPayload"
 
 
 unknown_name_check("interceptors/server/unknown-interceptor-rejected",

@@ -20,6 +20,7 @@ from .logic import (
     preprocessor_arguments,
     preprocessor_message,
     resolve_metadata_refs,
+    suggested_tool_set,
     text_context,
     tool_result_text,
 )
@@ -120,6 +121,9 @@ class Host:
         try:
             if "contextMiddleware" in server.capabilities:
                 content, metadata = middleware_result(await server.request("middleware/invoke", params))
+                kept = suggested_tool_set(metadata)
+                if kept is not None and self.collecting_filter:
+                    self.turn_tools = kept if self.turn_tools is None else self.turn_tools & kept
             elif "augmentation" in server.capabilities:
                 result = await server.request("augmentation/augment", params)
                 content, metadata = apply_augmentation(context, result)

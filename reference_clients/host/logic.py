@@ -153,6 +153,15 @@ def apply_augmentation(context: list[dict], result: Any) -> tuple[list[dict], di
 FILTER_RELEVANCE = 0.5  # HARNESS.md's reading of the PR's tool-relevance example
 
 
+def suggested_tool_set(metadata: Any) -> set[str] | None:
+    """The tool names a middleware result's `metadata.suggestedToolSet` keeps (the proposal's tool-filtering
+    example), or None when it names none: a list of strings, anything else ignored."""
+    names = metadata.get("suggestedToolSet") if isinstance(metadata, Mapping) else None
+    if not isinstance(names, list):
+        return None
+    return {n for n in names if isinstance(n, str)}
+
+
 def filter_hint_tools(result: Any) -> set[str] | None:
     """The tool names an augmentation result hinted `filter` keeps (None for any other hint): the text of each
     item whose `properties.relevance` is absent or at least FILTER_RELEVANCE."""

@@ -37,6 +37,8 @@ def build_app(config: dict) -> App:
     register_real(app, config, profiles)
     if "interceptors" in profiles:  # SEP-2624: fixtures and real interceptors live in reference_servers/interceptors.py
         app.interceptors = interceptors.build(fixtures=config.get("fixtures", True))
+        if config.get("fixtures", True):
+            fixtures.register_guarded(app)  # guarded by the interceptors above, so registered after them
     return app
 
 

@@ -107,6 +107,21 @@ phone number or an SSN is redacted unasked, and overlapping spans are merged int
 is never left in the text because the budget ran out (see _phone_ok). What a call redacts depends on its input
 alone, not on what earlier calls left in the caches.
 
+Dense texts. Even within the budget, reading a candidate through the detectors costs 5-10 us of Python
+(matching, judging, failing closed, resolving overlaps), so a text whose candidates come every few characters
+cost 10-90 times typical text. Such a text is read in DENSE mode (see _dense_scanner): more than 30% of its
+characters digits, or more than 16 + 12 per KiB candidates met on the way (then the validated path stops and
+hands the text over). One compiled scan finds, at every place a candidate may start, the longest candidate of
+any detector, and each is redacted unvalidated: NANP, international (its first 17 digits), parenthesised and
+trunk-0 shapes of 7 digits or more as PHONE, ###-##-#### (and in strict mode any bare 9 digits) as SSN, bare
+10-15 digit runs in strict mode as PHONE. The tests that are exact and cheap still apply: IPv4 octets are read
+exactly by the pattern (0-255, no leading zeros, not after a version word), card windows need their Luhn sum,
+a bare 9-digit run in standard mode needs an SSN label before it. Overlapping candidates are redacted as
+consecutive handles (each keeps what lies beyond the one before). Every span the validated path finds lies
+inside a candidate of its own detector found with the same guards at the same start, so dense mode never keeps
+what that path redacts; it loses look-alikes only. Handle-shaped text, emails, the detection view and the
+handle numbering are as everywhere else; typical text (about 15% digits, 4 candidates per KiB) never is dense.
+
 Hand-written detection, on purpose. The libraries that find PII in free text
 either load NLP models at run time (Presidio needs a spaCy model download,
 which this deployment cannot do) or pull in large dependency trees for
@@ -443,7 +458,7 @@ class Found(NamedTuple):  # a tuple, so sorting compares in C
 # _found((start, end, kind)) is Found(start, end, kind) built in C: a NamedTuple's own __new__ is a Python function,
 # and a megabyte of text has thousands of spans.
 _found = partial(tuple.__new__, Found)
-_START, _END = operator.itemgetter(0), operator.itemgetter(1)
+_START, _END, _KIND = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
 
 
 # -- validity tests ------------------------------------------------------------------------------
@@ -705,13 +720,15 @@ def _trunk0(region: str) -> bool:
     return phonenumbers.ndd_prefix_for_region(region, True) == "0"
 
 
-def _phones(text: str, strict: bool, region: str):
+def _phones(text: str, strict: bool, region: str, tally: _Tally | None = None):
     """The phone candidates that do not start a digit run: international ones and those in parentheses."""
+    tally = tally or _Tally(_UNLIMITED)
     call = current_call()
     if "+" in text:
         for m in PHONE_INTL_RE.finditer(text):
             if call.cancelled:
                 call.stop()
+            tally.one()
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield _found((m.start(), m.start() + n, "PHONE"))
@@ -719,12 +736,14 @@ def _phones(text: str, strict: bool, region: str):
         for m in PHONE_NANP_PAREN_RE.finditer(text):
             if call.cancelled:
                 call.stop()
+            tally.one()
             if _phone_ok(m.group(), "US"):
                 yield _found((m.start(), m.end(), "PHONE"))
         if _trunk0(region):
             for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
                 if call.cancelled:
                     call.stop()
+                tally.one()
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
                     yield _found((m.start(), m.start() + n, "PHONE"))
@@ -831,7 +850,7 @@ def _card_in_four_digit_groups(digits: str, offsets: range) -> tuple[int, int] |
 
 
 def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str, strict: bool, region: str,
-                out: list[Found]) -> None:
+                out: list[Found], tally: _Tally) -> None:
     """Adds the candidates of a _digit_run_scanner match for the bounded detectors `names` (its groups from
     the second on) to `out`, each taken as its own pattern's finditer would give them: one starting inside the
     previous candidate of that detector (`done`, by position in `names`) is skipped."""
@@ -845,6 +864,7 @@ def _judge_runs(m: re.Match, names: tuple[str, ...], done: list[int], text: str,
         if end < 0 or start < done[i]:
             continue
         done[i] = end
+        tally.one()
         name = names[i]
         value = text[start:end]
         if name == "SSN":
@@ -870,8 +890,9 @@ def _bounded_runs(strict: bool, region: str) -> tuple[str, ...]:
     return ("SSN", "IPV4", "NANP") + (("TRUNK0",) if _trunk0(region) else ()) + (("BARE",) if strict else ())
 
 
-def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
+def _digit_run_candidates(text: str, strict: bool, region: str, tally: _Tally | None = None) -> list[Found]:
     """Cards, SSNs, IPv4 addresses and the phones that start a digit run, from one scan (_digit_run_scanner)."""
+    tally = tally or _Tally(_UNLIMITED)
     bounded = _bounded_runs(strict, region)
     trunk0 = "TRUNK0" in bounded
     done = [0] * len(bounded)
@@ -882,7 +903,7 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
     for m in _scan_matches(names, text):
         if call.cancelled:
             call.stop()
-        _judge_runs(m, bounded, done, text, strict, region, out)
+        _judge_runs(m, bounded, done, text, strict, region, out, tally)
         start, end = m.span()
         if m.regs[1][1] < 0:  # no CARD run
             continue
@@ -896,7 +917,7 @@ def _digit_run_candidates(text: str, strict: bool, region: str) -> list[Found]:
                 if n.start() >= end:
                     break
                 if n.lastindex is not None:
-                    _judge_runs(n, bounded, done, text, strict, region, out)
+                    _judge_runs(n, bounded, done, text, strict, region, out, tally)
     return out
 
 
@@ -908,22 +929,29 @@ def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]
 
 
 def _find_pii_unbudgeted(text: str, strict: bool = False, region: str = "US") -> list[Found]:
-    """find_pii asking the libraries about every candidate (for the tests to compare against)."""
+    """find_pii asking the libraries about every candidate, never in dense mode (for the tests to compare
+    against)."""
     outer = getattr(_budgets, "current", None)
     _budgets.current = None
     try:
-        return _find_pii(text, strict, region)
+        return _find_pii(text, strict, region, dense=False)
     finally:
         _budgets.current = outer
 
 
-def _find_pii(text: str, strict: bool, region: str) -> list[Found]:
+def _find_pii(text: str, strict: bool, region: str, dense: bool = True) -> list[Found]:
     literals = [_found((m.start(), m.end(), "LITERAL")) for m in HANDLE_RE.finditer(text)] if "[" in text else []
     view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
+    if dense and _dense_at_sight(view):
+        return _find_pii_dense(text, view, breaks, literals, strict, region)
     candidates = list(_emails(view)) if "@" in view else []
     if _ANY_DIGIT_RE.search(view):  # every other detector needs a digit
-        candidates += _digit_run_candidates(view, strict, region)
-        candidates += _phones(view, strict, region)
+        tally = _Tally(_candidate_allowance(len(view)) if dense else _UNLIMITED)
+        try:
+            candidates += _digit_run_candidates(view, strict, region, tally)
+            candidates += _phones(view, strict, region, tally)
+        except _TooDense:
+            return _find_pii_dense(text, view, breaks, literals, strict, region)
     if not candidates:
         return literals
     if breaks:  # back to the original's offsets: a span keeps the invisible characters inside it
@@ -986,6 +1014,192 @@ def _resolve_overlaps(spans: list[Found]) -> list[Found]:
     return chosen
 
 
+# -- dense texts --------------------------------------------------------------------------------------
+# A text whose candidates come every few characters (random digits in the groupings of phone numbers, SSNs,
+# addresses, cards) cannot be validated within its budget anyway, and reading it through the detectors above
+# costs 5-10 us of Python per candidate (matching, judging, validating or failing closed, resolving overlaps):
+# 10-90 times typical text. Such a text is read in DENSE mode instead: one compiled scan (_dense_scanner) that
+# reports, at each place a candidate may start, the longest candidate of any detector starting there, and every
+# candidate is redacted as it stands, unvalidated (fail closed), except where a test is exact and cheap: IPv4
+# octets are checked in the pattern (0-255, no leading zeros), card windows by their Luhn sum, and a bare run
+# of 9 digits in standard mode only after an SSN label, as the validated path decides them.
+# Dense mode never redacts less than the validated path: every span that path can keep lies inside a candidate
+# of its own detector, found by the same pattern with the same guards at the same start (the tests check it on
+# generated texts); overlapping candidates are all redacted, as consecutive handles.
+#
+# The decision is made on the text alone, before anything is validated: dense if more than _DENSE_DIGIT_PERCENT
+# of its characters (and _DENSE_DIGITS_BASE) are digits, counted in C (every generated adversarial shape is
+# 40-90% digits; typical text, prose with a value in one sentence of four, bench_middleware_functions.mixed_text,
+# about 15%); or, for shapes with fewer digits, as soon as the validated path has judged more than
+# _DENSE_CANDIDATES_BASE + _DENSE_CANDIDATES_PER_KIB per KiB candidates (it then stops and the text is read in
+# dense mode; typical text has about 4 per KiB, the generated shapes 40-80). A digit-heavy text without
+# candidates (tables of amounts, long digit runs) loses nothing in dense mode: only candidate shapes are redacted.
+_DENSE_DIGIT_PERCENT, _DENSE_DIGITS_BASE = 30, 64
+_DENSE_CANDIDATES_BASE, _DENSE_CANDIDATES_PER_KIB = 16, 12
+_DIGIT_BYTES = b"0123456789"
+
+
+def _dense_at_sight(view: str) -> bool:
+    encoded = view.encode("utf-8", "surrogatepass")  # C: deleting bytes is much faster than counting characters
+    digits = len(encoded) - len(encoded.translate(None, _DIGIT_BYTES))
+    return 100 * (digits - _DENSE_DIGITS_BASE) > _DENSE_DIGIT_PERCENT * len(view)
+
+
+def _candidate_allowance(chars: int) -> int:
+    """How many candidates the validated path judges in a text of `chars` characters before it gives the text
+    to dense mode."""
+    return _DENSE_CANDIDATES_BASE + _DENSE_CANDIDATES_PER_KIB * chars // 1024
+
+
+class _TooDense(Exception):
+    """The validated path met more candidates than _candidate_allowance: the text is read in dense mode."""
+
+
+_UNLIMITED = 1 << 62
+
+
+class _Tally:
+    """Candidates the validated path may still judge in the text at hand (`left`); `judged` counts them all,
+    for the tests (a deterministic measure of the per-candidate Python work)."""
+
+    __slots__ = ("left", "judged")
+
+    def __init__(self, left: int):
+        self.left, self.judged = left, 0
+
+    def one(self) -> None:
+        self.judged += 1
+        self.left -= 1
+        if self.left < 0:
+            raise _TooDense
+
+
+_DENSE_SEVEN_DIGITS = r"(?=(?:[ .\-()]{0,3}[0-9]){%d})"  # at least n more digits (phone prefixes need 7)
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+# The rest of a first octet whose first digit is read; then three exact octets (ipaddress's rules in the pattern).
+_DENSE_IPV4 = (r"(?:(?<=1)[0-9]{1,2}|(?<=2)(?:5[0-5]|[0-4][0-9]|[0-9])|(?<=[3-9])[0-9]|)"
+               rf"(?:\.{_OCTET}){{3}}(?![\w]|\.[0-9])")
+# Card windows of whole groups with one kind of separator, as _find_card_in_run reads them (a run of 13-19
+# digits; 4-4-4-x, 4-4-4-4-x, 4-6-4, 4-6-5), the first digit 2-6; C4 ends the 4-group window inside a 5-group one.
+_DENSE_CARD = (r"(?<=[2-6])(?:[0-9]{12,18}(?![0-9])"
+               r"|(?P<C4>[0-9]{3}(?P<cs>[ \-])[0-9]{4}(?P=cs)[0-9]{4}(?P=cs)[0-9]{1,4}(?![0-9]))"
+               r"(?:(?P=cs)[0-9]{1,3}(?![0-9]))?"
+               r"|[0-9]{3}(?P<cs2>[ \-])[0-9]{6}(?P=cs2)[0-9]{4,5}(?![0-9]))")
+_DENSE_CARD_GROUPS = 4  # CARD and the groups inside it come first
+
+
+@lru_cache(maxsize=8)
+def _dense_scanner(strict: bool, trunk0: bool) -> tuple[re.Pattern, tuple[str, ...]]:
+    """The pattern of dense mode and the kind of each of its groups. A match is one character (the first digit,
+    "+" or "("), with each detector's candidate starting there in a lookahead group (all of them start right
+    after that character), so the scan stops at every place a candidate starts, overlapping ones included."""
+    ssn_guard, ssn_rest = DIGIT_RUNS["SSN"]
+    digit_groups = [("CARD", "", _DENSE_CARD)]
+    if strict:
+        digit_groups.append(("SSN", ssn_guard, ssn_rest))
+    else:  # bare 9-digit runs count in standard mode only after a label, looked at in _dense_candidates
+        digit_groups += [("SSN", ssn_guard, rf"[0-9]{{2}}-[0-9]{{2}}-[0-9]{{4}}{_NOT_BEFORE}"),
+                         ("SSN_BARE", ssn_guard, rf"[0-9]{{8}}{_NOT_BEFORE}")]
+    digit_groups.append(("NANP", *DIGIT_RUNS["NANP"]))
+    if trunk0:
+        guard, rest = DIGIT_RUNS["TRUNK0"]
+        digit_groups.append(("TRUNK0", guard, _DENSE_SEVEN_DIGITS % 6 + rest))
+    if strict:
+        digit_groups.append(("BARE", *DIGIT_RUNS["BARE"]))
+    # The version words (fifteen lookbehinds) are looked for only where an address follows.
+    digit_groups.append(("IPV4", rf"(?<!\.[0-9])(?={_DENSE_IPV4})(?i:{_NOT_AFTER_VERSION_WORD})", _DENSE_IPV4))
+
+    def branch(first: str, groups: list[tuple[str, str, str]]) -> str:
+        parts = [first] + [rf"(?:{guard}(?=(?P<{name}>{rest}))|)" for name, guard, rest in groups]
+        none = "(?!)"
+        for name, _, _ in reversed(groups):
+            none = f"(?({name})|{none})"
+        return "".join(parts) + none
+
+    intl = PHONE_INTL_RE.pattern.removeprefix(r"\+(?<![\w+]\+)")
+    paren_groups = [("NPAREN", "", PHONE_NANP_PAREN_RE.pattern.removeprefix(r"\(").replace(
+        f"(?<!{_NOT_AFTER_BAD}\\()", ""))]
+    if trunk0:
+        paren_groups.append(("TPAREN", "", _DENSE_SEVEN_DIGITS % 7 + PHONE_TRUNK0_PAREN_RE.pattern.removeprefix(
+            r"\(").replace(f"(?<!{_NOT_AFTER_BAD}\\()", "")))
+    pattern = re.compile("|".join([
+        branch(r"[0-9](?<!\w[0-9])", digit_groups),
+        branch(r"\+(?<![\w+]\+)", [("INTL", "", _DENSE_SEVEN_DIGITS % 7 + intl)]),
+        branch(rf"\((?<!{_NOT_AFTER_BAD}\()", paren_groups)]))
+    kinds = ["", *([""] * pattern.groups)]
+    for name, index in pattern.groupindex.items():
+        kinds[index] = {"CARD": "CARD", "SSN": "SSN", "SSN_BARE": "SSN_BARE", "IPV4": "IPV4"}.get(name, "PHONE")
+    for inner in ("C4", "cs", "cs2"):
+        assert pattern.groupindex[inner] < pattern.groupindex["CARD"] + _DENSE_CARD_GROUPS
+    assert pattern.groupindex["CARD"] == 1
+    return pattern, tuple(kinds)
+
+
+def _dense_candidates(view: str, strict: bool, region: str) -> list[Found]:
+    """Every candidate of dense mode in `view`: the longest starting at each place, in text order (they may
+    overlap)."""
+    pattern, kinds = _dense_scanner(strict, _trunk0(region))
+    out: list[Found] = []
+    add = out.append
+    others = 1 + _DENSE_CARD_GROUPS
+    call = current_call()
+    for m in pattern.finditer(view):
+        if call.cancelled:
+            call.stop()
+        regs = m.regs
+        best = max(regs[others:])  # every group set starts right after the match's character: the longest
+        start, end = regs[0][0], best[1]
+        kind = kinds[regs.index(best)] if end >= 0 else ""
+        card_end = regs[1][1]
+        if card_end > end:  # a card window is the longest: if its Luhn sum (or its 4-group part's) holds
+            c4 = regs[2][1]
+            if _luhn_ok(_digits(view[start:card_end])):
+                end, kind = card_end, "CARD"
+            elif end < c4 < card_end and _luhn_ok(_digits(view[start:c4])):
+                end, kind = c4, "CARD"
+        if end < 0:
+            continue
+        if view[start] == "+":  # only its first 17 digits can be a number (_find_longest_valid_prefix)
+            too_many = _TOO_MANY_DIGITS_RE.match(view, start, end)
+            if too_many is not None:
+                end = start + len(view[start:too_many.end() - 1].rstrip(" .-("))
+        if kind == "SSN_BARE":
+            lo = max(0, start - 48)
+            if not (_ends_like_label(view, lo, start, ":#=", _SSN_LABEL_LAST)
+                    and SSN_LABEL_BEFORE_RE.search(view, lo, start)):
+                continue
+            kind = "SSN"
+        add(_found((start, end, kind)))
+    return out
+
+
+def _find_pii_dense(text: str, view: str, breaks: list, literals: list[Found], strict: bool,
+                    region: str) -> list[Found]:
+    """find_pii's answer in dense mode: the spans of every candidate, cut where they overlap (a span that
+    reaches into the previous one keeps only what lies beyond it), so that their union is redacted."""
+    candidates = list(_emails(view)) if "@" in view else []
+    candidates += _dense_candidates(view, strict, region)
+    if breaks:
+        candidates = [_found((original_offset(breaks, f.start), original_offset(breaks, f.end - 1) + 1, f.kind))
+                      for f in candidates]
+    spans = sorted(literals + candidates, key=_LONGEST_FIRST)
+    out: list[Found] = []
+    reach = 0
+    for f in spans:
+        if f.end <= reach:
+            continue
+        out.append(f if f.start >= reach else _found((reach, f.end, f.kind)))  # handle-shaped text never overlaps
+        reach = f.end
+    return out
+
+
+def _longest_first(f: Found) -> tuple[int, int]:
+    return f.start, -f.end
+
+
+_LONGEST_FIRST = _longest_first
+
+
 # -- the handle map ----------------------------------------------------------------------------------
 class HandleMap:
     """Handle <-> value, numbered per type; seeded from a previous call's map to continue a session."""
@@ -1029,25 +1243,18 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     found = find_pii(text, strict, region)
     if not found:
         return text
-    out: list[str] = []
-    append, last = out.append, 0
-    tags: dict[tuple[str, str], str] = {}  # a value repeats: its "[HANDLE]" is built once
     call = current_call()
-    for start, end, kind in found:
-        if call.cancelled:
-            call.stop()
-        key = (kind, text[start:end])
-        tag = tags.get(key)
-        if tag is None:
-            tag = tags[key] = f"[{handles.handle_for(*key)}]"
-        append(text[last:start])
-        append(tag)
-        last = end
-    append(text[last:])
+    if call.cancelled:
+        call.stop()
+    # In bulk, in C where it can be: a dense text has a span every few characters.
+    starts, ends = list(map(_START, found)), list(map(_END, found))
+    keys = list(zip(map(_KIND, found), map(text.__getitem__, map(slice, starts, ends))))
+    tags = {key: f"[{handles.handle_for(*key)}]" for key in dict.fromkeys(keys)}  # numbered in order of appearance
+    gaps = map(text.__getitem__, map(slice, [0, *ends], starts))
     if counts is not None:
-        for kind, n in Counter(map(operator.itemgetter(2), found)).items():
+        for kind, n in Counter(map(_KIND, found)).items():
             counts[kind] = counts.get(kind, 0) + n
-    return "".join(out)
+    return "".join(itertools.chain.from_iterable(zip(gaps, map(tags.__getitem__, keys)))) + text[ends[-1]:]
 
 
 # Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown
@@ -1076,6 +1283,7 @@ class UrlTokens:
         self.scanned = 0  # how far the link state has been read
         self.link_open = False
         self.looked_at = 0
+        self.url_until = 0  # every handle before this position is in a URL (see in_url)
 
     def in_url(self, position: int) -> bool:
         text = self.text
@@ -1099,6 +1307,15 @@ class UrlTokens:
             self.link_open = False
         self.looked_at += 2 * (position - self.scanned)
         self.scanned = position
+        # Whether the handles after this one are in a URL is known up to a point, so that a run of them is not
+        # asked about one by one: past the token's first marker, all of the token; in an open link destination,
+        # up to the next ")" (a "](" between reopens one, and only a ")" closes it).
+        if self.marker_end <= position:
+            self.url_until = self.end
+        elif self.link_open:
+            close = text.find(")", position, self.end)
+            self.url_until = self.end if close < 0 else close
+            self.looked_at += self.url_until - position
         return self.link_open or self.marker_end <= position
 
 
@@ -1134,7 +1351,7 @@ def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | Non
                 listed_unknown.add(name)
                 unknown.append(name)
             parts[i] = f"[{name}]"
-        elif check_urls and urls.in_url(position):
+        elif check_urls and (position < urls.url_until or urls.in_url(position)):
             if kept is not None and name not in listed_kept:
                 listed_kept.add(name)
                 kept.append(name)

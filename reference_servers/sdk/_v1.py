@@ -75,6 +75,11 @@ class ExtensionServer(Server):
                             tg.start_soon(self._reply, message.id, write_stream, JsonRpcError(
                                 INVALID_PARAMS, f"Unknown tool: {(message.params or {}).get('name')}"))
                             continue
+                        if isinstance(message, types.JSONRPCRequest) and message.method == "tools/call" \
+                                and getattr(app.tools.get((message.params or {}).get("name")), "guard", None):
+                            # A guarded tool's denied chain is a JSON-RPC error, which 1.x would make a result.
+                            tg.start_soon(self._call_guarded, message, write_stream)
+                            continue
                         if isinstance(message, types.JSONRPCRequest) and message.method in PATCHED:
                             pending[message.id] = message.method
                         await to_sdk_send.send(item)
@@ -111,6 +116,15 @@ class ExtensionServer(Server):
 
         try:
             result = await self.ext_app.handle_extension(request.method, request.params, SESSION_KEY.get(), notify)
+        except JsonRpcError as err:
+            result = err
+        await self._reply(request.id, write_stream, result)
+
+    async def _call_guarded(self, request: types.JSONRPCRequest, write_stream) -> None:
+        params = request.params or {}
+        try:
+            result: dict | JsonRpcError = await self.ext_app.call_tool(params.get("name"), params.get("arguments"),
+                                                                       SESSION_KEY.get())
         except JsonRpcError as err:
             result = err
         await self._reply(request.id, write_stream, result)

@@ -62,6 +62,8 @@ MUTANTS = {
     "prepend-as-append": ({AUG + "prepend-hint-applied"}, "treats the prepend hint as append"),
     "append-as-prepend": ({AUG + "append-hint-applied"}, "treats the append hint as prepend"),
     "ignores-filter-hint": ({AUG + "filter-hint-applied"}, "treats the filter hint as append and offers every tool"),
+    "ignores-suggested-tool-set": ({CM + "suggested-tool-set-applied"},
+                                   "offers every tool whatever metadata.suggestedToolSet says"),
     "ignores-wildcard-hooks": ({IC + "hooked-interceptors-invoked"}, "never invokes interceptors hooked on \"*\""),
     "ignores-response-mutations": ({IC + "response-mutations-applied"}, "invokes response-phase mutators but gives the model the unmutated result"),
     "sends-original-request": ({IC + "mutated-request-sent"}, "runs the request chain, then sends the tool call as the model wrote it"),
@@ -378,6 +380,9 @@ class Host:
                     raise MalformedResult("metadata is not an object")
                 context = content
                 metadata.append(meta)
+                suggested = meta.get("suggestedToolSet") if isinstance(meta, dict) else None
+                if isinstance(suggested, list) and phase == "request" and self.m != "ignores-suggested-tool-set":
+                    self.keep = set(suggested) if self.keep is None else self.keep & set(suggested)
             else:
                 answer = self.servers[server].request("augmentation/augment", params)
                 if "error" in answer:

@@ -56,6 +56,18 @@ MUTANTS = {
                         "runs the slow fixture to its end whatever timeoutMs says"),
     "timeout-own-limit": ({P + "timeout-cancels"}, "ignores timeoutMs but stops at a limit of its own (4 s)"),
     "timeout-code": ({P + "timeout-error-code"}, "answers a timeout with -32603"),
+    # The server as an invoker (fixture contract version 5): its guarded tools.
+    "invoker-mutates-first": ({P + "invoker-rejects-invalid-call", P + "invoker-validation-error-shape"},
+                              "runs the receiving chain mutate-then-validate, as if it were sending"),
+    "invoker-tool-error": ({P + "invoker-rejects-invalid-call", P + "invoker-validation-error-shape"},
+                           "answers a rejected call with a tool result with isError: true"),
+    "invoker-skips-mutations": ({P + "invoker-applies-mutations", P + "invoker-mutation-failure-error"},
+                                "runs the validations only, never the mutations (the failing one neither)"),
+    "invoker-validation-shape": ({P + "invoker-validation-error-shape"},
+                                 "answers a rejected call -32603 with the messages under data.errors"),
+    "invoker-fail-open": ({P + "invoker-mutation-failure-error"}, "skips a failing mutation and runs the tool"),
+    "invoker-mutation-shape": ({P + "invoker-mutation-failure-error"},
+                               "answers a failed mutation -32602 without failedInterceptor or lastValidPayload"),
     # Known variants (named in the reasons, see NAMED in tests/test_interceptor_mutants.py).
     "nested-validation": ({P + "invoke-result-valid", P + "validator-reports-violation", P + "wildcard-hook-any-event"},
                           "validators answer {validation: {valid, severity, messages}}"),
@@ -91,6 +103,15 @@ SLOW_SECONDS, OWN_LIMIT_SECONDS = 6.0, 4.0
 JSON_TYPES = {"boolean": bool, "string": str, "object": dict, "array": list}
 MCP_EVENTS = {"tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list", "resources/read",
               "resources/subscribe", "sampling/createMessage", "elicitation/create", "roots/list", "llm/completion"}
+
+
+# Guarded tools -> the interceptors the server runs on a call it receives: validations, then mutations.
+GUARDS = {"conformance_guarded_echo": ["conformance_validator", "conformance_uppercase"],
+          "conformance_guarded_failing": ["conformance_failing"]}
+
+
+class ToolErrorResult(Exception):
+    """A guarded call refused as a tool result with isError: true (a mutant's answer)."""
 
 
 def hook(events, phase):
@@ -183,6 +204,63 @@ class InterceptorServer(FixtureServer):
             caps["extensions"] = {EXT: {"supportedEvents": events}}
         return caps
 
+    # -- guarded tools (fixture contract version 5): this server invokes its own interceptors ----------------------
+    def tools(self) -> list[dict]:
+        tools = super().tools()
+        if self.offers:
+            text = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+            tools += [{"name": name, "inputSchema": text} for name in GUARDS]
+        return tools
+
+    def call(self, name, args: dict, out: list[dict]) -> dict:
+        if not (self.offers and name in GUARDS):
+            return super().call(name, args, out)
+        payload = {"method": "tools/call", "params": {"name": name, "arguments": args}}
+        validators = [n for n in GUARDS[name] if self.by_name(n)["type"] == "validation"]
+        mutators = [n for n in GUARDS[name] if n not in validators]
+        steps = [mutators, validators] if self.broken("invoker-mutates-first") else [validators, mutators]
+        for step in steps:
+            for interceptor in step:
+                if interceptor in validators:
+                    payload = self.validate_guarded(interceptor, payload)
+                elif not self.broken("invoker-skips-mutations"):
+                    payload = self.mutate_guarded(interceptor, payload)
+        arguments = payload["params"]["arguments"]
+        return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
+
+    def run_as_declared(self, interceptor: str, payload: dict) -> dict:
+        """An interceptor's body as the fixture contract defines it: a mutant of a body (validator-lenient,
+        mutator-keys...) is judged on interceptor/invoke alone, and only the invoker-* mutants break the chain."""
+        mutant = self.m
+        self.m = mutant if mutant.startswith("invoker-") else ""
+        try:
+            return self.run(interceptor, payload)
+        finally:
+            self.m = mutant
+
+    def validate_guarded(self, interceptor: str, payload: dict) -> dict:
+        result = self.run_as_declared(interceptor, payload)
+        if result.get("valid") is not False:
+            return payload
+        errors = [{"interceptor": interceptor, "severity": "error", "message": m["message"]}
+                  for m in result.get("messages", ())]
+        if self.broken("invoker-tool-error"):
+            raise ToolErrorResult("Interceptor validation failed")
+        if self.broken("invoker-validation-shape"):
+            raise RpcError(-32603, "Interceptor validation failed", {"errors": errors})
+        raise RpcError(-32602, "Interceptor validation failed", {"validationErrors": errors})
+
+    def mutate_guarded(self, interceptor: str, payload: dict) -> dict:
+        try:
+            return self.run_as_declared(interceptor, payload)["payload"]
+        except RpcError:
+            if self.broken("invoker-fail-open"):
+                return payload
+            if self.broken("invoker-mutation-shape"):
+                raise RpcError(-32602, "Interceptor mutation failed") from None
+            raise RpcError(-32603, "Interceptor mutation failed",
+                           {"failedInterceptor": interceptor, "lastValidPayload": payload}) from None
+
     # -- dispatch ----------------------------------------------------------------------------
     def reply(self, method, params, message):
         if method == "interceptors/list" and self.broken("bad-envelope"):
@@ -190,6 +268,11 @@ class InterceptorServer(FixtureServer):
         return message
 
     def dispatch(self, method, params, out):
+        if method == "tools/call":
+            try:
+                return super().dispatch(method, params, out)
+            except ToolErrorResult as exc:
+                return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         serves = self.offers or self.broken("unadvertised-served")
         list_method = "interceptor/list" if self.broken("singular-list") else "interceptors/list"
         invoke_method = "interceptors/invoke" if self.broken("plural-invoke") else "interceptor/invoke"

@@ -68,7 +68,8 @@ SERVER_CHECKS = {
         "validator-reports-violation", "validator-does-not-modify", "mutator-transforms-payload",
         "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
         "failure-is-error", "invalid-config-rejected", "timeout-cancels", "timeout-error-code",
-        "oversized-payload-survived", "unknown-interceptor-rejected", "malformed-invoke-rejected",
+        "invoker-rejects-invalid-call", "invoker-applies-mutations", "invoker-validation-error-shape",
+        "invoker-mutation-failure-error", "oversized-payload-survived", "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
         "wg-protocol-fixtures", "wg-behavior-fixtures",  # the working group's fixtures, replayed (--wg-fixtures)
     ],

@@ -29,7 +29,7 @@ def test_checks_named_in_the_fixture_contract_exist():
     from conformance.core.model import PROFILES
     slugs = {check.id.rsplit("/", 1)[1] for check in REGISTRY.values()} | {check.id for check in REGISTRY.values()}
     named = {slug for section in re.split(r"\n## ", FIXTURE_CONTRACT)[2:]
-             for slug in re.findall(r"`([a-z]+(?:[-/][a-z]+)+)`", section)} - set(PROFILES) - {"tools/call", "resources/read"}
+             for slug in re.findall(r"`([a-z]+(?:[-/][a-z]+)+)`", section)} - set(PROFILES) - {"tools/call", "tools/list", "resources/read"}
     assert named and named <= slugs, sorted(named - slugs)
 
 

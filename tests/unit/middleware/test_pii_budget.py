@@ -69,6 +69,8 @@ def test_a_spent_budget_fails_closed(monkeypatch, mode):
     exact = {(f.start, f.end) for f in pii._find_pii_unbudgeted(text, strict, region)}
     monkeypatch.setattr(pii, "BASE_VALIDATIONS", 3)
     monkeypatch.setattr(pii, "CHARS_PER_VALIDATION", 10 ** 9)
+    monkeypatch.setattr(pii, "_DENSE_DIGITS_BASE", 10 ** 9)  # the validated path (dense mode: test_pii_dense.py)
+    monkeypatch.setattr(pii, "_DENSE_CANDIDATES_BASE", 10 ** 9)
     with pii.budgeted(len(text)) as budget:
         budgeted = pii.find_pii(text, strict, region)
     assert budget.failed_closed > 0
@@ -101,4 +103,6 @@ def test_without_a_budget_the_library_is_asked_once_per_distinct_candidate(monke
     """The generator's candidates are distinct: the bound above is the budget's doing, not the cache's."""
     text = shape_text("nanp dashes", 16_384, seed=4)
     monkeypatch.setattr(pii, "CHARS_PER_VALIDATION", 1)
+    monkeypatch.setattr(pii, "_DENSE_DIGITS_BASE", 10 ** 9)  # the validated path
+    monkeypatch.setattr(pii, "_DENSE_CANDIDATES_BASE", 10 ** 9)
     assert library_validations(lambda: pii.find_pii(text)) > 1000

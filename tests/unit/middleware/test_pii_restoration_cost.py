@@ -65,3 +65,13 @@ def test_a_url_longer_than_the_old_window_still_keeps_its_handles():
     text = "https://evil.example/?" + "a" * 10_000 + "[EMAIL_1]"
     out = pii.pii_restoration([{"type": "text", "text": text}], {"redactions": MAP})
     assert out["content"][0]["text"] == text and out["metadata"]["keptInUrls"] == ["EMAIL_1"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_restoration_keeps_exactly_the_handles_the_look_back_puts_in_urls(seed):
+    """restore_text skips the test for handles already known to be in a URL; each decision is still the rule's."""
+    rng = random.Random(f"restore/{seed}")
+    text = "".join(rng.choice(PIECES + ["[EMAIL_1]"] * 4) for _ in range(rng.randint(1, 200)))
+    expected = pii.HANDLE_RE.sub(lambda m: m.group() if m.group(1) not in MAP or old_in_url(text, m.start())
+                                 else MAP[m.group(1)], text)
+    assert pii.restore_text(text, MAP, in_urls=False)[0] == expected
