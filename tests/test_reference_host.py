@@ -20,6 +20,6 @@ def test_unclaimed_overrides_are_skipped_not_passed():
     """Without --claim interceptor-overrides the overrides scenario is not run and its checks say so."""
     verdicts = host_verdicts(reference_host(), profiles=["interceptors"], claimed=["interceptors"], timeout=30)
     overrides = {c: r for c, r in verdicts.items() if c.startswith("interceptors/host/override-")}
-    assert len(overrides) == 4
+    assert len(overrides) == 7
     assert {c: (r.outcome, r.reason.split(":")[0]) for c, r in overrides.items()} == {
         c: ("skip", "not claimed") for c in overrides}

@@ -49,6 +49,29 @@ declared hooks are not what the invoker asked for, so the host refuses the
 whole entry: that interceptor is never invoked, for any event or phase, and the
 rest of the configuration works as configured.
 
+Scenario `interceptors/overrides-timeout`, run with the same claim: server
+`slow`'s validators each stall the invocation whose payload holds its token
+(scenario_server.py, `stallIf`): the answer would come 60 s later, far past the
+turn timeout, unless the invocation carries `timeoutMs`, in which case the server
+answers -32000 at that timeout. Every config entry overrides `timeoutMs` with 300
+ms (ChainEntry.overrides: "If exceeded, the interceptor is cancelled and the
+resolved failOpen determines whether the message proceeds or is blocked"):
+
+| turn | argument | what is judged |
+|---|---|---|
+| 1 | SLOW-OPEN-<nonce> | v-slow-open (failOpen: true) times out: the call proceeds |
+| 2 | SLOW-CLOSED-<nonce> | v-slow-closed (failOpen not given: false) times out: the call is blocked, the turn answered |
+| 3 | SLOW-AUDIT-<nonce> | v-slow-audit (mode audit, failOpen not given) times out: the call proceeds |
+
+The reading: given an override `timeoutMs`, the host must time the invocation
+out (cancelling it itself, or passing `timeoutMs` on so that the server gives
+up; both are fine) and then follow the resolved policy. A host that waits for
+the stalled answer leaves the turn unanswered within the turn timeout (not
+observed, with the harness's reason), or, under a turn timeout longer than the
+stall, proceeds only after the late answer, which the proceeding checks name.
+A host's own timeout policy without an override is not judged: the SEP sets no
+default.
+
 Two validators reject each rejected turn, on both sides, because the SEP's
 "All validations MUST complete, then reject" can only be seen failing where a
 second rejection is still to come: a host that stops at the first rejection
@@ -68,11 +91,14 @@ PROFILE = "interceptors"
 SCENARIO = "interceptors/tool-call"
 UNCONFIGURED = "interceptors/unconfigured"
 OVERRIDES = "interceptors/overrides"
+OVERRIDES_TIMEOUT = "interceptors/overrides-timeout"
 SCENARIOS = (SCENARIO, UNCONFIGURED)
 OVERRIDES_FEATURE = "interceptor-overrides"
 OVERRIDE_PLAIN, OVERRIDE_BLOCK = 1, 2
 OVERRIDDEN_ORDER = ["m-lowered", "m-kept", "m-raised"]  # declared: m-raised (-10), m-kept (20), m-lowered (40)
 DEMOTED, NARROWED, WIDENED, RESPONSE_SEEN = "v-demoted", "v-narrowed", "v-widened", "r-seen"
+TIMEOUT_OPEN, TIMEOUT_CLOSED, TIMEOUT_AUDIT = 1, 2, 3  # turns of interceptors/overrides-timeout
+SLOW_OPEN, SLOW_CLOSED, SLOW_AUDIT = "v-slow-open", "v-slow-closed", "v-slow-audit"
 PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED, AUDIT_FAILS = range(1, 9)
 ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
 AUDIT_MUTATOR = "m-shadow"
@@ -550,5 +576,97 @@ def override_widening(rec: HostRecording):
     return f"{WIDENED} refused; {len(others)} other invocation(s) in turn 1"
 
 
-wire_check("interceptors/host/wire-messages-valid", SCENARIOS, optional=(OVERRIDES,))
-PLAN = Plan(SCENARIOS, features={OVERRIDES_FEATURE: (OVERRIDES,)})
+def _stalled(run: HostRun, turn: int, name: str) -> dict:
+    """The turn's stalled invocation of `name` (recorded on arrival, with `stall`); NotObserved when there is none."""
+    stalled = [e for e in _named(_invokes(run, turn), name) if "stall" in e]
+    if not stalled:
+        invoked = _named(_invokes(run, turn), name)
+        state = "was not invoked" if not invoked else "was invoked but did not stall (its token was not in the payload)"
+        raise NotObserved(f"turn {turn}: {name} {state}{'; ' + run.fatal if run.fatal else ''}")
+    return stalled[0]
+
+
+def _timed_out_how(event: dict) -> str:
+    """How the stalled invocation ended, as far as the server saw: the timeout it was given, or none."""
+    given = event["params"].get("timeoutMs")
+    return (f"timeoutMs {given} passed on in the invocation" if given is not None
+            else "no timeoutMs in the invocation: the host cancelled it itself")
+
+
+def _proceeded_in_time(run: HostRun, turn: int, name: str, what: str):
+    stalled = _stalled(run, turn, name)
+    calls = _tool_calls(run, turn)
+    if not calls:
+        raise Violation(f"turn {turn}: the call was blocked although {what} timed out",
+                        expected="scenario_echo called in the turn", actual="server work received no tools/call")
+    due = stalled["t"] + stalled["stall"]
+    if calls[0]["t"] >= due:
+        raise Violation(f"turn {turn}: the host waited for {name}'s late answer ({stalled['stall']:g} s) instead of "
+                        "timing the invocation out at the override's timeoutMs",
+                        expected="the call within the timeout", actual=f"the call {calls[0]['t'] - stalled['t']:.1f} s "
+                        "after the invocation")
+    return f"turn {turn}: {name} timed out ({_timed_out_how(stalled)}); the tool was called"
+
+
+def _overrides_timeout(rec: HostRecording, turns_needed: int) -> HostRun:
+    if OVERRIDES_FEATURE not in rec.features:
+        raise NotApplicable(f"not claimed: the host does not claim {OVERRIDES_FEATURE} (claim it with --claim "
+                            f"{OVERRIDES_FEATURE})")
+    try:
+        return rec.cite(OVERRIDES_TIMEOUT, turns_needed=turns_needed)
+    except NotObserved as exc:
+        run = rec.runs.get(OVERRIDES_TIMEOUT)
+        waiting = run and run.answered() < len(run.turns) and [
+            e for e in _invokes(run, run.answered() + 1) if "stall" in e]
+        if not waiting:
+            raise
+        stalled = waiting[0]
+        given = stalled["params"].get("timeoutMs")
+        how = ("no timeoutMs in the invocation" if given is None
+               else f"timeoutMs {given} in the invocation, answered -32000 at it")
+        raise NotObserved(f"{exc}; in that turn {stalled['params'].get('name')} stalled ({how}): the host waited for "
+                          "it instead of timing it out at the override's timeoutMs") from None
+
+
+@check("interceptors/host/override-timeout-fail-open-proceeds",
+       does="in turn 1 of interceptors/overrides-timeout validator v-slow-open, which declares failOpen: true, stalls "
+            "(its answer would come 60 s later, or -32000 at timeoutMs when the invocation carries one); the config "
+            "overrides its timeoutMs with 300",
+       must="given an override timeoutMs, the interceptor is cancelled when it is exceeded and the resolved failOpen "
+            "decides: a timed-out failOpen: true interceptor lets the message proceed (the tool is called, without "
+            "waiting for the stalled answer)")
+def override_timeout_open(rec: HostRecording):
+    run = _overrides_timeout(rec, TIMEOUT_OPEN)
+    return _proceeded_in_time(run, TIMEOUT_OPEN, SLOW_OPEN, f"{SLOW_OPEN} (failOpen: true)")
+
+
+@check("interceptors/host/override-timeout-fail-closed-blocks",
+       does="in turn 2 of interceptors/overrides-timeout validator v-slow-closed, which declares no failOpen, stalls "
+            "as v-slow-open does in turn 1; the config overrides its timeoutMs with 300",
+       must="a timed-out interceptor whose resolved failOpen is false blocks the message: the tool is not called, "
+            "and the turn is still answered")
+def override_timeout_closed(rec: HostRecording):
+    run = _overrides_timeout(rec, TIMEOUT_CLOSED)
+    stalled = _stalled(run, TIMEOUT_CLOSED, SLOW_CLOSED)
+    late = _tool_calls(run, TIMEOUT_CLOSED)
+    if late:
+        waited = late[0]["t"] >= stalled["t"] + stalled["stall"]
+        raise Violation(f"turn {TIMEOUT_CLOSED}: the tool was called although {SLOW_CLOSED} (failOpen not given: "
+                        "false) timed out" + (", after the host waited for its late answer" if waited else ""),
+                        expected="no tools/call to server work in the turn", actual=late[0]["params"])
+    return (f"turn {TIMEOUT_CLOSED}: {SLOW_CLOSED} timed out ({_timed_out_how(stalled)}); the call was stopped; the "
+            f"host printed {run.turns[TIMEOUT_CLOSED - 1].line}")
+
+
+@check("interceptors/host/override-timeout-audit-never-blocks",
+       does="in turn 3 of interceptors/overrides-timeout the audit-mode validator v-slow-audit, which declares no "
+            "failOpen, stalls as v-slow-open does in turn 1; the config overrides its timeoutMs with 300",
+       must="an audit-mode interceptor that times out never blocks the main flow, whatever its failOpen: the tool "
+            "is called, without waiting for the stalled answer")
+def override_timeout_audit(rec: HostRecording):
+    run = _overrides_timeout(rec, TIMEOUT_AUDIT)
+    return _proceeded_in_time(run, TIMEOUT_AUDIT, SLOW_AUDIT, f"the audit-mode {SLOW_AUDIT}")
+
+
+wire_check("interceptors/host/wire-messages-valid", SCENARIOS, optional=(OVERRIDES, OVERRIDES_TIMEOUT))
+PLAN = Plan(SCENARIOS, features={OVERRIDES_FEATURE: (OVERRIDES, OVERRIDES_TIMEOUT)})

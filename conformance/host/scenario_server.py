@@ -10,6 +10,17 @@ augmentations with a hint; interceptors `tag`, `shadow`, `reject-if`, `fail-if`)
 message and records it; it is SDK-free so that extension fields reach the host
 exactly as the scenario states them, and so it starts in milliseconds.
 
+An interceptor with `stallIf: PATTERN` stalls an invocation whose payload holds the
+pattern: its answer (what it would answer otherwise) comes `stall` seconds later
+(default 60, far past any turn timeout), unless the invocation carries `timeoutMs`:
+then, as a conforming server does, it gives up at that timeout and answers -32000
+"Interceptor execution timeout" (SEP-2624 §Interceptor Invocation, Timeout and
+Cancellation). A stalled invocation is recorded when it arrives, with the answer to
+come, `delay` (when it comes) and `stall` (how long the work would have taken), so
+the judges see it also when the host stops waiting and the answer is never read.
+The answer is written by a timer thread (stdio only: the server keeps reading and
+answering meanwhile); `notifications/cancelled` for it drops it.
+
 Stdio servers run as processes the host starts from its config; they append one
 JSON line per request to the log file (`{"t", "server", "method", "params",
 "response"}`), flushed at once, so the harness reads them after the run. HTTP
@@ -25,6 +36,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from typing import Any, Callable
 
@@ -45,6 +57,16 @@ PII_PATTERNS = (
     ("CARD", re.compile(r"\b(?:\d{4}[ -]?){3}\d{4}\b")),
 )
 HANDLE = re.compile(r"\[(EMAIL|SSN|CARD)_(\d+)\]")
+STALL_SECONDS = 60.0  # a stalled interceptor's work: far past any turn timeout
+TIMEOUT_CODE = -32000  # SEP-2624: "A timeout error MUST be returned with code -32000"
+
+
+class Stall(Exception):
+    """An invocation answered later: `answer` (a result, or an RpcError) after `delay` seconds of `stall`."""
+
+    def __init__(self, answer: Any, delay: float, stall: float):
+        super().__init__(f"answered after {delay:g} s")
+        self.answer, self.delay, self.stall = answer, delay, stall
 
 
 def _text(text: str) -> dict:
@@ -54,11 +76,18 @@ def _text(text: str) -> dict:
 class ScenarioServer:
     """One scenario server's state and behaviour; `record(entry)` receives every request it answered."""
 
-    def __init__(self, name: str, spec: dict, nonce: str, record: Callable[[dict], None]):
+    def __init__(self, name: str, spec: dict, nonce: str, record: Callable[[dict], None],
+                 defer: Callable[[Any, float, dict], None] | None = None,
+                 cancel: Callable[[Any], None] | None = None):
+        """`defer(request_id, delay, response)` writes a stalled invocation's response later; without it (HTTP, whose
+        JSON answers cannot wait) the answer is given at once: stalls are for stdio servers. `cancel(request_id)`
+        drops a deferred response."""
         self.name = name
         self.spec = spec
         self.nonce = nonce
         self.record = record
+        self.defer = defer
+        self.cancel = cancel
         self.calls: dict[str, int] = {}
         self.handles: dict[str, str] = {}  # handle -> original, for `restore` (state kept server-side)
 
@@ -97,15 +126,30 @@ class ScenarioServer:
         if not isinstance(message, dict) or "method" not in message or "id" not in message:
             # notifications, responses and junk are recorded verbatim, for the wire check
             self.record({"t": started, "server": self.name, "incoming": message})
+            if (isinstance(message, dict) and message.get("method") == "notifications/cancelled" and self.cancel
+                    and isinstance(message.get("params"), dict)):
+                self.cancel(message["params"].get("requestId"))
             return None
         method, params = message["method"], message.get("params") or {}
+        stalled = None
         try:
-            result = self._dispatch(method, params)
+            try:
+                result = self._dispatch(method, params)
+            except Stall as stall:
+                stalled = stall
+                if isinstance(stall.answer, RpcError):
+                    raise stall.answer from None
+                result = stall.answer
             response = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         except RpcError as exc:
-            response = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}}
-        self.record({"t": started, "server": self.name, "method": method, "params": params,
-                     "incoming": message, "response": response})
+            response = {"jsonrpc": "2.0", "id": message["id"], "error": exc.error()}
+        entry = {"t": started, "server": self.name, "method": method, "params": params,
+                 "incoming": message, "response": response}
+        if stalled is not None and self.defer is not None:
+            self.record({**entry, "delay": stalled.delay, "stall": stalled.stall})  # recorded now: see the docstring
+            self.defer(message["id"], stalled.delay, response)
+            return None
+        self.record(entry)
         return response
 
     def _dispatch(self, method: str, params: dict) -> dict:
@@ -204,11 +248,11 @@ class ScenarioServer:
             content = [{"content": _text(item["text"].replace("{nonce}", self.nonce))}]
         return {"content": content, "hint": item["hint"], "metadata": {"secret": f"META-{self.nonce}"}}
 
-    def _intercept(self, params: dict) -> dict:
+    def _intercept(self, params: dict, item: dict | None = None) -> dict:
         """One interceptor invocation. Each kind touches only strings holding the nonce (the user's and the
         model's), so the judges can follow them whatever shape the host gives the payload; conditions are
         substrings of the payload's JSON, so each turn's token triggers exactly one behaviour."""
-        item = self._find("interceptors", params.get("name"))
+        item = item or self._find("interceptors", params.get("name"))
         event, phase = params.get("event"), params.get("phase")
         if not any(h["phase"] == phase and (event in h["events"] or "*" in h["events"]) for h in item["hooks"]):
             raise RpcError(-32602, f"{item['name']} does not hook {event!r} in phase {phase!r}")
@@ -218,6 +262,8 @@ class ScenarioServer:
         seen = json.dumps(payload, ensure_ascii=False)
         kind = item["kind"]
         base = {"interceptor": item["name"], "type": item["type"], "phase": phase}
+        if item.get("stallIf") and item["stallIf"] in seen:
+            raise self._stall(item, params, {k: v for k, v in item.items() if k != "stallIf"})
         if (kind == "fail-if" and item["pattern"] in seen) or (item.get("failIf") and item["failIf"] in seen):
             raise RpcError(-32603, "Interceptor execution failed")
         if item["type"] == "validation":
@@ -233,6 +279,20 @@ class ScenarioServer:
         else:
             out = payload
         return {**base, "modified": out != payload, "payload": out}
+
+    def _stall(self, item: dict, params: dict, unstalled: dict) -> Stall:
+        """The stalled invocation of `item`: its own answer after the stall, or the timeout error at `timeoutMs`."""
+        stall = float(item.get("stall", STALL_SECONDS))
+        timeout_ms = params.get("timeoutMs")
+        if isinstance(timeout_ms, (int, float)) and not isinstance(timeout_ms, bool) and 0 <= timeout_ms / 1000 < stall:
+            error = RpcError(TIMEOUT_CODE, "Interceptor execution timeout",
+                             {"interceptor": item["name"], "timeoutMs": timeout_ms, "phase": params.get("phase")})
+            return Stall(error, timeout_ms / 1000, stall)
+        try:
+            answer: Any = self._intercept(params, unstalled)
+        except RpcError as exc:
+            answer = exc
+        return Stall(answer, stall, stall)
 
     def _map_nonce(self, value: Any, change: Callable[[str], str]) -> Any:
         if isinstance(value, str):
@@ -281,8 +341,49 @@ def kit_handler(server: ScenarioServer):
     return handle, note
 
 
-def serve_stdio(server: ScenarioServer) -> None:
-    peerkit.serve_stdio(*kit_handler(server))
+class LaterLines:
+    """stdout shared by the reading loop and the timers of stalled answers: whole lines, one writer at a time."""
+
+    def __init__(self, out):
+        self.out = out
+        self.lock = threading.Lock()
+        self.pending: dict[str, threading.Timer] = {}
+
+    def write(self, text: str) -> None:
+        with self.lock:
+            self.out.write(text)
+
+    def flush(self) -> None:
+        with self.lock:
+            self.out.flush()
+
+    def defer(self, request_id: Any, delay: float, response: dict) -> None:
+        key = json.dumps(request_id)
+        timer = threading.Timer(delay, self._send, (key, response))
+        timer.daemon = True  # a stall never keeps the server alive once its stdin closed
+        with self.lock:
+            self.pending[key] = timer
+        timer.start()
+
+    def cancel(self, request_id: Any) -> None:
+        with self.lock:
+            timer = self.pending.pop(json.dumps(request_id), None)
+        if timer is not None:
+            timer.cancel()
+
+    def _send(self, key: str, response: dict) -> None:
+        with self.lock:
+            if self.pending.pop(key, None) is None:
+                return
+            try:
+                self.out.write(peerkit.dumps(response) + "\n")
+                self.out.flush()
+            except (OSError, ValueError):  # the host went away meanwhile
+                pass
+
+
+def serve_stdio(server: ScenarioServer, out: LaterLines | None = None) -> None:
+    peerkit.serve_stdio(*kit_handler(server), stdout=out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -300,8 +401,9 @@ def main(argv: list[str] | None = None) -> int:
         log.flush()
 
     record({"t": time.monotonic(), "server": spec["name"], "started": os.getpid()})  # lets the harness reap it
+    out = LaterLines(sys.stdout)
     try:
-        serve_stdio(ScenarioServer(spec["name"], spec["server"], spec["nonce"], record))
+        serve_stdio(ScenarioServer(spec["name"], spec["server"], spec["nonce"], record, out.defer, out.cancel), out)
     except (KeyboardInterrupt, BrokenPipeError):
         pass
     return 0

@@ -79,6 +79,9 @@ wrap every tools/call (an entry may add `"name"` to take only that one). They
 are listed once at start-up and run as reference_clients/host/interceptors.py
 describes: mutate then validate before the call, validate then mutate on its
 result, audit mode never applied or blocking, fail closed unless `failOpen`.
+An entry naming one interceptor may carry `overrides` (priorityHint, mode,
+failOpen, timeoutMs, hooks); `timeoutMs` bounds each invocation of it (and is
+passed on in the invocation), and a timeout is a failure like any other.
 A call they stop, or a result they withhold, reaches the model as an error
 `tool` message.
 

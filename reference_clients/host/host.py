@@ -204,7 +204,12 @@ class Host:
         return result
 
     async def invoke_interceptor(self, entry: Entry, params: dict) -> Any:
-        return await self.servers[entry.server].request(INVOKE_METHOD, params)
+        """One interceptor/invoke; an override's timeoutMs is passed on and bounds the wait (ServerError when
+        exceeded, then routed by failOpen and mode as any failure)."""
+        if entry.timeout_ms is None:
+            return await self.servers[entry.server].request(INVOKE_METHOD, params)
+        return await self.servers[entry.server].request(INVOKE_METHOD, {**params, "timeoutMs": entry.timeout_ms},
+                                                        timeout=entry.timeout_ms / 1000)
 
     # -- step 2 ----------------------------------------------------------------------------------
 

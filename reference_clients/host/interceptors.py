@@ -24,8 +24,12 @@ tool call (fail closed: what should have guarded the call is unknown).
   `{}` or `"valid": "false"` would let the message through.
 Policy (the SEP's Capability vs Policy): a configuration entry that names one
 interceptor may carry `overrides` (ChainEntry.overrides: `priorityHint`, `mode`,
-`failOpen`, `hooks`); each field given takes precedence over the declared
-default. Override hooks may only narrow the declared ones
+`failOpen`, `timeoutMs`, `hooks`); each field given takes precedence over the declared
+default. `timeoutMs` bounds each invocation of that interceptor: it goes into the
+`interceptor/invoke` params (so the server can stop its work and answer -32000)
+and the host stops waiting when it is exceeded; a timeout is a failure like any
+other, routed by the resolved failOpen and mode (without it, the host's own
+request timeout bounds the invocation). Override hooks may only narrow the declared ones
 (reference_servers.interceptors.narrow_hooks); an entry whose overrides widen
 them, or are malformed, is refused: that interceptor is not used at all and the
 refusal is logged (HARNESS.md §1).
@@ -65,6 +69,7 @@ class Entry:
         self.audit = policy.get("mode") == "audit"
         self.fail_open = policy.get("failOpen") is True
         self.priority_hint = policy.get("priorityHint")
+        self.timeout_ms = (overrides or {}).get("timeoutMs")  # invoker policy only: a definition declares none
 
     def hooked(self, event: str, phase: str) -> bool:
         return any(isinstance(h, dict) and h.get("phase") == phase and isinstance(h.get("events"), list)
@@ -86,13 +91,17 @@ OVERRIDE_FIELDS = ("failOpen", "priorityHint", "mode", "timeoutMs", "hooks")
 
 def resolved_overrides(declared: list, overrides: Mapping[str, Any]) -> dict:
     """The overrides that take precedence over the declared policy; ValueError names what cannot be applied.
-    `timeoutMs` is accepted and not applied here: this host's own timeout bounds every request."""
+    (`timeoutMs` is checked here and applied per invocation: Entry.timeout_ms.)"""
     if not isinstance(overrides, Mapping):
         raise ValueError("overrides is not an object")
     unknown = sorted(set(overrides) - set(OVERRIDE_FIELDS))
     if unknown:
         raise ValueError(f"unknown override field(s): {', '.join(unknown)}")
     out = {k: v for k, v in overrides.items() if k in ("failOpen", "priorityHint", "mode")}
+    timeout_ms = overrides.get("timeoutMs")
+    if "timeoutMs" in overrides and (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float))
+                                     or not timeout_ms > 0):
+        raise ValueError(f"overrides.timeoutMs is {timeout_ms!r}, not a positive number of milliseconds")
     if "failOpen" in out and not isinstance(out["failOpen"], bool):
         raise ValueError("overrides.failOpen is not true or false")
     if "mode" in out and out["mode"] not in ("active", "audit"):

@@ -27,7 +27,9 @@ ER, CM, PP, AUG, IC = ("execution-requirements/host/", "context-middleware/host/
 # error the model should read; a host that skips request-phase middleware on a turn lets that turn's PII through
 # (and never shows what it would do with the malformed results of later turns). A host that ignores priorities,
 # reads an object priorityHint as 0 or lets audit validators block does so with the overridden policy too
-# (interceptors/overrides, run claimed: its overrides use an object priorityHint and mode audit).
+# (interceptors/overrides, run claimed: its overrides use an object priorityHint and mode audit). A timeout is a
+# failure too: a host that blocks on every failure, or on every audit-mode failure, does so when one times out
+# (interceptors/overrides-timeout).
 MUTANTS = {
     "offers-preprocessors": ({PP + "never-offered-to-model"}, "offers preprocessor tools to the model (but refuses to run them)"),
     "runs-model-preprocessor-call": ({PP + "model-cannot-call-preprocessor"}, "runs any tool the model names, offered or not"),
@@ -73,7 +75,7 @@ MUTANTS = {
     "blocks-on-warnings": ({IC + "warn-does-not-block"}, "blocks on every valid: false, whatever its severity"),
     "object-priority-as-zero": ({IC + "priority-order", IC + "override-priority-precedence"}, "reads a {request, response} priorityHint as 0"),
     "sorts-validators-by-priority": ({IC + "validate-after-mutate-sending"}, "runs validators that declare a priorityHint before the mutators"),
-    "audit-failures-block": ({IC + "audit-failure-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
+    "audit-failures-block": ({IC + "audit-failure-never-blocks", IC + "override-timeout-audit-never-blocks"}, "lets a failing audit-mode interceptor without failOpen block the call"),
     "uses-unconfigured-interceptors": ({IC + "unconfigured-server-usable"}, "also runs the interceptors of every server that advertises them, configured or not"),
     "stops-at-first-rejection": ({IC + "all-validations-complete"}, "invokes validators one by one and stops at the first that rejects"),
     "ignores-request-rejections": ({IC + "validator-rejection-blocks"}, "sends the tool call although a request validator rejected it"),
@@ -82,11 +84,18 @@ MUTANTS = {
     "forwards-rejected-results": ({IC + "response-rejection-withholds-result"}, "gives the model a result a response validator rejected"),
     "sends-after-failure": ({IC + "fail-closed-by-default"}, "stops the chain when a fail-closed mutator fails, then sends the request as it stands"),
     "continues-after-failure": ({IC + "mutation-failure-halts-chain"}, "goes on with the chain after a fail-closed mutator failed (and blocks at the end)"),
-    "fails-closed-always": ({IC + "fail-open-proceeds"}, "blocks when any interceptor fails, failOpen: true or not"),
+    "fails-closed-always": ({IC + "fail-open-proceeds", IC + "override-timeout-fail-open-proceeds"}, "blocks when any interceptor fails, failOpen: true or not"),
     "ignores-priority-override": ({IC + "override-priority-precedence"}, "orders mutators by their declared priorityHint, ignoring the config's overrides"),
     "ignores-mode-override": ({IC + "override-audit-mode"}, "runs interceptors in their declared mode, ignoring a mode override"),
     "ignores-narrowed-hooks": ({IC + "override-narrowed-hooks"}, "invokes interceptors on every hook they declare, ignoring narrowing overrides"),
     "applies-widened-hooks": ({IC + "override-widening-rejected"}, "applies override hooks as given, also when they widen the declared ones"),
+    "timeouts-fail-closed": ({IC + "override-timeout-fail-open-proceeds"}, "blocks when a failOpen: true interceptor times out (other failures as declared)"),
+    "timeouts-proceed": ({IC + "override-timeout-fail-closed-blocks"}, "lets the message proceed when an interceptor times out, failOpen or not"),
+    "audit-timeouts-block": ({IC + "override-timeout-audit-never-blocks"}, "lets an audit-mode interceptor without failOpen block the call when it times out"),
+    # Ignoring timeoutMs leaves turn 1 of interceptors/overrides-timeout waiting for a 60 s stall: the turn is never
+    # answered within the turn timeout, and the two later turns are never run.
+    "ignores-timeout-override": ({IC + "override-timeout-fail-open-proceeds", IC + "override-timeout-fail-closed-blocks",
+                                  IC + "override-timeout-audit-never-blocks"}, "neither applies nor passes on an override's timeoutMs: waits for the stalled answer"),
     **{f"invalid-message-{p}": ({f"{p}/host/wire-messages-valid"},
                                  f"in {p} scenarios, also sends a notification with jsonrpc \"1.0\"")
        for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")},
@@ -177,9 +186,9 @@ class Host:
     def policy(self, d: dict, overrides: dict) -> dict | None:
         """The definition with its overrides applied (they take precedence); None when they widen its hooks."""
         merged = dict(d)
-        for key in ("priorityHint", "mode", "failOpen"):
-            if key in overrides and self.m != {"priorityHint": "ignores-priority-override",
-                                               "mode": "ignores-mode-override"}.get(key):
+        for key in ("priorityHint", "mode", "failOpen", "timeoutMs"):
+            if key in overrides and self.m != {"priorityHint": "ignores-priority-override", "mode": "ignores-mode-override",
+                                               "timeoutMs": "ignores-timeout-override"}.get(key):
                 merged[key] = overrides[key]
         if "hooks" in overrides:
             declared = {(e, h["phase"]) for h in d["hooks"] for e in h["events"]}
@@ -214,8 +223,23 @@ class Host:
         validators = [(s, d) for s, d in active if d["type"] == "validation"]
 
         def invoke(server, d, body):
-            return self.servers[server].request("interceptor/invoke", {"name": d["name"], "event": "tools/call",
-                                                                       "phase": phase, "payload": body})
+            # An override's timeoutMs is passed on: the server gives up at it (-32000), so this blocking host
+            # needs no timer of its own.
+            params = {"name": d["name"], "event": "tools/call", "phase": phase, "payload": body}
+            return self.servers[server].request("interceptor/invoke",
+                                                {**params, **({"timeoutMs": d["timeoutMs"]} if "timeoutMs" in d else {})})
+
+        def timeout_blocks(d, error) -> bool | None:
+            """How a timeout (-32000) is routed by a timeout mutant; None: as any failure."""
+            if error.get("code") != -32000:
+                return None
+            if self.m == "timeouts-proceed":
+                return False
+            if self.m == "timeouts-fail-closed" and d.get("mode") != "audit":
+                return True
+            if self.m == "audit-timeouts-block" and d.get("mode") == "audit":
+                return d.get("failOpen") is not True
+            return None
 
         def tolerated(d):
             audit = d.get("mode") == "audit" and self.m != "audit-failures-block"
@@ -245,7 +269,8 @@ class Host:
             for server, d in validators if which is None else which:
                 answer = invoke(server, d, current)
                 if "error" in answer:
-                    if not tolerated(d):
+                    routed = timeout_blocks(d, answer["error"])
+                    if routed if routed is not None else not tolerated(d):
                         stop.append(d["name"])
                     continue
                 result = answer["result"]

@@ -85,3 +85,61 @@ def test_host_interceptor_messages_are_validated_against_the_schema():
     assert message_problems({**good, "params": {"name": "m", "phase": "sideways", "event": "tools/call",
                                                 "payload": {}}})
     assert message_problems({"jsonrpc": "2.0", "id": 2, "method": "interceptors/list", "params": {}}) == []
+
+
+def _timeout_run(events: list[dict], answered: int = 3, fatal: str | None = None,
+                 features=frozenset({interceptors.OVERRIDES_FEATURE})) -> HostRecording:
+    turns = [Turn(i, f"t{i}", i * 100.0, i * 100.0 + 90, "{}", {} if i <= answered else None) for i in range(1, 4)]
+    run = HostRun(interceptors.OVERRIDES_TIMEOUT, "n", "none", turns=turns, events=events, fatal=fatal)
+    rec = _recording("interceptors", run)
+    rec.features = frozenset(features)
+    return rec
+
+
+def _stalled(t: float, turn: int, name: str, timeout_ms: int | None = 300) -> dict:
+    event = _invoke(t, turn, name, "request", error=timeout_ms is not None)
+    event["params"].update({"timeoutMs": timeout_ms} if timeout_ms is not None else {})
+    return {**event, "server": "slow", "delay": 0.3 if timeout_ms else 60.0, "stall": 60.0}
+
+
+def _echo(t: float, turn: int) -> dict:
+    return {"t": t, "turn": turn, "server": "work", "method": "tools/call", "params": {"name": "scenario_echo"},
+            "response": {"result": {"content": []}}}
+
+
+def test_a_timeout_judged_only_for_a_claimed_feature():
+    from conformance.core.model import NotApplicable
+
+    with pytest.raises(NotApplicable):
+        interceptors.override_timeout_open(_timeout_run([], features=()))
+
+
+def test_a_fail_open_timeout_must_proceed_without_waiting_for_the_stall():
+    stalled = _stalled(100.1, 1, interceptors.SLOW_OPEN, timeout_ms=None)  # the host cancelled it itself
+    assert "cancelled it itself" in interceptors.override_timeout_open(_timeout_run([stalled, _echo(100.5, 1)]))
+    with pytest.raises(Violation, match="waited"):  # a turn timeout longer than the stall: the late answer let it go
+        interceptors.override_timeout_open(_timeout_run([stalled, _echo(160.2, 1)]))
+    with pytest.raises(Violation, match="blocked"):
+        interceptors.override_timeout_open(_timeout_run([stalled]))
+    with pytest.raises(NotObserved):  # the token never stalled it
+        interceptors.override_timeout_open(_timeout_run([_echo(100.5, 1)]))
+
+
+def test_a_host_waiting_past_the_turn_timeout_is_told_which_stall_it_waited_for():
+    rec = _timeout_run([_stalled(100.1, 1, interceptors.SLOW_OPEN, timeout_ms=None)], answered=0,
+                       fatal="the host printed nothing for turn 1 within 20 s")
+    for judge in (interceptors.override_timeout_open, interceptors.override_timeout_closed,
+                  interceptors.override_timeout_audit):
+        with pytest.raises(NotObserved, match="within 20 s; in that turn v-slow-open stalled .*waited"):
+            judge(rec)
+
+
+def test_a_fail_closed_timeout_blocks_and_an_audit_one_never_does():
+    closed = _stalled(200.1, 2, interceptors.SLOW_CLOSED)
+    assert "stopped" in interceptors.override_timeout_closed(_timeout_run([closed]))
+    with pytest.raises(Violation):
+        interceptors.override_timeout_closed(_timeout_run([closed, _echo(200.5, 2)]))
+    audit = _stalled(300.1, 3, interceptors.SLOW_AUDIT)
+    assert "called" in interceptors.override_timeout_audit(_timeout_run([audit, _echo(300.5, 3)]))
+    with pytest.raises(Violation):
+        interceptors.override_timeout_audit(_timeout_run([audit]))

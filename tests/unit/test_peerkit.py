@@ -230,3 +230,36 @@ def test_a_group_started_after_the_exit_handlers_ran_is_ended_at_once():
             "print(p.wait(timeout=5))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert out.stdout.strip() == "-9", out.stderr[-500:]
+
+
+def test_a_scenario_interceptor_stalls_then_answers_or_times_out_at_timeout_ms():
+    import io
+    import threading
+
+    from conformance.host.scenario_server import LaterLines, ScenarioServer
+
+    item = {"name": "v-slow", "type": "validation", "kind": "reject-if", "pattern": "NEVER-", "stallIf": "SLOW-",
+            "stall": 0.2, "hooks": [{"events": ["tools/call"], "phase": "request"}]}
+    out = io.StringIO()
+    lines = LaterLines(out)
+    recorded: list[dict] = []
+    server = ScenarioServer("slow", {"interceptors": [item]}, "n" * 10, recorded.append, lines.defer, lines.cancel)
+
+    def invoke(rid: int, payload: str, **extra) -> dict | None:
+        params = {"name": "v-slow", "event": "tools/call", "phase": "request", "payload": payload, **extra}
+        return server.handle({"jsonrpc": "2.0", "id": rid, "method": "interceptor/invoke", "params": params})
+
+    assert invoke(1, "SLOW-x", timeoutMs=50) is None  # deferred: the answer comes from a timer
+    assert invoke(2, "SLOW-x") is None
+    assert invoke(3, "SLOW-x") is None
+    server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}})
+    assert invoke(4, "fast")["result"]["valid"] is True  # answered at once, while the others wait
+    assert [(e["response"].get("error", {}).get("code"), e.get("delay"), e.get("stall")) for e in recorded[:3]] == [
+        (-32000, 0.05, 0.2), (None, 0.2, 0.2), (None, 0.2, 0.2)]  # recorded on arrival, with the answer to come
+    for timer in [t for t in threading.enumerate() if isinstance(t, threading.Timer)]:
+        timer.join(5)
+    answers = {a["id"]: a for a in map(json.loads, out.getvalue().splitlines())}
+    assert sorted(answers) == [1, 2]  # 3 was cancelled
+    assert answers[1]["error"] == {"code": -32000, "message": "Interceptor execution timeout",
+                                   "data": {"interceptor": "v-slow", "timeoutMs": 50, "phase": "request"}}
+    assert answers[2]["result"]["valid"] is True
