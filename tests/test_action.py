@@ -115,7 +115,7 @@ def test_action_reports_counts_badge_and_summary(tmp_path):
                                       tmp=tmp_path)
     assert status == 0, log
     # the fake serves every profile's fixtures (its interceptors come with the gateway upstream's)
-    assert outputs["passed"] == "55" and outputs["failed"] == "0"
+    assert outputs["passed"] == "56" and outputs["failed"] == "0"
     assert outputs["badge"].endswith("badges/server.svg") and os.path.exists(outputs["badge"])
     assert "MCP extension conformance" in summary.read_text()
 
@@ -134,7 +134,7 @@ def test_action_without_a_step_summary_still_reports(tmp_path):
     status, outputs, log = run_action(ROOT, {"command": fake_command(), "report-dir": str(tmp_path / "report")},
                                       workspace=ROOT, env=env, tmp=tmp_path)
     assert status == 0, log
-    assert outputs["passed"] == "55"
+    assert outputs["passed"] == "56"
 
 
 def test_a_run_that_cannot_start_still_says_so_in_the_step_summary(tmp_path):

@@ -564,7 +564,9 @@ def test_http_pii_flood_in_one_session_does_not_stall_another(tmp_path):
 
     idle, pings, attack = anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe, "--config", str(config),
                                     "--max-body", str(4 * len(text) + 65536))
-    assert "[PHONE_" in json.dumps(attack["answer"]) or "maxSeconds" in json.dumps(attack["answer"]), attack
+    answer = json.dumps(attack["answer"])
+    # Redacted (dense mode's NUMBER handles for a text this full of numbers) or stopped at the time limit.
+    assert "[NUMBER_" in answer or "[PHONE_" in answer or "maxSeconds" in answer, attack
     summary = (f"A's call {attack['seconds']:.2f} s; B idle median {statistics.median(idle) * 1000:.0f} ms; "
                f"B under attack: {len(pings)} pings, slowest {max(pings) * 1000:.0f} ms")
     assert len(pings) >= 3 and max(pings) < attack["seconds"] / 3, summary
