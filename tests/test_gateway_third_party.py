@@ -87,33 +87,47 @@ RUNS = {
 }
 
 CAPABILITIES = ("context-middleware/gateway/capability-forwarded-or-refused",
-                "augmentation/gateway/capability-forwarded-or-refused")
+                "augmentation/gateway/capability-forwarded-or-refused",
+                "interceptors/gateway/capability-forwarded-or-refused")
 TOOL_FIELDS = {"preprocessor-tools/gateway/flag-passes-through": 'without "preprocessor": true',
                "execution-requirements/gateway/requirements-pass-through": "arrive with different requirements"}
 REFUSED = {"context-middleware/gateway/invoke-every-content-type-unchanged",
            "context-middleware/gateway/invoke-params-arrive-unchanged",
            "augmentation/gateway/augment-every-content-type-unchanged",
            "augmentation/gateway/augment-params-arrive-unchanged"}
+INTERCEPTORS_REFUSED = {"interceptors/gateway/invoke-params-arrive-unchanged",
+                        "interceptors/gateway/invoke-results-unchanged", "interceptors/gateway/list-passes-through"}
 
 
 def refuses_with(code: str) -> dict:
     return {cid: f"code {code} instead of -32601" for cid in CAPABILITIES}
 
 
+# Refusing the methods, a gateway has the interceptors checks that need them skipped too.
+REFUSED_ALL = REFUSED | INTERCEPTORS_REFUSED
+
+
 # What each run fails (check -> a phrase of its reason) and skips, as found; the rest pass.
 EXPECTED = {
-    "gatekit-stdio": (refuses_with("-32004"), REFUSED),
-    "mcp-proxy-stdio-to-http": (refuses_with("-32602"), REFUSED),
-    "mcp-proxy-http-to-stdio": (refuses_with("-32602"), REFUSED),
+    "gatekit-stdio": (refuses_with("-32004"), REFUSED_ALL),
+    "mcp-proxy-stdio-to-http": (refuses_with("-32602"), REFUSED_ALL),
+    "mcp-proxy-http-to-stdio": (refuses_with("-32602"), REFUSED_ALL),
     "supergateway-http-to-stdio": ({}, set()),
     "supergateway-stateful-http-to-stdio": ({}, set()),
     # Its SDK client parses the upstream's initialize result, dropping capabilities it does not know,
     # while every other request is relayed untyped: the methods still work.
-    "supergateway-stdio-to-http": ({cid: "the upstream's capability was dropped" for cid in CAPABILITIES}, set()),
-    # Refuses cleanly (-32601), but its SDK's Tool schema strips the fields it does not know.
-    "mcp-proxy-npm-http-to-stdio": (TOOL_FIELDS, REFUSED),
-    "lasso-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED),
-    "lasso-basic-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED),
+    # The interceptors capability, under `extensions`, survives.
+    "supergateway-stdio-to-http": ({cid: "the upstream's capability was dropped" for cid in CAPABILITIES[:2]}, set()),
+    # Refuses the middleware methods cleanly (-32601), but its SDK's Tool schema strips the fields it does not
+    # know; it passes the interceptors capability (under `extensions`) on and then refuses its methods (-32601).
+    "mcp-proxy-npm-http-to-stdio": ({**TOOL_FIELDS,
+                                     "interceptors/gateway/capability-forwarded-or-refused":
+                                         "is advertised, but interceptors/list was answered with an error",
+                                     "interceptors/gateway/list-passes-through": "returned no list",
+                                     "interceptors/gateway/invoke-params-arrive-unchanged": "never received",
+                                     "interceptors/gateway/invoke-results-unchanged": "Method not found"}, REFUSED),
+    "lasso-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED_ALL),
+    "lasso-basic-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED_ALL),
     # It re-lists tools as `<gateway>-<slug>` with every `_` turned into `-` (fixture-conformance-memories),
     # so no upstream tool is found under any prefix; its mcp 1.x server refuses the methods with -32602.
     "contextforge-stdio-to-http": ({**refuses_with("-32602"),
@@ -123,7 +137,7 @@ EXPECTED = {
                                         "execution-requirements/gateway/requirements-pass-through",
                                         "execution-requirements/gateway/satisfied-call-passes",
                                         "execution-requirements/gateway/unmet-error-passes-through")}},
-                                   REFUSED),
+                                   REFUSED_ALL),
 }
 
 
