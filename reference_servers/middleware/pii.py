@@ -1237,7 +1237,9 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
 # Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown
 # link/image destination ("](" not yet closed), a bare URL ("://"), an autolink or mailto/data URI, or an
 # href/src value. Only the tokens around handles are looked at, so restoring 1 MB costs what the handles cost.
-_URL_MARKER_RE = re.compile(r"(?=(://|(?i:(?:href|src|action|formaction)\s*=)))")  # at every start: overlaps too
+# The first character of a marker is tested before the rest (a lookbehind names the word), so most positions
+# fail in one step; the earliest marker in a token ends first (no marker lies inside another and ends sooner).
+_URL_MARKER_RE = re.compile(r"://|[hHsSaAfF](?i:(?<=h)ref|(?<=s)rc|(?<=a)ction|(?<=f)ormaction)\s*=")
 _URL_SCHEME_RE = re.compile(r"<?(?i:mailto|data):")  # at the token's start only
 _TOKEN_END_RE = re.compile(r"[ \n\t\r]")
 
@@ -1273,7 +1275,8 @@ class UrlTokens:
             if text.find(":", self.start, self.end) < 0 and text.find("=", self.start, self.end) < 0:
                 self.marker_end = self.end + 1  # every marker has one of the two: the usual token needs no scan
             else:
-                ends = [m.end(1) for m in _URL_MARKER_RE.finditer(text, self.start, self.end)]
+                first = _URL_MARKER_RE.search(text, self.start, self.end)
+                ends = [first.end()] if first else []
                 scheme = _URL_SCHEME_RE.match(text, self.start, self.end)
                 self.marker_end = min(ends + ([scheme.end()] if scheme else []), default=self.end + 1)
             self.scanned, self.link_open = self.start, False
@@ -1314,24 +1317,37 @@ def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | Non
     # What the restored text will hold, counted as values go in: a value of megabytes behind a handle written
     # thousands of times would otherwise be built in memory in full before any limit could look at it.
     size, allowance = len(text), output_allowance() if max_chars is None else max_chars
-    position = len(parts[0])  # where the handle parts[i] starts in `text`
+    # Where each handle starts in `text` (handle k is parts[2k + 1]), in C.
+    sizes = map(operator.add, map(len, parts), itertools.cycle((0, 2)))  # a handle part lost its brackets
+    starts = list(itertools.accumulate(sizes))[0:-1:2]
     # Every URL marker has a ":" or an "=", and a link destination a "](": text with none has no URL to look for.
     check_urls = not in_urls and (":" in text or "=" in text or "](" in text)
     get = redactions.get
-    for i in range(1, len(parts), 2):
+    k, handles = 0, len(starts)
+    while k < handles:
         if call.cancelled:
             call.stop()
-        name = parts[i]
+        i = 2 * k + 1
+        name, position = parts[i], starts[k]
+        if check_urls and position < urls.url_until or (check_urls and get(name) is not None
+                                                         and urls.in_url(position)):
+            # Kept in a URL, with every handle after it up to where the URL is known to go on: in bulk.
+            last = max(k + 1, bisect.bisect_left(starts, urls.url_until, k))
+            names = parts[i:2 * last + 1:2]
+            parts[i:2 * last + 1:2] = map("[{}]".format, names)
+            for each in dict.fromkeys(names):
+                known = get(each) is not None
+                listed, found = (listed_kept, kept) if known else (listed_unknown, unknown)
+                if found is not None and each not in listed:
+                    listed.add(each)
+                    found.append(each)
+            k = last
+            continue
         value = get(name)
         if value is None:
             if unknown is not None and name not in listed_unknown:
                 listed_unknown.add(name)
                 unknown.append(name)
-            parts[i] = f"[{name}]"
-        elif check_urls and (position < urls.url_until or urls.in_url(position)):
-            if kept is not None and name not in listed_kept:
-                listed_kept.add(name)
-                kept.append(name)
             parts[i] = f"[{name}]"
         else:
             restored += 1
@@ -1341,7 +1357,7 @@ def restore_text(text: str, redactions: dict[str, str], unknown: list[str] | Non
                                     f"pii_restoration: the restored text would hold more than this server's limit "
                                     f"of {allowance} characters (maxOutputChars)")
             parts[i] = value
-        position += len(name) + 2 + len(parts[i + 1])
+        k += 1
     return "".join(parts), restored
 
 
