@@ -919,11 +919,12 @@ def _digit_run_candidates(text: str, strict: bool, region: str, tally: _Tally | 
     return out
 
 
-def find_pii(text: str, strict: bool = False, region: str = "US") -> list[Found]:
+def find_pii(text: str, strict: bool = False, region: str = "US", seen: tuple | None = None) -> list[Found]:
     """Every PII span of `text`, non-overlapping, in text order (see the module docstring), within the validation
-    budget of the caller's `budgeted` block, or one of its own for `text`."""
+    budget of the caller's `budgeted` block, or one of its own for `text`; `seen` is its detection_view if the
+    caller has it."""
     with budgeted(len(text)):
-        return _find_pii(text, strict, region)
+        return _find_pii(text, strict, region, seen=seen)
 
 
 def _find_pii_unbudgeted(text: str, strict: bool = False, region: str = "US") -> list[Found]:
@@ -937,9 +938,9 @@ def _find_pii_unbudgeted(text: str, strict: bool = False, region: str = "US") ->
         _budgets.current = outer
 
 
-def _find_pii(text: str, strict: bool, region: str, dense: bool = True) -> list[Found]:
+def _find_pii(text: str, strict: bool, region: str, dense: bool = True, seen: tuple | None = None) -> list[Found]:
     literals = [_found((m.start(), m.end(), "LITERAL")) for m in HANDLE_RE.finditer(text)] if "[" in text else []
-    view, breaks = detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
+    view, breaks = seen or detection_view(text)  # invisible characters, fullwidth forms, other scripts' digits
     if dense and _dense_at_sight(view):
         return _find_pii_dense(text, view, breaks)
     candidates = list(_emails(view)) if "@" in view else []
@@ -1133,7 +1134,7 @@ def _find_pii_dense(text: str, view: str, breaks: list[tuple[int, int]]) -> list
     starts, ends, values = _spans_of(_dense_pattern("[" in view).split(view))  # in C
     if call.cancelled:
         call.stop()
-    kinds = list(map(_dense_kind, values))
+    kinds = list(map(_dense_kind, values)) if "[" in view else ["NUMBER"] * len(values)
     if emails:
         spans = sorted(emails + list(map(_found, zip(starts, ends, kinds))))
         starts, ends, kinds = list(map(_START, spans)), list(map(_END, spans)), list(map(_KIND, spans))
@@ -1216,7 +1217,10 @@ def validate_map(mapping, name: str) -> dict[str, str]:
 
 def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str = "US",
                 counts: dict[str, int] | None = None) -> str:
-    found = find_pii(text, strict, region)
+    view, breaks = detection_view(text)
+    if not breaks and "@" not in view and _dense_at_sight(view):
+        return _redact_dense(text, view, handles, counts)
+    found = find_pii(text, strict, region, seen=(view, breaks))
     if not found:
         return text
     call = current_call()
@@ -1232,6 +1236,37 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
         for kind, n in Counter(map(_KIND, found)).items():
             counts[kind] = counts.get(kind, 0) + n
     return "".join(itertools.chain.from_iterable(zip(gaps, map(tags.__getitem__, keys)))) + text[ends[-1]:]
+
+
+def _redact_dense(text: str, view: str, handles: HandleMap, counts: dict[str, int] | None) -> str:
+    """redact_text of a dense text without invisible characters or "@" (_find_pii_dense's spans, one for one
+    with the view's characters), from the parts of the split themselves: no span objects, no slicing where the
+    view is the text."""
+    call = current_call()
+    parts = _dense_pattern("[" in view).split(view)  # gap, span, gap, span, ..., gap
+    if call.cancelled:
+        call.stop()
+    if view is not text:  # other scripts' digits read as ASCII: the original's characters, at the same offsets
+        bounds = [0, *itertools.accumulate(map(len, parts))]
+        parts = list(map(text.__getitem__, map(slice, bounds, bounds[1:])))
+    values = parts[1::2]
+    if not values:
+        return text
+    if max(map(len, values)) > _DENSE_PIECE:  # a long run: as consecutive pieces, with empty gaps between
+        pieces = [parts[0]]
+        for value, gap in zip(values, parts[2::2]):
+            for lo in range(0, len(value), _DENSE_PIECE):
+                pieces += [value[lo:lo + _DENSE_PIECE], ""]
+            pieces[-1] = gap
+        parts, values = pieces, pieces[1::2]
+    kinds = list(map(_dense_kind, values)) if "[" in view else ["NUMBER"] * len(values)
+    keys = list(zip(kinds, values))
+    distinct = list(dict.fromkeys(keys))
+    tags = dict(zip(distinct, map("[{}]".format, handles.handles_for(distinct))))  # numbered as they appear
+    if counts is not None:
+        for kind, n in Counter(kinds).items():
+            counts[kind] = counts.get(kind, 0) + n
+    return "".join(itertools.chain.from_iterable(zip(parts[0::2], map(tags.__getitem__, keys)))) + parts[-1]
 
 
 # Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown

@@ -107,7 +107,11 @@ _NON_ASCII_RE = re.compile(r"[^\x00-\x7f](?:[\x00-\x7f]{0,8}[^\x00-\x7f])*")
 
 def ascii_forms(text: str) -> str:
     """Fullwidth forms and non-ASCII digits as ASCII; only the non-ASCII runs are looked at (mostly-ASCII text
-    is scanned by a simple class, much faster than the big one)."""
+    is scanned by a simple class, much faster than the big one). A text that is a quarter non-ASCII or more
+    (its UTF-8 has that many more bytes than characters, counted in C) is translated whole: finding its runs
+    would cost as much as the translation."""
+    if len(text.encode("utf-8", "surrogatepass")) - len(text) > len(text) // 4:
+        return text.translate(_ascii_forms_table())
     pieces, last = [], 0
     for m in _NON_ASCII_RE.finditer(text):
         run = m.group()

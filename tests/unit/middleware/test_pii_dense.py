@@ -154,3 +154,38 @@ def test_a_text_with_few_marks_but_many_candidates_goes_dense_on_the_way(monkeyp
     assert n <= pii._candidate_allowance(len(text)) + 1
     covered = {(f.start, f.end) for f in pii.find_pii(text)}
     assert all((f.start, f.end) in covered for f in pii._find_pii_unbudgeted(text))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dense_redaction_from_the_split_equals_redaction_from_the_spans(seed):
+    """_redact_dense (the parts of the split, no span objects) writes what redact_text writes from find_pii's
+    spans: the same handles, numbering and pieces."""
+    rng = random.Random(f"split/{seed}")
+    text = "".join(shape_text(rng.choice(list(FAMILIES)), rng.randint(50, 400), seed=rng.randrange(10 ** 6)) + " "
+                   for _ in range(rng.randint(5, 30)))
+    text += rng.choice(["", " [PHONE_3] ", " " + "1 " * 200])  # handle-shaped text; a run long enough for pieces
+    view, breaks = pii.detection_view(text)
+    assert pii._dense_at_sight(view) and not breaks and "@" not in view
+    previous = {"NUMBER_2": "415-555-2671"}
+    fast, slow = pii.HandleMap(previous), pii.HandleMap(previous)
+    counts_fast: dict = {}
+    counts_slow: dict = {}
+    out_fast = pii.redact_text(text, fast, counts=counts_fast)
+    out_slow = _redact_from_spans(text, slow, counts_slow)
+    assert out_fast == out_slow and fast.values == slow.values and counts_fast == counts_slow
+
+
+def _redact_from_spans(text, handles, counts):
+    """redact_text's span path, called directly (the dense text goes through find_pii's dense spans)."""
+    import itertools
+    from collections import Counter
+
+    found = pii.find_pii(text)
+    starts, ends = [f.start for f in found], [f.end for f in found]
+    keys = [(f.kind, text[f.start:f.end]) for f in found]
+    distinct = list(dict.fromkeys(keys))
+    tags = dict(zip(distinct, (f"[{h}]" for h in handles.handles_for(distinct))))
+    for kind, n in Counter(f.kind for f in found).items():
+        counts[kind] = counts.get(kind, 0) + n
+    gaps = [text[a:b] for a, b in zip([0, *ends], starts)]
+    return "".join(itertools.chain.from_iterable(zip(gaps, (tags[k] for k in keys)))) + text[ends[-1]:]
