@@ -173,7 +173,7 @@ from stdnum.us import ssn as us_ssn
 from ..limits import LimitExceeded, output_allowance
 from ..limits import current as current_call
 from . import MiddlewareSpec
-from .textutil import check_context, detection_view, is_text, original_offset
+from .textutil import check_context, detection_view, drop_invisible, is_text, original_offset
 
 # -- handles ------------------------------------------------------------------------------------
 HANDLE_NAME = r"[A-Z][A-Z0-9]*_[0-9]+"
@@ -1080,16 +1080,28 @@ class _Tally:
 # handles), which only a text that dense pays for. Offsets go back to the original text in bulk
 # (_original_offsets); a span longer than _DENSE_PIECE characters (a text that is one long run of groups) is
 # redacted in consecutive pieces.
+# The patterns read the text itself, not the detection view (whose translation of other scripts' digits and
+# fullwidth forms costs as much as the scan): a digit is any decimal digit (`\d`, the digits the view reads as
+# ASCII), and each ASCII punctuation mark stands with its fullwidth form. Handle-shaped text is ASCII, as
+# the validated path reads it.
+def _wide(marks: str) -> str:
+    """`marks` and their fullwidth forms, escaped for a character class."""
+    return re.escape(marks + "".join(chr(ord(c) + 0xFEE0) for c in marks))
+
+
 _DENSE_LITERAL = rf"\[{HANDLE_NAME}\]"
-_DENSE_EMAIL = r"(?<![\w%+\-.'])[\w%+\-.']+@[\w\-.]+\.[^\W\d_]{2,63}"
-_DENSE_NUMBER = (r"\+?\(?[0-9](?:[ .\-()]{0,3}[0-9]){6,}\)?"
-                 r"|(?<![0-9])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![0-9])")
+_LOCAL_MARKS = "%+-.'_"
+_LOCAL = rf"[\w{_wide(_LOCAL_MARKS)}]"
+_DENSE_EMAIL = (rf"(?<!{_LOCAL}){_LOCAL}+[{_wide('@')}][\w{_wide('-._')}]+[{_wide('.')}][^\W\d_]{{2,63}}")
+_DENSE_SEP = f"[ {_wide('.-()')}]"
+_DENSE_NUMBER = (rf"[{_wide('+')}]?[{_wide('(')}]?\d(?:{_DENSE_SEP}{{0,3}}\d){{6,}}[{_wide(')')}]?"
+                 rf"|(?<!\d)\d{{1,3}}(?:[{_wide('.')}]\d{{1,3}}){{3}}(?!\d)")
 _DENSE_PIECE = 64
 
 
 @lru_cache(maxsize=2)
 def _dense_pattern(brackets: bool) -> re.Pattern:
-    """The pattern of dense mode's numbers, with handle-shaped text first where the view has a "["."""
+    """The pattern of dense mode's numbers, with handle-shaped text first where the text has a "["."""
     return re.compile("(" + "|".join([_DENSE_LITERAL] * brackets + [_DENSE_NUMBER]) + ")")
 
 
@@ -1120,21 +1132,22 @@ def _original_offsets(breaks: list[tuple[int, int]], offsets: list[int]) -> list
 
 
 def _find_pii_dense(text: str, view: str, breaks: list[tuple[int, int]]) -> list[Found]:
-    """find_pii's answer in dense mode (see _DENSE_RE): the spans come from one split of the view, their
-    offsets from the lengths of its parts, all in C but for the kinds."""
+    """find_pii's answer in dense mode (see _DENSE_RE): the spans come from one split of the text (its invisible
+    characters dropped, as in the view), their offsets from the lengths of its parts, all in C but the kinds."""
     call = current_call()
     if call.cancelled:
         call.stop()
+    base = drop_invisible(text) if breaks else text  # the view's offsets, the text's characters
     emails: list[Found] = []
     if "@" in view:  # emails first, then numbers in what is left: a number never eats into an address's local part
-        starts, ends, _ = _spans_of(_DENSE_EMAIL_RE.split(view))
+        starts, ends, _ = _spans_of(_DENSE_EMAIL_RE.split(base))
         if starts:
             emails = list(map(_found, zip(starts, ends, itertools.repeat("EMAIL"))))
-            view = _DENSE_EMAIL_RE.sub(_mask, view)
-    starts, ends, values = _spans_of(_dense_pattern("[" in view).split(view))  # in C
+            base = _DENSE_EMAIL_RE.sub(_mask, base)
+    starts, ends, values = _spans_of(_dense_pattern("[" in base).split(base))  # in C
     if call.cancelled:
         call.stop()
-    kinds = list(map(_dense_kind, values)) if "[" in view else ["NUMBER"] * len(values)
+    kinds = list(map(_dense_kind, values)) if "[" in base else ["NUMBER"] * len(values)
     if emails:
         spans = sorted(emails + list(map(_found, zip(starts, ends, kinds))))
         starts, ends, kinds = list(map(_START, spans)), list(map(_END, spans)), list(map(_KIND, spans))
@@ -1190,17 +1203,16 @@ class HandleMap:
             new = list(itertools.filterfalse(by_value.__contains__, new))
         kinds = list(dict.fromkeys(map(_FIRST, new)))
         for kind in kinds:
-            values = list(map(_SECOND, new)) if len(kinds) == 1 else [value for k, value in new if k == kind]
+            # The numbers go on from the highest of the kind (_last), so no new name can be one the map has.
+            ours = new if len(kinds) == 1 else [key for key in new if key[0] == kind]
             last = self._last.get(kind, 0)
-            names = list(map(f"{kind}_{{}}".format, range(last + 1, last + 1 + len(values))))
-            if not self.values.keys().isdisjoint(names):  # only if a passed-in map was numbered oddly
-                for value in values:
-                    self.handle_for(kind, value)
-                continue
-            self._last[kind] = last + len(values)
-            by_value.update(zip(zip(itertools.repeat(kind), values), names))
-        # In order of appearance across kinds, as handle_for one at a time would have made them.
-        self.values.update(zip(map(by_value.__getitem__, new), map(_SECOND, new)))
+            self._last[kind] = last + len(ours)
+            names = list(map(f"{kind}_{{}}".format, range(last + 1, last + 1 + len(ours))))
+            by_value.update(zip(ours, names))
+            if len(kinds) == 1:
+                self.values.update(zip(names, map(_SECOND, ours)))
+        if len(kinds) > 1:  # in order of appearance across kinds, as handle_for one at a time would have made them
+            self.values.update(zip(map(by_value.__getitem__, new), map(_SECOND, new)))
         return list(map(by_value.__getitem__, keys))
 
 
@@ -1239,16 +1251,12 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
 
 
 def _redact_dense(text: str, view: str, handles: HandleMap, counts: dict[str, int] | None) -> str:
-    """redact_text of a dense text without invisible characters or "@" (_find_pii_dense's spans, one for one
-    with the view's characters), from the parts of the split themselves: no span objects, no slicing where the
-    view is the text."""
+    """redact_text of a dense text without invisible characters or "@" (_find_pii_dense's spans), from the parts
+    of the split themselves: no span objects, no slicing."""
     call = current_call()
-    parts = _dense_pattern("[" in view).split(view)  # gap, span, gap, span, ..., gap
+    parts = _dense_pattern("[" in text).split(text)  # gap, span, gap, span, ..., gap
     if call.cancelled:
         call.stop()
-    if view is not text:  # other scripts' digits read as ASCII: the original's characters, at the same offsets
-        bounds = [0, *itertools.accumulate(map(len, parts))]
-        parts = list(map(text.__getitem__, map(slice, bounds, bounds[1:])))
     values = parts[1::2]
     if not values:
         return text
@@ -1259,7 +1267,7 @@ def _redact_dense(text: str, view: str, handles: HandleMap, counts: dict[str, in
                 pieces += [value[lo:lo + _DENSE_PIECE], ""]
             pieces[-1] = gap
         parts, values = pieces, pieces[1::2]
-    kinds = list(map(_dense_kind, values)) if "[" in view else ["NUMBER"] * len(values)
+    kinds = list(map(_dense_kind, values)) if "[" in text else ["NUMBER"] * len(values)
     keys = list(zip(kinds, values))
     distinct = list(dict.fromkeys(keys))
     tags = dict(zip(distinct, map("[{}]".format, handles.handles_for(distinct))))  # numbered as they appear

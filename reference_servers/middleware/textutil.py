@@ -146,6 +146,11 @@ def detection_view(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(pieces), breaks
 
 
+def drop_invisible(text: str) -> str:
+    """`text` without its invisible characters: the view's offsets, the text's own characters."""
+    return _INVISIBLE_RE.sub("", text)
+
+
 def original_offset(breaks: list[tuple[int, int]], offset: int) -> int:
     """The offset in the original text of the view's character at `offset`."""
     i = bisect.bisect_right(breaks, (offset, float("inf"))) - 1
