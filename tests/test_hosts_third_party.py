@@ -85,9 +85,11 @@ AUGMENTATION_PASS = {f"augmentation/host/{slug}": "pass" for slug in (
     "append-hint-applied", "prepend-hint-applied", "replace-hint-applied", "wire-messages-valid",
     "augmentations-not-offered-as-tools")}
 # The harness's `filter` reading (HARNESS.md §3 step 1) came after the recipes, which append unknown hints:
-# the filtered-out tool is still offered (a SHOULD: warn). Read from the recipe's code; not yet measured with
-# `nox -s hosts_third_party`, like the two malformed-result pins above it.
+# the filtered-out tool is still offered (a SHOULD: warn); measured with `nox -s hosts_third_party` on 2026-11-26.
 AUGMENTATION_PASS["augmentation/host/filter-hint-applied"] = "warn"
+# So did the reading of the context-middleware tool-filtering example (metadata.suggestedToolSet): the recipes
+# run the middleware and offer every tool (warn); stock hosts never invoke it (warn, not observed).
+ALL_PASS["context-middleware/host/suggested-tool-set-applied"] = "warn"
 # A stock host: every tool offered, no preprocessor run, no middleware invoked.
 STOCK = {**ALL_PASS, **{cid: "fail" for cid in (
     "context-middleware/host/chained-input",

@@ -1168,52 +1168,54 @@ class HandleMap:
 
     def __init__(self, existing: dict | None = None):
         self.values: dict[str, str] = {}
-        self._by_value: dict[tuple[str, str], str] = {}
+        self._by_kind: dict[str, dict[str, str]] = {}  # kind -> value -> handle
         self._last: dict[str, int] = {}
         for handle, value in validate_map(existing or {}, "redactions").items():
             kind, _, number = handle.rpartition("_")
             self.values[handle] = value
-            self._by_value.setdefault((kind, value), handle)
+            self._by_kind.setdefault(kind, {}).setdefault(value, handle)
             self._last[kind] = max(self._last.get(kind, 0), int(number))
 
     def handle_for(self, kind: str, value: str) -> str:
-        handle = self._by_value.get((kind, value))
-        if handle is None:
-            self._last[kind] = self._last.get(kind, 0) + 1
-            handle = f"{kind}_{self._last[kind]}"
-            while handle in self.values:  # only if a passed-in map was numbered oddly
-                self._last[kind] += 1
-                handle = f"{kind}_{self._last[kind]}"
-            self.values[handle] = value
-            self._by_value[(kind, value)] = handle
-        return handle
+        return self.handles_of(kind, [value])[value]
 
-
-    def handles_for(self, keys: list[tuple[str, str]]) -> list[str]:
-        """handle_for of each of the distinct `keys` (kind, value), in order, the new ones numbered in bulk: per
-        kind one range of numbers and one comprehension, where a dense text has thousands of new values."""
-        by_value = self._by_value
-        new = list(itertools.filterfalse(by_value.__contains__, keys))
-        if new and self._by_value and any(k == "NUMBER" for k in map(_FIRST, new)):
+    def handles_of(self, kind: str, values: list[str]) -> dict[str, str]:
+        """The value -> handle map of `kind`, with a handle for each of `values` (new ones numbered in bulk, in
+        order, from the highest of the kind, so no new name can be one the map has): where a dense text has
+        thousands of new values, one range of numbers and a few passes in C."""
+        known = self._by_kind.setdefault(kind, {})
+        new = list(dict.fromkeys(itertools.filterfalse(known.__contains__, values)))
+        if new and kind == "NUMBER" and len(self._by_kind) > 1:
             # Dense mode's NUMBER is a shape, not a type: a value the session already has a handle for (an earlier
             # call's PHONE_1) keeps it.
-            known = {value: handle for (_, value), handle in by_value.items()}
-            for key in [key for key in new if key[0] == "NUMBER" and key[1] in known]:
-                by_value[key] = known[key[1]]
-            new = list(itertools.filterfalse(by_value.__contains__, new))
-        kinds = list(dict.fromkeys(map(_FIRST, new)))
-        for kind in kinds:
-            # The numbers go on from the highest of the kind (_last), so no new name can be one the map has.
-            ours = new if len(kinds) == 1 else [key for key in new if key[0] == kind]
+            others = {value: handle for k, handles in self._by_kind.items() if k != kind
+                      for value, handle in handles.items()}
+            known.update((value, others[value]) for value in new if value in others)
+            new = list(itertools.filterfalse(known.__contains__, new))
+        if new:
             last = self._last.get(kind, 0)
-            self._last[kind] = last + len(ours)
-            names = list(map(f"{kind}_{{}}".format, range(last + 1, last + 1 + len(ours))))
-            by_value.update(zip(ours, names))
-            if len(kinds) == 1:
-                self.values.update(zip(names, map(_SECOND, ours)))
-        if len(kinds) > 1:  # in order of appearance across kinds, as handle_for one at a time would have made them
-            self.values.update(zip(map(by_value.__getitem__, new), map(_SECOND, new)))
-        return list(map(by_value.__getitem__, keys))
+            self._last[kind] = last + len(new)
+            names = list(map(f"{kind}_{{}}".format, range(last + 1, last + 1 + len(new))))
+            known.update(zip(new, names))
+            self.values.update(zip(names, new))
+        return known
+
+    def handles_for(self, keys: list[tuple[str, str]]) -> list[str]:
+        """handle_for of each of the `keys` (kind, value), numbered in the order the keys come, kind by kind as
+        they appear."""
+        if not keys:
+            return []
+        kinds = list(dict.fromkeys(map(_FIRST, keys)))
+        if len(kinds) == 1:
+            return list(map(self.handles_of(kinds[0], list(map(_SECOND, keys))).__getitem__, map(_SECOND, keys)))
+        before = len(self.values)
+        maps = {kind: self.handles_of(kind, [value for k, value in keys if k == kind]) for kind in kinds}
+        names = [maps[kind][value] for kind, value in keys]
+        if len(self.values) > before:  # the new handles in the order their values came, across kinds
+            added = set(itertools.islice(self.values, before, None))
+            for name in dict.fromkeys(filter(added.__contains__, names)):
+                self.values[name] = self.values.pop(name)
+        return names
 
 
 def validate_map(mapping, name: str) -> dict[str, str]:
@@ -1241,13 +1243,12 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     # In bulk, in C where it can be: a dense text has a span every few characters.
     starts, ends = list(map(_START, found)), list(map(_END, found))
     keys = list(zip(map(_KIND, found), map(text.__getitem__, map(slice, starts, ends))))
-    distinct = list(dict.fromkeys(keys))
-    tags = dict(zip(distinct, map("[{}]".format, handles.handles_for(distinct))))  # numbered as they appear
+    tags = map("[{}]".format, handles.handles_for(keys))  # numbered as they appear
     gaps = map(text.__getitem__, map(slice, [0, *ends], starts))
     if counts is not None:
         for kind, n in Counter(map(_KIND, found)).items():
             counts[kind] = counts.get(kind, 0) + n
-    return "".join(itertools.chain.from_iterable(zip(gaps, map(tags.__getitem__, keys)))) + text[ends[-1]:]
+    return "".join(itertools.chain.from_iterable(zip(gaps, tags))) + text[ends[-1]:]
 
 
 def _redact_dense(text: str, view: str, handles: HandleMap, counts: dict[str, int] | None) -> str:
@@ -1267,14 +1268,17 @@ def _redact_dense(text: str, view: str, handles: HandleMap, counts: dict[str, in
                 pieces += [value[lo:lo + _DENSE_PIECE], ""]
             pieces[-1] = gap
         parts, values = pieces, pieces[1::2]
-    kinds = list(map(_dense_kind, values)) if "[" in text else ["NUMBER"] * len(values)
-    keys = list(zip(kinds, values))
-    distinct = list(dict.fromkeys(keys))
-    tags = dict(zip(distinct, map("[{}]".format, handles.handles_for(distinct))))  # numbered as they appear
+    if "[" in text:
+        kinds = list(map(_dense_kind, values))
+        names = handles.handles_for(list(zip(kinds, values)))
+    else:  # one kind: the kind's own map, no keys to build
+        kinds = ["NUMBER"] * len(values)
+        names = list(map(handles.handles_of("NUMBER", values).__getitem__, values))
     if counts is not None:
         for kind, n in Counter(kinds).items():
             counts[kind] = counts.get(kind, 0) + n
-    return "".join(itertools.chain.from_iterable(zip(parts[0::2], map(tags.__getitem__, keys)))) + parts[-1]
+    pieces = zip(parts[0::2], itertools.repeat("["), names, itertools.repeat("]"))
+    return "".join(itertools.chain.from_iterable(pieces)) + parts[-1]
 
 
 # Where a restored value would leave the text: the whitespace-free token a handle sits in is part of a markdown
