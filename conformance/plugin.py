@@ -108,6 +108,9 @@ def pytest_sessionstart(session):
             or getattr(option, "collectonly", False) or getattr(option, "showfixtures", False)):
         return
     claimed = _claimed(config, role)
+    # The checks register on this thread before another starts: collection reads the registry, and an import
+    # that another thread is in the middle of can come back half done (Python's import deadlock avoidance).
+    role.load()
     background.warm_up()
     kind = _run(config, role).target_kind  # a fixture replay records only the profiles its checks judge
     wanted = role.profiles if kind == "live" else {REGISTRY[cid].profile for cid in role.check_ids(kind)}
@@ -136,6 +139,7 @@ def mcpx_recordings(request):
     else:
         background.warm_up()
         recordings = _record(config, role, profiles, claimed, _say(config))
+    background.settled()
     from .core.diagnosis import diagnose
 
     problem = getattr(config, "_mcpx_unavailable", None) or diagnose(role.name, recordings, _run(config, role))

@@ -1,6 +1,7 @@
 """The command line, end to end: exit codes, reports, and no traceback at the user."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -289,3 +290,40 @@ def test_wg_fixture_replay_usage_mistakes_exit_2_in_one_line(tmp_path, argv, say
     proc = cli("server", *argv, "--report-dir", str(tmp_path))
     assert_clean(proc)
     assert proc.returncode == 2 and says in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_checks_are_registered_before_any_background_thread_starts(tmp_path):
+    """Run as a pytest plugin (nothing but the plugin loads the checks), the recording and the warm-up start on
+    threads of their own while pytest collects: the checks must be in the registry before either starts, or
+    collection reads it while another thread is still importing the check modules."""
+    script = f"""
+import sys
+import pytest
+from conformance.core import background
+from conformance.core.model import REGISTRY
+
+def note(what):  # pytest captures the run's output: a file of its own
+    with open({str(tmp_path / "seen.txt")!r}, "a") as seen:
+        print(what, sum(1 for check in REGISTRY.values() if check.role == "server"), file=seen)
+
+real_init, real_warm_up = background.BackgroundRecording.__init__, background.warm_up
+
+def init(self, record, profiles):
+    note("recording-starts-with")
+    real_init(self, record, profiles)
+
+def warm_up():
+    note("warm-up-starts-with")
+    real_warm_up()
+
+background.BackgroundRecording.__init__ = init
+background.warm_up = warm_up
+sys.exit(pytest.main(["-q", "-p", "conformance.plugin", "--pyargs", "conformance", "-c", {str(ROOT / "conformance" / "pytest-cli.ini")!r},
+                      "--mcp-server-command", {fake_command()!r}]))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    seen = tmp_path / "seen.txt"
+    counts = dict(line.split() for line in seen.read_text().splitlines()) if seen.exists() else {}
+    every = str(len(SERVER.check_ids()) + len(SERVER.check_ids("wg-fixtures")))
+    assert counts == {"warm-up-starts-with": every, "recording-starts-with": every}, proc.stdout[-2000:] + proc.stderr[-2000:]

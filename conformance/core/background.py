@@ -31,7 +31,19 @@ def warm_up() -> None:
         except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure
             pass
 
-    threading.Thread(target=warm, name="mcpx-warm-up", daemon=True).start()
+    global _warming
+    _warming = threading.Thread(target=warm, name="mcpx-warm-up", daemon=True)
+    _warming.start()
+
+
+_warming: threading.Thread | None = None
+
+
+def settled() -> None:
+    """Wait for the warm-up's imports to end before this thread imports the same modules for judging and the
+    reports: two threads importing modules that import each other can each get the other's half done."""
+    if _warming is not None:
+        _warming.join()
 
 
 class BackgroundRecording:

@@ -383,7 +383,8 @@ class LaterLines:
 
 
 def serve_stdio(server: ScenarioServer, out: LaterLines | None = None) -> None:
-    peerkit.serve_stdio(*kit_handler(server), stdout=out)
+    handle, note = kit_handler(server)
+    peerkit.serve_stdio(handle, note, stdout=out)
 
 
 def main(argv: list[str] | None = None) -> int:
