@@ -46,6 +46,24 @@ class Console:
             if not hasattr(config.option, name):
                 setattr(config.option, name, value)
 
+    def pytest_internalerror(self, excrepr, excinfo) -> bool:
+        """A fault of the test runner itself: one line, and the traceback in a file of the report directory (or
+        the temporary directory), never pytest's INTERNALERROR lines."""
+        import tempfile
+        from pathlib import Path
+
+        directory = (self.config.getoption("mcpx_report_dir", None) if self.config else None) or tempfile.gettempdir()
+        where = Path(directory) / "internal-error.txt"
+        try:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.write_text(str(excrepr), encoding="utf-8")
+            kept = f"; the traceback is in {where}"
+        except OSError:
+            kept = ""
+        self.write(f"mcp-ext-conformance: internal error of the test runner ({excinfo.typename}: "
+                   f"{_first_lines(str(excinfo.value))}){kept}; please report it", err=True)
+        return True  # handled: pytest prints nothing more
+
     def pytest_runtest_logreport(self, report) -> None:
         props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
         check_id = props.get("check") or report.nodeid.partition("[")[2].rstrip("]") or report.nodeid

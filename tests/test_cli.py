@@ -327,3 +327,24 @@ sys.exit(pytest.main(["-q", "-p", "conformance.plugin", "--pyargs", "conformance
     counts = dict(line.split() for line in seen.read_text().splitlines()) if seen.exists() else {}
     every = str(len(SERVER.check_ids()) + len(SERVER.check_ids("wg-fixtures")))
     assert counts == {"warm-up-starts-with": every, "recording-starts-with": every}, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_an_internal_error_is_one_line_and_a_file(tmp_path):
+    """A fault of the test runner itself (here a plugin hook that raises) is one line naming it and where its
+    traceback went, exit 2; never pytest's INTERNALERROR lines."""
+    script = f"""
+import sys
+from conformance import cli
+
+def boom(session):
+    raise RuntimeError("boom in a hook")
+
+cli._FreezeAfterCollection.pytest_collection_finish = staticmethod(boom)
+sys.argv = ["mcp-ext-conformance", "server", "--command", {fake_command()!r}, "--report-dir", {str(tmp_path)!r}]
+cli.run()
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr
+    assert "internal error of the test runner (RuntimeError: boom in a hook)" in proc.stderr
+    assert "boom in a hook" in (tmp_path / "internal-error.txt").read_text()
