@@ -50,7 +50,9 @@ class TargetUnavailable(Exception):
     """The target could not be started or reached at all (exit code 2)."""
 
 
-@dataclass(slots=True)  # many thousands of these under a flood
+# repr=False: a message can be megabytes (the oversized-payload probe sends 16 Mi characters), and asyncio and
+# anyio put reprs of what a task waits on into their messages (a cancel scope's reason, for one).
+@dataclass(slots=True, repr=False)  # many thousands of these under a flood
 class WireEvent:
     t: float
     direction: str  # "out" (suite -> target), "in" (target -> suite), "note"
@@ -58,8 +60,12 @@ class WireEvent:
     raw: str | None = None  # the text, when it did not parse (truncated)
     problem: str | None = None  # what is wrong with it, if anything
 
+    def __repr__(self) -> str:
+        what = self.message.get("method") or "response" if isinstance(self.message, dict) else "unparsed"
+        return f"WireEvent({self.direction!r}, {what!r}{', ' + repr(self.problem) if self.problem else ''})"
 
-@dataclass
+
+@dataclass(repr=False)  # see WireEvent
 class Exchange:
     label: str
     method: str
@@ -95,6 +101,9 @@ class Exchange:
         if self.failure:
             return self.failure
         return clip(json.dumps(self.response, sort_keys=True), limit)
+
+    def __repr__(self) -> str:
+        return f"Exchange({self.label!r}, {self.method!r}, {'failed' if self.failure else 'answered' if self.response else 'pending'})"
 
     def to_report(self) -> dict:
         return {
