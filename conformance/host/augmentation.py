@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
 from .common import Plan, wire_check
-from .recording import HostRecording, last_user_message, named, tool_names
+from .recording import HostRecording, last_user_message, named, offer_problems, tool_names
 
 PROFILE = "augmentation"
 SCENARIO = "augmentation/hints"
@@ -86,9 +86,7 @@ def filter_applied(rec: HostRecording):
         raise NotObserved("the host sent the model no request")
     problems = []
     for r in requests:
-        offered = tool_names(r.body)
-        problems += [f"{n} not offered" for n in KEPT if not named(offered, n)]
-        problems += [f"{n} offered" for n in DROPPED if named(offered, n)]
+        problems += offer_problems(r.body, KEPT, DROPPED)
         text = last_user_message(r.body)
         problems += [f"the user message holds {n}" for n in KEPT + DROPPED if n in text]
     if problems:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from ..core.model import NotObserved, Violation, check
 from .common import Plan, wire_check
 from .harness import HostRun
-from .recording import HostRecording, last_user_message, named, request_text, result_text, tool_names
+from .recording import HostRecording, last_user_message, named, offer_problems, request_text, result_text, tool_names
 
 PROFILE = "context-middleware"
 REDACT = "context-middleware/redact-restore"
@@ -290,9 +290,7 @@ def suggested_tool_set(rec: HostRecording):
         raise NotObserved("the host sent the model no request")
     problems = []
     for r in requests:
-        offered = tool_names(r.body)
-        problems += [f"{n} not offered" for n in SUGGESTED if not named(offered, n)]
-        problems += [f"{n} offered" for n in LEFT_OUT if named(offered, n)]
+        problems += offer_problems(r.body, SUGGESTED, LEFT_OUT)
         if f"FILTER-{run.nonce}" not in last_user_message(r.body):
             problems.append("the user message did not reach the model unchanged")
     if problems:

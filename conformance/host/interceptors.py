@@ -488,12 +488,12 @@ def unconfigured_usable(rec: HostRecording):
 
 
 # -- invoker overrides (claimed with --claim interceptor-overrides) ------------------------------------------
-def _overrides(rec: HostRecording, turns_needed: int) -> HostRun:
-    """The overrides scenario's run; NotApplicable (skip) when the host does not claim the feature."""
+def _overrides(rec: HostRecording, turns_needed: int, scenario: str = OVERRIDES) -> HostRun:
+    """An overrides scenario's run; NotApplicable (skip) when the host does not claim the feature."""
     if OVERRIDES_FEATURE not in rec.features:
         raise NotApplicable(f"not claimed: the host does not claim {OVERRIDES_FEATURE} (claim it with --claim "
                             f"{OVERRIDES_FEATURE})")
-    return rec.cite(OVERRIDES, turns_needed=turns_needed)
+    return rec.cite(scenario, turns_needed=turns_needed)
 
 
 @check("interceptors/host/override-priority-precedence",
@@ -609,11 +609,9 @@ def _proceeded_in_time(run: HostRun, turn: int, name: str, what: str):
 
 
 def _overrides_timeout(rec: HostRecording, turns_needed: int) -> HostRun:
-    if OVERRIDES_FEATURE not in rec.features:
-        raise NotApplicable(f"not claimed: the host does not claim {OVERRIDES_FEATURE} (claim it with --claim "
-                            f"{OVERRIDES_FEATURE})")
+    """The timeout scenario's run, as _overrides; a turn left unanswered says which interceptor the host waited on."""
     try:
-        return rec.cite(OVERRIDES_TIMEOUT, turns_needed=turns_needed)
+        return _overrides(rec, turns_needed, OVERRIDES_TIMEOUT)
     except NotObserved as exc:
         run = rec.runs.get(OVERRIDES_TIMEOUT)
         waiting = run and run.answered() < len(run.turns) and [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.judging import match_name
 from ..core.judging import match_name as named  # noqa: F401  (the host judges import it from here)
 from ..core.model import NotObserved
 from ..core.recording import Citing
@@ -85,6 +86,13 @@ def request_text(body: dict) -> str:
 def tool_names(body: dict) -> list[str]:
     return offered_names(body)
 
+
+def offer_problems(body: dict, kept, left_out) -> list[str]:
+    """What a model request's tools show against a filter: each of `kept` not offered, each of `left_out`
+    offered (a name may carry a server prefix)."""
+    offered = tool_names(body)
+    return [f"{n} not offered" for n in kept if not match_name(offered, n)] + \
+        [f"{n} offered" for n in left_out if match_name(offered, n)]
 
 
 def last_user_message(body: dict) -> str:

@@ -1017,7 +1017,7 @@ def _resolve_overlaps(spans: list[Found]) -> list[Found]:
 # A text whose candidates come every few characters (random digits in the groupings of phone numbers, SSNs,
 # addresses, cards) cannot be validated within its budget anyway, and reading it through the detectors above
 # costs 5-10 us of Python per candidate (matching, judging, validating or failing closed, resolving overlaps):
-# 10-90 times typical text. Such a text is read in DENSE mode instead, by shape (_DENSE_RE below), fail closed.
+# 10-90 times typical text. Such a text is read in DENSE mode instead, by shape (_DENSE_NUMBER and its neighbours below), fail closed.
 #
 # The decision is made on the text alone, before anything is validated: dense if more than _DENSE_DIGIT_PERCENT
 # of its characters (and _DENSE_DIGITS_BASE) are digits, counted in C (every generated adversarial shape is
@@ -1065,9 +1065,8 @@ class _Tally:
             raise _TooDense
 
 
-# Dense mode reads shapes, not detectors, in one pass of one pattern (_DENSE_RE.split, in C) over the detection
-# view (invisible characters dropped, fullwidth forms and other scripts' digits as ASCII), whose spans are, in
-# order:
+# Dense mode reads shapes, not detectors, with compiled splits (in C) of the text with its invisible characters
+# dropped, as the detection view drops them (emails first, _DENSE_EMAIL; then _dense_pattern). Its spans are:
 # - handle-shaped text (`[EMAIL_1]`), kept as a LITERAL handle as everywhere else;
 # - an EMAIL of a broad shape (a run of local-part characters, "@", a run of domain characters, a dot and two or
 #   more letters): it holds every address the EMAIL detector finds;
@@ -1106,7 +1105,6 @@ def _dense_pattern(brackets: bool) -> re.Pattern:
 
 
 _DENSE_EMAIL_RE = re.compile(f"({_DENSE_EMAIL})")
-_DENSE_RE = re.compile("|".join([_DENSE_EMAIL, _DENSE_LITERAL, _DENSE_NUMBER]))  # for reading: what is redacted
 
 
 def _spans_of(parts: list[str]) -> tuple[list[int], list[int], list[str]]:
@@ -1132,7 +1130,7 @@ def _original_offsets(breaks: list[tuple[int, int]], offsets: list[int]) -> list
 
 
 def _find_pii_dense(text: str, view: str, breaks: list[tuple[int, int]]) -> list[Found]:
-    """find_pii's answer in dense mode (see _DENSE_RE): the spans come from one split of the text (its invisible
+    """find_pii's answer in dense mode (see _DENSE_NUMBER): the spans come from one split of the text (its invisible
     characters dropped, as in the view), their offsets from the lengths of its parts, all in C but the kinds."""
     call = current_call()
     if call.cancelled:
@@ -1233,7 +1231,7 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
                 counts: dict[str, int] | None = None) -> str:
     view, breaks = detection_view(text)
     if not breaks and "@" not in view and _dense_at_sight(view):
-        return _redact_dense(text, view, handles, counts)
+        return _redact_dense(text, handles, counts)
     found = find_pii(text, strict, region, seen=(view, breaks))
     if not found:
         return text
@@ -1251,7 +1249,7 @@ def redact_text(text: str, handles: HandleMap, strict: bool = False, region: str
     return "".join(itertools.chain.from_iterable(zip(gaps, tags))) + text[ends[-1]:]
 
 
-def _redact_dense(text: str, view: str, handles: HandleMap, counts: dict[str, int] | None) -> str:
+def _redact_dense(text: str, handles: HandleMap, counts: dict[str, int] | None) -> str:
     """redact_text of a dense text without invisible characters or "@" (_find_pii_dense's spans), from the parts
     of the split themselves: no span objects, no slicing."""
     call = current_call()
