@@ -32,13 +32,21 @@ _JSON_SHORT = {'"': '\\\\"', "\\": "\\\\\\\\", "/": "\\\\/", "\b": "\\\\b", "\f"
 
 def _char_forms(char: str) -> str:
     """A pattern for `char` in any form a report writes it: as is, JSON-escaped, an HTML/XML reference."""
+    if char.isalnum() and char.isascii():  # no report escapes a letter or digit: as is (see _core)
+        return re.escape(char)
     code = ord(char)
     forms = [f"(?i:\\\\u{code:04x})", f"&#0*{code};", f"(?i:&#x0*{code:x};)"]
     if char in _JSON_SHORT:
         forms.append(_JSON_SHORT[char])
+    if char == '"':  # JSON-escaped, then HTML-escaped (a JSON value shown in a page)
+        forms.append(r"\\(?:&quot;|&#0*34;|(?i:&#x0*22;))")
     forms += [f"&{name};" for name in _NAMED_REFERENCES.get(char, ())]
     forms.append(re.escape(char))  # last: an encoded form is tried first, so it is replaced whole
     return "(?:" + "|".join(forms) + ")"
+
+
+def _core(value: str) -> str:
+    return max(re.findall(r"[A-Za-z0-9]+", value) or [""], key=len)
 
 
 def _label(kind: str, name: str) -> str:
@@ -52,10 +60,12 @@ class Secrets:
         # value -> marker; longest first so that a secret holding another is replaced whole
         self.markers = {v: m for v, m in sorted((values or {}).items(), key=lambda kv: -len(kv[0]))
                         if len(v) >= MIN_LENGTH}
-        self._pattern = re.compile("|".join(
-            f"(?P<s{i}>{''.join(_char_forms(c) for c in value)})" for i, value in enumerate(self.markers))) \
-            if self.markers else None
-        self._by_group = {f"s{i}": marker for i, marker in enumerate(self.markers.values())}
+        # One pattern a secret: one that starts with a letter or digit starts with a literal, which the regex
+        # engine finds by a fast scan (an alternation of all of them would be tried at every position).
+        # Every form of a secret holds its longest run of letters and digits as is; where that run is not in a
+        # text, a substring search (C speed) has ruled the secret out without the pattern.
+        self._patterns = [(_core(value), re.compile("".join(_char_forms(c) for c in value)), marker)
+                          for value, marker in self.markers.items()]
 
     @classmethod
     def of(cls, headers: dict[str, str] | None = None, env: Iterable[str] = ()) -> "Secrets":
@@ -72,16 +82,22 @@ class Secrets:
         return cls(values)
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return bool(self._patterns)
 
     def text(self, text: str) -> str:
-        if self._pattern is None or not isinstance(text, str):
+        if not isinstance(text, str):
             return text
-        return self._pattern.sub(lambda m: self._by_group[m.lastgroup or ""], text)
+        for core, pattern, marker in self._patterns:  # longest first: a secret holding another goes whole
+            if core in text:
+                text = pattern.sub(marker, text)
+        return text
+
+    def _holds(self, text: str) -> bool:
+        return any(core in text and pattern.search(text) for core, pattern, _ in self._patterns)
 
     def value(self, value: Any) -> Any:
         """A JSON value with every string (keys too) redacted; same shape."""
-        if self._pattern is None:
+        if not self._patterns:
             return value
         if isinstance(value, str):
             return self.text(value)
@@ -93,13 +109,13 @@ class Secrets:
 
     def file(self, path: Path) -> bool:
         """Redact one written file in place; whether it changed."""
-        if self._pattern is None:
+        if not self._patterns:
             return False
         try:
             raw = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):  # not text: the suite writes no binary file a secret could be in
             return False
-        if not self._pattern.search(raw):
+        if not self._holds(raw):
             return False
         out = None
         if path.suffix == ".json":
@@ -117,7 +133,7 @@ class Secrets:
 
     def files(self, paths: Iterable[str | os.PathLike | None]) -> None:
         """Redact every file under each of `paths` (a file or a directory)."""
-        if self._pattern is None:
+        if not self._patterns:
             return
         for given in paths:
             if not given:
