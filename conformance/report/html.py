@@ -96,9 +96,6 @@ def warm() -> None:
     the pytest layer calls this while the recording waits on the target."""
     environment().get_template("report.html.j2")
     _markdown_renderer()
-    from .inert import _table
-
-    _table("\n")
 
 
 def markdown(text: str | None) -> Markup:

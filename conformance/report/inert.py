@@ -12,7 +12,6 @@ override would reorder the text a reader sees. Only the catalog the suite ships 
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 import unicodedata
 
@@ -26,19 +25,32 @@ def _shown(char: str) -> str:
     return _NAMED.get(char) or f"⟨U+{ord(char):04X}⟩"
 
 
+class _Table(dict):
+    """str.translate's table: a character's visible form, or the character itself, worked out the first time
+    translate meets it and kept (no scan of all of Unicode up front: that took 80 ms a run)."""
+
+    def __init__(self, keep: str) -> None:
+        super().__init__()
+        self.keep = keep
+
+    def __missing__(self, code: int) -> int | str:
+        char = chr(code)
+        self[code] = shown = _shown(char) if char not in self.keep and unicodedata.category(char) in _HIDDEN else code
+        return shown
+
+
 @functools.cache
-def _table(keep: str = "") -> dict[int, str]:
-    """str.translate's table of every hidden character but `keep` (translate runs at C speed: 2 MB of a page's
-    evidence in 10 ms). Cf characters exist only in these planes; building it takes 50 ms, once (html.py warms
-    it up while the recording waits on the target)."""
-    scanned = itertools.chain(range(0x20000), range(0xE0000, 0xE1000))
-    return {c: _shown(chr(c)) for c in scanned if unicodedata.category(chr(c)) in _HIDDEN and chr(c) not in keep}
+def _table(keep: str = "") -> _Table:
+    return _Table(keep)
 
 
 def visible(text: str, keep: str = "") -> str:
     """`text` with each control or format character (except those in `keep`) written out visibly."""
     text = str(text)
-    if text.isprintable():  # the common case: nothing hidden (isprintable is False for every hidden class)
+    probe = text
+    for char in keep:
+        probe = probe.replace(char, " ")
+    if probe.isprintable():  # the common case, at C speed: nothing hidden (isprintable is False for each class)
         return text
     return text.translate(_table(keep))
 
