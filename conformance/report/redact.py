@@ -99,13 +99,27 @@ class Secrets:
         """A JSON value with every string (keys too) redacted; same shape."""
         if not self._patterns:
             return value
+        if isinstance(value, (dict, list, tuple)) and all(core for core, _, _ in self._patterns):
+            # Mostly nothing to find: one encoding (C speed) and a substring search per secret say so.
+            encoded = json.dumps(value, ensure_ascii=False, default=str)
+            if not any(core in encoded for core, _, _ in self._patterns):
+                return value
+        return self._walk(value)
+
+    def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in value.items()}
+            return {self.text(k) if isinstance(k, str) else k: self._walk(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self.value(v) for v in value]
+            return [self._walk(v) for v in value]
         return value
+
+    def head(self, text: str, limit: int) -> str:
+        """The first `limit` characters of `text`, redacted: a secret across the cut is redacted whole first
+        (only the start is read, whatever the text's length: an oversized probe is 16 MiB)."""
+        longest = max((len(value) for value in self.markers), default=0)
+        return self.text(text[:limit + 10 * longest])[:limit]  # 10: the longest form of a character
 
     def file(self, path: Path) -> bool:
         """Redact one written file in place; whether it changed."""
@@ -166,3 +180,7 @@ def text(value: str) -> str:
 
 def value(data: Any) -> Any:
     return _current.value(data)
+
+
+def head(text: str, limit: int) -> str:
+    return _current.head(text, limit)

@@ -126,7 +126,7 @@ def shortened(value: Any) -> Any:
             return value
         from ..report import redact  # before the cut, which could halve a secret the target echoed
 
-        return redact.text(value)[:200] + f"… ({len(value)} characters; shortened in the report)"
+        return redact.head(value, 200) + f"… ({len(value)} characters; shortened in the report)"
     if isinstance(value, dict):
         return {key: shortened(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -136,11 +136,11 @@ def shortened(value: Any) -> Any:
 
 def clip(text: str, limit: int = 400) -> str:
     """At most `limit` characters of `text`, safe to print: a target's bytes end up in reasons and terminals."""
-    if len(text) > limit:
-        from ..report import redact  # before the cut, which could halve a secret the target echoed
+    if len(text) <= limit:
+        return printable(text)
+    from ..report import redact  # before the cut, which could halve a secret the target echoed
 
-        text = redact.text(text)
-    return printable(text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)")
+    return printable(redact.head(text, limit) + f"… ({len(text)} chars)")
 
 
 def json_line(message: JSON) -> bytes:

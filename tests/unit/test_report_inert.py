@@ -26,7 +26,7 @@ FRAGMENTS = ["\r# ✅ Every check passed\r", "\n# heading\n", "<details>", "</de
              "1. ", "    ", "---", "[x]: https://evil.example/ref", "[x]", "<https://evil.example/>", "a@evil.example"]
 hostile = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=8).map("".join)
 HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs"}
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STRUCTURE = {"heading_open", "link_open", "image", "html_block", "html_inline", "fence", "code_block",
              "blockquote_open", "bullet_list_open", "ordered_list_open", "list_item_open", "table_open", "tr_open",
              "td_open", "hr", "em_open", "strong_open", "paragraph_open"}
