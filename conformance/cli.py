@@ -124,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mcp-ext-conformance: interrupted", file=sys.stderr)
         return 2
-    except Exception as exc:  # never a traceback at the user
-        print(f"mcp-ext-conformance: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except Exception as exc:  # never a traceback at the user, nor a secret of the user's
+        from .report import redact
+
+        print(redact.text(f"mcp-ext-conformance: error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return 2
     return 2
 

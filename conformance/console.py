@@ -29,6 +29,10 @@ class Console:
         self.config = None
 
     def write(self, line: str = "", err: bool = False) -> None:
+        from .report import inert, redact
+
+        # No secret of the user's, and no control character a target sent (ESC would steer the terminal).
+        line = inert.visible(redact.text(line), keep="\n\t")
         stream = sys.stderr if err else self.out
         capture = self.config.pluginmanager.get_plugin("capturemanager") if self.config else None
         if capture is None:

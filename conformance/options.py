@@ -227,7 +227,8 @@ OPTIONS: tuple[Option, ...] = (
            parse=directory, metavar="DIR"),
     # how it is reached
     Option("header", SERVER + GATEWAY, "HTTP header for an HTTP target, 'Name: value' (repeatable); ${VAR} in the "
-           "value is read from the environment; values never reach reports", parse=header, many=True,
+           "value is read from the environment; its value is replaced by [redacted:header NAME] in every report and on the "
+           "console (values of 4 characters or more)", parse=header, many=True,
            metavar="'NAME: VALUE'"),
     Option("ca-bundle", SERVER + GATEWAY, "verify an https target against the CA certificates in FILE (PEM)",
            parse=ca_bundle, metavar="FILE"),
@@ -248,6 +249,9 @@ OPTIONS: tuple[Option, ...] = (
            "fixtures of a later version are reported when missing, never a failure (default 1)",
            parse=int, choices=(1, 2, 3, 4, 5), default=1, metavar="N"),
     Option("env", ALL, "KEY=VALUE for a started target, which otherwise gets a scrubbed environment (repeatable)",
+           parse=key_value, many=True, metavar="KEY=VALUE"),
+    Option("secret-env", ALL, "KEY=VALUE as --env, its value a secret: replaced by [redacted:env KEY] in every report "
+           "and on the console, as --header values are (values of 4 characters or more) (repeatable)",
            parse=key_value, many=True, metavar="KEY=VALUE"),
     Option("timeout", ALL, "seconds to wait for any one response (default 10; host: one turn's answer, default "
            "20); a first npx/uvx start or image pull may need 60", parse=seconds, metavar="SECONDS"),
@@ -358,7 +362,15 @@ class Run:
 
     @property
     def env_vars(self) -> dict[str, str]:
-        return dict(item.split("=", 1) for item in self.values.get("env") or ())
+        return dict(item.split("=", 1) for item in [*(self.values.get("env") or ()),
+                                                    *(self.values.get("secret_env") or ())])
+
+    @property
+    def secrets(self):
+        """What no report may show: the --header values and the --secret-env values (report/redact.py)."""
+        from .report.redact import Secrets
+
+        return Secrets.of(self.headers, self.values.get("secret_env") or ())
 
     @property
     def headers(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ import pytest
 from . import options
 from .core import background, roles
 from .core.model import REGISTRY, Result, format_failure
+from .report import redact
 from .report.collector import PROPERTY
 
 
@@ -39,6 +40,8 @@ def pytest_configure(config):
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
     role = _role(config)
+    # The user's secrets (--header, --secret-env values) are redacted from here on, wherever they appear.
+    redact.use(_run(config, role).secrets if role is not None else redact.NONE)
     if role is not None:
         problem = options.conflicts(_run(config, role).values, role.name)
         if problem:
@@ -88,7 +91,7 @@ def _record(config, role: roles.Role, profiles: list[str], claimed: set[str], sa
     try:
         return role.record(_run(config, role), profiles, claimed, say)
     except TargetUnavailable as exc:
-        config._mcpx_unavailable = str(exc)
+        config._mcpx_unavailable = redact.text(str(exc))
         return {}
 
 
@@ -144,6 +147,7 @@ def mcpx_recordings(request):
 
     problem = getattr(config, "_mcpx_unavailable", None) or diagnose(role.name, recordings, _run(config, role))
     if problem:
+        problem = redact.text(problem)
         config._mcpx_unavailable = problem
         pytest.exit(problem, returncode=2)
     return recordings
@@ -160,6 +164,7 @@ def _say(config):
         return console.write if console is not None else None
 
     def say(line: str) -> None:
+        line = redact.text(line)
         if capture is None:
             writer.write_line(line)
             return
@@ -195,6 +200,10 @@ def mcpx_verdict(request):
         payload = result.to_json()
         payload["claim"] = result.claim
         payload["peer"] = peer_identity(rec)  # the target's serverInfo, for the reports' header
+        if redact.current():  # a secret the target echoed leaves no trace in the verdict, its evidence or pytest's reports
+            payload = redact.value(payload)
+            result = Result.from_json({k: v for k, v in payload.items() if k not in ("claim", "peer")},
+                                      payload["claim"])
         request.node.user_properties.append((PROPERTY, json.dumps(payload)))
         if result.outcome == "skip":
             pytest.skip(result.reason or "")  # the runner gives every skip and xfail its reason
@@ -205,3 +214,13 @@ def mcpx_verdict(request):
         return result
 
     return verdict
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """Last, every file the run wrote (the report directory, pytest's JUnit XML and JSON report) is redacted
+    once more, for what reached a file by a path the verdicts do not take."""
+    secrets = redact.current()
+    if secrets and not hasattr(config, "workerinput"):
+        secrets.files([config.getoption("mcpx_report_dir", None), getattr(config.option, "xmlpath", None),
+                       getattr(config.option, "json_report_file", None)])

@@ -9,7 +9,8 @@ from html.parser import HTMLParser
 import pytest
 
 from conformance.core import schemas_loader
-from conformance.report import dashboard
+from conformance.core.model import REGISTRY
+from conformance.report import dashboard, html
 from tests.helpers import ROOT
 
 FLAG = "preprocessor-tools/server/fixture-flagged"
@@ -219,7 +220,9 @@ def test_the_dashboard_escapes_what_runs_say_and_renders_requirement_markdown(tm
     text = dashboard.write([f"<b>evil</b>={path}"], tmp_path / "out").read_text()
     assert "<script>alert" not in text and "<img" not in text and "<b>evil" not in text
     assert "&lt;b&gt;evil&lt;/b&gt;" in text
-    assert '<span class="req">the <code>preprocessor</code> field</span>' in text
+    # The requirement is this suite's catalog text for the id, rendered; never the file's.
+    assert "the `preprocessor` field" not in text
+    assert '<span class="req">' + str(html.markdown(REGISTRY[FLAG].must)) + "</span>" in text
 
 
 def test_runs_whose_targets_shorten_alike_are_named_by_their_whole_command(tmp_path):

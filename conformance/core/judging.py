@@ -49,10 +49,13 @@ def failed(ex) -> bool:
 
 
 def error_text(ex) -> str:
-    """Everything an error says, whether it came as a JSON-RPC error or an isError result."""
+    """Everything an error says, whether it came as a JSON-RPC error or an isError result (a secret of the
+    user's it echoes redacted now: judges quote it clipped, and a clip could halve the secret)."""
+    from ..report import redact
+
     if ex.has_error:
-        return canonical_sorted(ex.error)
-    return text_of(ex.result) + canonical_sorted((ex.result or {}).get("structuredContent"))
+        return redact.text(canonical_sorted(ex.error))
+    return redact.text(text_of(ex.result) + canonical_sorted((ex.result or {}).get("structuredContent")))
 
 
 def match_name(names, wanted: str) -> str | None:

@@ -99,9 +99,10 @@ class Reporter:
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
             unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer,
             baseline=self.baseline_info())
+        from . import redact
         from .files import write_all
 
-        write_all(directory, document)
+        write_all(directory, redact.value(document))
 
     def role_name(self) -> str:
         return (self.role or SERVER).name

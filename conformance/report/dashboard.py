@@ -118,6 +118,7 @@ class Row:
     role: str
     level: str
     requirement: str
+    shipped: bool = False  # the requirement is this suite's catalog text (rendered as Markdown), not the file's
 
 
 @dataclass
@@ -202,14 +203,25 @@ def build(runs: list[Run]) -> Dashboard:
         column.runs.append(run)
         for check in run.doc["checks"]:
             column.cells[check["id"]] = (check, run)
-            rows.setdefault(check["id"], Row(check["id"], check["profile"], check["role"], check["level"],
-                                             check["requirement"]))
+            rows.setdefault(check["id"], _row(check))
     profile_order = {p: i for i, p in enumerate(PROFILES)}
     role_order = {r: i for i, r in enumerate(ROLES)}
     ordered = sorted(rows.values(), key=lambda r: (profile_order.get(r.profile, 99), role_order.get(r.role, 9),
                                                     LEVEL_ORDER.get(r.level, 9), r.id))
     # Grouped by role, then kind (a stable sort: the order given within a group).
     return Dashboard(columns=sorted(columns.values(), key=Column.group_key), rows=ordered)
+
+
+def _row(check: dict) -> Row:
+    """A check's row. Its requirement is this suite's own text for the id (a results file is a third party's:
+    its text is shown as text, never rendered as Markdown, and only when this suite does not know the check)."""
+    from ..core import roles
+    from ..core.model import REGISTRY
+
+    roles.load_all()
+    shipped = REGISTRY.get(check["id"])
+    return Row(check["id"], check["profile"], check["role"], check["level"],
+               shipped.must if shipped else str(check.get("requirement") or ""), shipped=shipped is not None)
 
 
 def cell_state(column: Column, row: Row) -> tuple[str, dict | None, Run | None]:

@@ -32,6 +32,7 @@ from markupsafe import Markup, escape
 
 from ..core.model import OUTCOMES
 from . import results as reports
+from .inert import html_text
 
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "warn": "#9a6700", "info": "#0969da", "skip": "#6e7781",
            "xfail": "#8250df", "stale": "#bc4c00"}
@@ -66,8 +67,10 @@ _SEVERITY = {"fail": 0, "stale": 1, "warn": 2, "xfail": 3, "info": 4, "pass": 5,
 def environment():
     from jinja2 import Environment, PackageLoader
 
+    # finalize: every value a template prints that is not already markup has its control characters shown
+    # (a bidi override from a target would reorder what the reader sees); autoescaping then escapes it.
     env = Environment(loader=PackageLoader("conformance.report", "templates"), autoescape=True,
-                      keep_trailing_newline=True)
+                      keep_trailing_newline=True, finalize=_inert)
     env.filters["markdown"] = markdown
     env.filters["seconds"] = seconds
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
@@ -75,6 +78,10 @@ def environment():
     env.filters["rate"] = lambda passed_judged: reports.rate(list(passed_judged))
     env.globals["COLOURS"] = COLOURS
     return env
+
+
+def _inert(value: Any) -> Any:
+    return html_text(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 @functools.cache
@@ -187,8 +194,9 @@ def _label_in(text: str, labels) -> str | None:
 def json_html(value: Any, marked: list[list], path: tuple = ()) -> Markup:
     """`value` pretty-printed as JSON (sorted keys, indent 2), each subtree at a path in `marked` in <mark>."""
     if not marked:  # the common case, a tenth of the time: the encoder's own output, escaped
-        return escape(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str))
-    return Markup(_json_html(value, {tuple(m) for m in marked}, path, 0))
+        return Markup(html_text(str(escape(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True,
+                                                      default=str)))))
+    return Markup(html_text(_json_html(value, {tuple(m) for m in marked}, path, 0)))
 
 
 def _json_html(value: Any, marked: set, path: tuple, depth: int) -> str:

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from .. import __version__
 from ..core import provenance
 from ..core.model import OUTCOMES, PROFILES, Result
+from .inert import md_code, md_text
 
 ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "info": "ℹ️", "skip": "⏭️", "xfail": "🟡", "stale": "🔁"}
 
@@ -199,7 +200,7 @@ def proposal_markdown(checks, unclaimed=()) -> list[str]:
     lines = ["## Per proposal", "", "MUST and SHOULD: checks passed of those judged; n/a: checks not applicable "
              "(skipped).", "", "| profile | source | MUST | SHOULD | n/a |", "|---|---|---|---|---|"]
     for g in table:
-        lines.append(f"| {g['profile']}{'' if g['claimed'] else ' (not claimed)'} | {_md_escape(g['source'])} | {rate(g['MUST'])} | {rate(g['SHOULD'])} "
+        lines.append(f"| {g['profile']}{'' if g['claimed'] else ' (not claimed)'} | {g['source'].replace('|', '/')} | {rate(g['MUST'])} | {rate(g['SHOULD'])} "
                      f"| {g['na']} |")
     return lines
 
@@ -235,7 +236,7 @@ def summary_markdown(doc: dict) -> str:
     for sentence in (doc.get("baseline") or {}).get("warnings", ()):
         lines += [f"> ⚠️ {_md_escape(sentence)}", ""]
     identity = _identity(doc.get("targetInfo")) if speaks_for_itself(doc) else ""
-    lines += [f"Target: `{_md_code(where)}` ({target.get('kind')}){identity} · "
+    lines += [f"Target: {md_code(where)} ({target.get('kind')}){identity} · "
               f"{doc['durationSeconds']:.1f} s · exit code {doc['exitCode']}", ""]
     if doc.get("unavailable"):
         lines += ["**No target reached: nothing was judged.**", "", *(f"> {_md_escape(line.strip())}  " for line in doc["unavailable"].splitlines()), ""]
@@ -288,19 +289,16 @@ def _identity(info: dict | None) -> str:
     if not info:
         return " · the target sent no serverInfo"
     said = " ".join(info[k] for k in ("name", "version") if info.get(k))
-    return f" · serverInfo `{_md_code(said)}`"
+    return f" · serverInfo {md_code(said)}"
 
 
 def _link_docs(sentence: str) -> str:
     return sentence.replace(SDK_SURVIVAL, f"[SDK survival]({SDK_SURVIVAL})")
 
 
-def _md_code(text: str) -> str:
-    return str(text).replace("`", "'").replace("\n", " ")
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+# Every text in summary.md but the suite's own sentences and catalog is inert: each punctuation character
+# escaped, each control character shown (report/inert.py).
+_md_escape = md_text
 
 
 def terminal_table(results: list[Result], claims: dict, role: str = "server") -> list[str]:

@@ -124,7 +124,9 @@ def shortened(value: Any) -> Any:
     if isinstance(value, str):
         if len(value) <= REPORT_STRING_LIMIT:
             return value
-        return value[:200] + f"… ({len(value)} characters; shortened in the report)"
+        from ..report import redact  # before the cut, which could halve a secret the target echoed
+
+        return redact.head(value, 200) + f"… ({len(value)} characters; shortened in the report)"
     if isinstance(value, dict):
         return {key: shortened(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -134,7 +136,11 @@ def shortened(value: Any) -> Any:
 
 def clip(text: str, limit: int = 400) -> str:
     """At most `limit` characters of `text`, safe to print: a target's bytes end up in reasons and terminals."""
-    return printable(text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)")
+    if len(text) <= limit:
+        return printable(text)
+    from ..report import redact  # before the cut, which could halve a secret the target echoed
+
+    return printable(redact.head(text, limit) + f"… ({len(text)} chars)")
 
 
 def json_line(message: JSON) -> bytes:

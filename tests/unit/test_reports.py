@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 from conformance.core import schemas_loader
 from conformance.core.model import Result
-from conformance.report import html, results
+from conformance.report import html, inert, results
 
 META = "conformance_memories: _meta['preprocessor']"
 UNCLAIMED = {"claimed": False, "claimedBy": None, "reason": "the server shows nothing of this profile"}
@@ -67,7 +67,7 @@ def test_meta_carriage_is_named_on_the_console_and_in_summary_md_with_the_fix():
 
     summary = results.summary_markdown(document(checks, claims))
     assert "profile(s) not tested (fields misplaced)" in summary.splitlines()[0]
-    assert f"[SDK survival]({results.SDK_SURVIVAL})" in summary and META in summary
+    assert f"[SDK survival]({results.SDK_SURVIVAL})" in summary and inert.md_text(META) in summary
     assert "Every check that ran passed." not in summary
 
 
@@ -144,8 +144,9 @@ def test_whatever_the_target_sent_is_escaped():
     text = page(doc)
     assert "<script" not in text and "<img" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    # In summary.md the target's words stay inside one code span, which Markdown never reads as HTML.
-    assert "serverInfo `<script>alert(1)</script> '<img src=x onerror=alert(1)>`" in results.summary_markdown(doc)
+    # In summary.md the target's words stay inside one code span, which Markdown never reads as HTML (its
+    # fence longer than any run of backticks in them).
+    assert "serverInfo `` <script>alert(1)</script> `<img src=x onerror=alert(1)> ``" in results.summary_markdown(doc)
 
 
 def test_the_target_is_named_by_its_own_server_info():
