@@ -348,3 +348,21 @@ cli.run()
     assert "INTERNALERROR" not in proc.stdout + proc.stderr
     assert "internal error of the test runner (RuntimeError: boom in a hook)" in proc.stderr
     assert "boom in a hook" in (tmp_path / "internal-error.txt").read_text()
+
+
+def test_a_failure_that_follows_from_another_names_it_first(tmp_path):
+    """A server that mutates a guarded call before validating it fails invoker-rejects-invalid-call; the error
+    shape check then has no error to read, and says it follows from that check, in the console and results.json.
+    The echo cannot tell a validation run after the mutation from none at all, so the reason claims neither."""
+    fake = ROOT / "tests" / "servers" / "fake_interceptor_server.py"
+    proc = cli("server", "--command", f"{sys.executable} {fake} --break invoker-mutates-first", "--profile",
+               "interceptors", "--fixture-contract", "5", "--report-dir", str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    first, follower = "interceptors/server/invoker-rejects-invalid-call", "interceptors/server/invoker-validation-error-shape"
+    assert f"{follower}: follows from" in proc.stdout  # the console line; the id itself may wrap to the next
+    results = {c["id"]: c for c in json.loads((tmp_path / "results.json").read_text())["checks"]}
+    assert results[follower]["followsFrom"] == first
+    assert results[follower]["reason"].startswith(f"follows from {first}: ")
+    assert "followsFrom" not in results[first]
+    assert "the mutation ran before the validation" not in results[first]["reason"]
+    assert "or no validation ran" in results[first]["reason"]
