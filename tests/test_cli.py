@@ -126,6 +126,31 @@ def test_fields_under_meta_are_named_with_the_fix(tmp_path):
     assert claim["howToClaim"].startswith('carry "preprocessor": true')
 
 
+NEAR_MISSES = {  # --near-miss of tests/servers/fake_server.py: (profile, what the line says)
+    "top-level-requirements": ("execution-requirements", "found at requirements (the tool's top level) on "
+                               "conformance_gated_ok", "the proposal puts it at execution.requirements"),
+    "string-preprocessor": ("preprocessor-tools", 'found the string "true" at preprocessor on conformance_memories',
+                            "the proposal puts the JSON boolean true there"),
+    "annotations": ("preprocessor-tools", "found at annotations.preprocessor on conformance_memories",
+                    "the proposal puts it at the tool's top level (preprocessor)"),
+}
+
+
+@pytest.mark.parametrize("near_miss", NEAR_MISSES)
+def test_a_near_miss_is_named_with_where_the_proposal_puts_it(tmp_path, near_miss):
+    """A field where a newcomer plausibly puts it, next to where the proposal does: the profile is not tested,
+    and the console and summary.md each say what was found where, and where it belongs."""
+    profile, found, proposal = NEAR_MISSES[near_miss]
+    proc = cli("server", "--command", fake_command("--near-miss", near_miss), "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    console = " ".join(line.removeprefix("! ") for line in summary_lines(proc.stdout) if line.startswith("! "))
+    assert f"Not tested: {profile}: {found}" in console and proposal in console, proc.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert any(f"Not tested: {profile}: {found}" in line and proposal in line for line in summary.splitlines())
+    claim = json.loads((tmp_path / "results.json").read_text())["profiles"][profile]
+    assert claim["claimed"] is False and any(proposal in m for m in claim["misplaced"])
+
+
 def test_unstartable_target_exits_2_without_traceback(tmp_path):
     proc = cli("server", "--command", "/nonexistent/server --flag", "--report-dir", str(tmp_path))
     assert_clean(proc)

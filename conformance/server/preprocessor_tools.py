@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 
+from ..core.judging import is_string_flag
 from ..core.model import NotObserved, Violation, check
 from .common import judge_shapes, require_result, shape_violations, short, text_of, wire_check
 from .recording import Recording
@@ -26,7 +27,9 @@ HOW_TO_CLAIM = "carry \"preprocessor\": true on a tool in tools/list (the fixtur
 
 
 def claimer(rec: Recording) -> str | None:
-    flagged = [t.get("name") for t in rec.tools or () if isinstance(t, dict) and "preprocessor" in t]
+    # A boolean spelled as a string is a near miss (judging.NEAR_MISSES): named, never a claim.
+    flagged = [t.get("name") for t in rec.tools or () if isinstance(t, dict) and "preprocessor" in t
+               and not is_string_flag(t["preprocessor"])]
     return f"tools carry the preprocessor field: {', '.join(map(str, flagged[:5]))}" if flagged else None
 
 

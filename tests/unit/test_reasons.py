@@ -36,3 +36,38 @@ def test_every_reason_the_runner_reports_goes_through_once():
 
     check = Check("augmentation/server/reason-built-twice", "does", "must", judge)
     assert evaluate(check, rec).reason == "not observed: the host printed nothing"
+
+
+# -- near misses: each row of the table is seen, and not where the field is in place ------------------------
+
+NEAR = {  # (profile, a tool showing the near miss, what the sentence says)
+    "preprocessor-string": ("preprocessor-tools", {"name": "t", "preprocessor": "True"}, 'the string "true"'),
+    "preprocessor-annotations": ("preprocessor-tools", {"name": "t", "annotations": {"preprocessor": True}},
+                                 "at annotations.preprocessor"),
+    "requirements-top-level": ("execution-requirements", {"name": "t", "requirements": ["env:x"]},
+                               "at requirements (the tool's top level)"),
+    "requirements-annotations": ("execution-requirements", {"name": "t", "annotations": {"requirements": ["x"]}},
+                                 "at annotations.requirements"),
+    "execution-under-annotations": ("execution-requirements",
+                                    {"name": "t", "annotations": {"execution": {"requirements": ["x"]}}},
+                                    "at annotations.execution.requirements"),
+}
+
+
+def test_every_near_miss_row_has_a_case():
+    from conformance.core.judging import NEAR_MISSES
+
+    assert sum(len(rows) for rows in NEAR_MISSES.values()) == len(NEAR)
+
+
+@pytest.mark.parametrize("case", NEAR)
+def test_a_near_miss_is_named_where_the_field_is_missing_and_not_where_it_is_in_place(case):
+    from conformance.core.judging import grouped_near_misses, near_misses
+
+    profile, tool, says = NEAR[case]
+    found = near_misses([tool], profile)
+    assert len(found) == 1 and says in found[0] and "; the proposal puts " in found[0], found
+    assert grouped_near_misses(found) == [found[0].removeprefix("t: ").replace("; the", " on t; the", 1)]
+    in_place = {**tool, "preprocessor": True} if profile == "preprocessor-tools" else \
+        {**tool, "execution": {"requirements": ["env:x"]}}
+    assert near_misses([in_place], profile) == []
