@@ -129,8 +129,6 @@ def test_fields_under_meta_are_named_with_the_fix(tmp_path):
 NEAR_MISSES = {  # --near-miss of tests/servers/fake_server.py: (profile, what the line says)
     "top-level-requirements": ("execution-requirements", "found at requirements (the tool's top level) on "
                                "conformance_gated_ok", "the proposal puts it at execution.requirements"),
-    "string-preprocessor": ("preprocessor-tools", 'found the string "true" at preprocessor on conformance_memories',
-                            "the proposal puts the JSON boolean true there"),
     "annotations": ("preprocessor-tools", "found at annotations.preprocessor on conformance_memories",
                     "the proposal puts it at the tool's top level (preprocessor)"),
 }
@@ -149,6 +147,23 @@ def test_a_near_miss_is_named_with_where_the_proposal_puts_it(tmp_path, near_mis
     assert any(f"Not tested: {profile}: {found}" in line and proposal in line for line in summary.splitlines())
     claim = json.loads((tmp_path / "results.json").read_text())["profiles"][profile]
     assert claim["claimed"] is False and any(proposal in m for m in claim["misplaced"])
+
+
+def test_a_string_flag_is_a_near_miss_named_in_the_failure_it_is(tmp_path):
+    """"preprocessor": "true" is in the proposal's place with the wrong type: the profile is claimed and the
+    boolean check fails naming the near miss; the fixture check's failure follows from it."""
+    proc = cli("server", "--command", fake_command("--near-miss", "string-preprocessor"), "--report-dir",
+               str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 1, proc.stdout
+    checks = {c["id"]: c for c in json.loads((tmp_path / "results.json").read_text())["checks"]}
+    flag, fixture = checks["preprocessor-tools/server/flag-is-boolean"], checks["preprocessor-tools/server/fixture-flagged"]
+    said = 'near miss: conformance_memories: found the string "true" at preprocessor; the proposal puts the JSON ' \
+           'boolean true there'
+    assert flag["outcome"] == "fail" and flag["reason"] == said
+    assert fixture["outcome"] == "fail" and fixture["followsFrom"] == "preprocessor-tools/server/flag-is-boolean"
+    assert said in (tmp_path / "summary.md").read_text()
+    assert 'found the string "true" at preprocessor' in " ".join(proc.stdout.split())
 
 
 def test_unstartable_target_exits_2_without_traceback(tmp_path):

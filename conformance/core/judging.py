@@ -78,8 +78,7 @@ def find_named(items, name: str) -> dict | None:
 
 # Where each profile's tool field belongs, and the last segments of a `_meta` key that would carry it instead.
 _TOOL_FIELDS = {
-    "preprocessor-tools": (lambda tool: "preprocessor" in tool and not is_string_flag(tool["preprocessor"]),
-                           ("preprocessor",)),
+    "preprocessor-tools": (lambda tool: "preprocessor" in tool, ("preprocessor",)),
     "execution-requirements": (lambda tool: isinstance(tool.get("execution"), dict)
                                and "requirements" in tool["execution"], ("requirements", "execution")),
 }
@@ -109,6 +108,15 @@ def is_string_flag(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("true", "false")
 
 
+def string_flag(tool: dict, field: str = "preprocessor") -> str | None:
+    """The near miss a boolean spelled as a string is, said the way NEAR_MISSES rows are, or None."""
+    value = tool.get(field)
+    if not isinstance(value, str) or not is_string_flag(value):
+        return None
+    return (f"{tool.get('name')}: found the string {json.dumps(value)} at {field}{NEAR_MISS_SAYS}the JSON boolean "
+            f"{value.strip().lower()} there")
+
+
 def _at(tool: dict, *path: str) -> Any:
     """The value at `path` in `tool`, or None."""
     value: Any = tool
@@ -129,9 +137,9 @@ class NearMiss:
 # The near misses the suite names, per profile. Each leaves the profile unclaimed with this reason; a tool that
 # also carries the field where the proposal puts it is judged as usual. Add a row to name another.
 NEAR_MISSES: dict[str, tuple[NearMiss, ...]] = {
+    # "preprocessor": "true", a string where the proposal has the boolean, is in the proposal's place: it claims
+    # the profile and fails flag-is-boolean, whose reason names it (STRING_FLAG); it is not a row here.
     "preprocessor-tools": (
-        NearMiss("the string \"true\" at preprocessor", "the JSON boolean true there",
-                 lambda tool: is_string_flag(tool.get("preprocessor"))),
         NearMiss("at annotations.preprocessor", "it at the tool's top level (preprocessor)",
                  lambda tool: _at(tool, "annotations", "preprocessor") is not None),
     ),

@@ -41,7 +41,6 @@ def test_every_reason_the_runner_reports_goes_through_once():
 # -- near misses: each row of the table is seen, and not where the field is in place ------------------------
 
 NEAR = {  # (profile, a tool showing the near miss, what the sentence says)
-    "preprocessor-string": ("preprocessor-tools", {"name": "t", "preprocessor": "True"}, 'the string "true"'),
     "preprocessor-annotations": ("preprocessor-tools", {"name": "t", "annotations": {"preprocessor": True}},
                                  "at annotations.preprocessor"),
     "requirements-top-level": ("execution-requirements", {"name": "t", "requirements": ["env:x"]},
@@ -71,3 +70,12 @@ def test_a_near_miss_is_named_where_the_field_is_missing_and_not_where_it_is_in_
     in_place = {**tool, "preprocessor": True} if profile == "preprocessor-tools" else \
         {**tool, "execution": {"requirements": ["env:x"]}}
     assert near_misses([in_place], profile) == []
+
+
+@pytest.mark.parametrize("value, said", [("true", "the JSON boolean true"), (" False", "the JSON boolean false"),
+                                         ("yes", None), (True, None)])
+def test_a_boolean_spelled_as_a_string_is_named_as_the_near_miss_it_is(value, said):
+    from conformance.core.judging import string_flag
+
+    found = string_flag({"name": "t", "preprocessor": value})
+    assert (found is None) if said is None else (said in found and found.startswith("t: found the string"))
