@@ -41,6 +41,30 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args=None, namespace=None):
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, extra = self.parse_known_args(argv, namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}{_quote_hint(argv, extra)}")
+        return parsed
+
+
+def _quote_hint(argv: list[str], extra: list[str]) -> str:
+    """A command given unquoted (`--command npx -y server`) leaves its words over: say how to quote it.
+
+    The words argparse left over that follow the command's value on the line are taken as the command's."""
+    if "--command" not in argv[:-1]:
+        return ""
+    start = argv.index("--command") + 1
+    words = [argv[start]]
+    for word in argv[start + 1:]:
+        if word not in extra:
+            break
+        words.append(word)
+    if len(words) == 1:
+        return ""
+    return f"; if they belong to the command, quote it as one argument: --command {shlex.quote(shlex.join(words))}"
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mcp-ext-conformance", description="Conformance suite for MCP context extensions.")

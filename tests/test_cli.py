@@ -127,6 +127,46 @@ def test_fields_under_meta_are_named_with_the_fix(tmp_path):
     assert claim["howToClaim"].startswith('carry "preprocessor": true')
 
 
+NEAR_MISSES = {  # --near-miss of tests/servers/fake_server.py: (profile, what the line says)
+    "top-level-requirements": ("execution-requirements", "found at requirements (the tool's top level) on "
+                               "conformance_gated_ok", "the proposal puts it at execution.requirements"),
+    "annotations": ("preprocessor-tools", "found at annotations.preprocessor on conformance_memories",
+                    "the proposal puts it at the tool's top level (preprocessor)"),
+}
+
+
+@pytest.mark.parametrize("near_miss", NEAR_MISSES)
+def test_a_near_miss_is_named_with_where_the_proposal_puts_it(tmp_path, near_miss):
+    """A field where a newcomer plausibly puts it, next to where the proposal does: the profile is not tested,
+    and the console and summary.md each say what was found where, and where it belongs."""
+    profile, found, proposal = NEAR_MISSES[near_miss]
+    proc = cli("server", "--command", fake_command("--near-miss", near_miss), "--report-dir", str(tmp_path))
+    assert_clean(proc)
+    console = " ".join(line.removeprefix("! ") for line in summary_lines(proc.stdout) if line.startswith("! "))
+    assert f"Not tested: {profile}: {found}" in console and proposal in console, proc.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert any(f"Not tested: {profile}: {found}" in line and proposal in line for line in summary.splitlines())
+    claim = json.loads((tmp_path / "results.json").read_text())["profiles"][profile]
+    assert claim["claimed"] is False and any(proposal in m for m in claim["misplaced"])
+
+
+def test_a_string_flag_is_a_near_miss_named_in_the_failure_it_is(tmp_path):
+    """"preprocessor": "true" is in the proposal's place with the wrong type: the profile is claimed and the
+    boolean check fails naming the near miss; the fixture check's failure follows from it."""
+    proc = cli("server", "--command", fake_command("--near-miss", "string-preprocessor"), "--report-dir",
+               str(tmp_path))
+    assert_clean(proc)
+    assert proc.returncode == 1, proc.stdout
+    checks = {c["id"]: c for c in json.loads((tmp_path / "results.json").read_text())["checks"]}
+    flag, fixture = checks["preprocessor-tools/server/flag-is-boolean"], checks["preprocessor-tools/server/fixture-flagged"]
+    said = 'near miss: conformance_memories: found the string "true" at preprocessor; the proposal puts the JSON ' \
+           'boolean true there'
+    assert flag["outcome"] == "fail" and flag["reason"] == said
+    assert fixture["outcome"] == "fail" and fixture["followsFrom"] == "preprocessor-tools/server/flag-is-boolean"
+    assert said in (tmp_path / "summary.md").read_text()
+    assert 'found the string "true" at preprocessor' in " ".join(proc.stdout.split())
+
+
 def test_unstartable_target_exits_2_without_traceback(tmp_path):
     proc = cli("server", "--command", "/nonexistent/server --flag", "--report-dir", str(tmp_path))
     assert_clean(proc)
@@ -349,3 +389,21 @@ cli.run()
     assert "INTERNALERROR" not in proc.stdout + proc.stderr
     assert "internal error of the test runner (RuntimeError: boom in a hook)" in proc.stderr
     assert "boom in a hook" in (tmp_path / "internal-error.txt").read_text()
+
+
+def test_a_failure_that_follows_from_another_names_it_first(tmp_path):
+    """A server that mutates a guarded call before validating it fails invoker-rejects-invalid-call; the error
+    shape check then has no error to read, and says it follows from that check, in the console and results.json.
+    The echo cannot tell a validation run after the mutation from none at all, so the reason claims neither."""
+    fake = ROOT / "tests" / "servers" / "fake_interceptor_server.py"
+    proc = cli("server", "--command", f"{sys.executable} {fake} --break invoker-mutates-first", "--profile",
+               "interceptors", "--fixture-contract", "5", "--report-dir", str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    first, follower = "interceptors/server/invoker-rejects-invalid-call", "interceptors/server/invoker-validation-error-shape"
+    assert f"{follower}: follows from" in proc.stdout  # the console line; the id itself may wrap to the next
+    results = {c["id"]: c for c in json.loads((tmp_path / "results.json").read_text())["checks"]}
+    assert results[follower]["followsFrom"] == first
+    assert results[follower]["reason"].startswith(f"follows from {first}: ")
+    assert "followsFrom" not in results[first]
+    assert "the mutation ran before the validation" not in results[first]["reason"]
+    assert "or no validation ran" in results[first]["reason"]

@@ -27,6 +27,7 @@ from tests.helpers import ROOT, gone_within
 
 PY = shlex.quote(sys.executable)
 GUARDED = ROOT / "tests" / "servers" / "guarded_http_server.py"
+OLD_SSE = ROOT / "tests" / "servers" / "old_sse_server.py"
 MAX_LINES = 8  # a diagnosis or usage error, with the progress line before it
 INTERNALS = ("_pytest", "test_checks.py", "no tests ran", "INTERNALERROR", "Traceback", "rootdir:", "conftest",
              "pytest.")
@@ -151,6 +152,11 @@ USAGE = {  # id: (argv after the subcommand's target, words of the one line)
     "report-dir-is-a-file": (["--report-dir", "afile.txt"], ["'afile.txt' exists and is not a directory"]),
     "report-dir-unwritable": (["--report-dir", "/proc/nope"], ["'/proc/nope' is not a directory the run can write"]),
     "header-on-stdio": (["--header", "X-Api-Key: k"], ["--header goes with an HTTP target"]),
+    "profile-typo": (["--profile", "interceptor"], ["'interceptor' is not a server-role profile",
+                                                    "did you mean 'interceptors'?"]),
+    "profile-of-another-role": (["--profile", "sequential-pipeline"], ["it is the gateway role's"]),
+    "profile-typo-of-another-role": (["--profile", "sequential-pipelines"],
+                                     ["did you mean 'sequential-pipeline'? it is the gateway role's"]),
     "no-select": (["-k", "nomatch"], ["no check matches -k 'nomatch'", "mcp-ext-conformance list"]),
     "expected-failures-unknown-id": (["--expected-failures", "baseline.yaml"], ["'no/such/check' is no check id"]),
     "expected-failures-not-yaml": (["--expected-failures", "afile.txt"], ["a list or a mapping of check ids"]),
@@ -169,6 +175,9 @@ def test_a_usage_mistake_is_one_line_before_the_target_starts(tmp_path, argv, wo
 
 USAGE_ALONE = {  # id: (argv, words): mistakes in the target option itself
     "empty-command": (["server", "--command", ""], ["--command", "the command is empty"]),
+    "unquoted-command": (["server", "--command", "npx", "-y", "@acme/weather", "--timeout", "60"],
+                         ["unrecognized arguments: -y @acme/weather",
+                          "quote it as one argument: --command 'npx -y @acme/weather'"]),
     "url-without-scheme": (["server", "--url", "localhost:8000"], ["did you mean http://localhost:8000?"]),
     "unknown-adapter": (["gateway", "--adapter", "no.such:factory"], ["'no.such:factory' cannot be loaded"]),
     "list-unknown-profile": (["list", "--profile", "nonsense"], ["'nonsense'", "preprocessor-tools"]),
@@ -216,6 +225,45 @@ def test_a_server_given_to_the_host_role_is_told_it_may_not_be_a_host(tmp_path):
     run = cli(tmp_path, "host", "--command", f"{PY} -m reference_servers.everything", "--timeout", "3")
     assert_short_answer(run, 2, "answered no turn", "may not be a host", "mcp-ext-conformance server")
     assert run.output.count("may not be a host") == 1
+
+
+def test_a_host_given_to_the_server_role_is_told_it_may_be_a_host_when_its_answer_arrives(tmp_path):
+    # --timeout 60: the answer line ends the wait, not the timeout (the diagnosis would otherwise say "within 60 s")
+    run = cli(tmp_path, "server", "--command", f"{PY} -m reference_clients.host", "--timeout", "60")
+    assert_short_answer(run, 2, "never answered initialize", "a host's answer to a turn", "it may be a host",
+                        "mcp-ext-conformance host --command", 'stdout: {"role": "assistant"')
+    assert "within" not in run.output and "--timeout 60" not in run.output
+
+
+# -- HTTP servers on the old transport, and redirects -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def old_sse_port():
+    """A server of the `mcp` SDK on its HTTP+SSE transport (2024-11-05): GET /sse, POST /messages/."""
+    port = free_port()
+    with spawn([sys.executable, str(OLD_SSE), "--port", str(port)]) as server:
+        assert server.wait_listening(port, timeout=30), server.stderr_tail()
+        yield port
+
+
+def test_a_server_on_the_old_http_sse_transport_is_told_it_is_not_supported_and_what_is(tmp_path, old_sse_port):
+    run = cli(tmp_path, "server", "--url", f"http://127.0.0.1:{old_sse_port}/sse", "--timeout", "5")
+    assert_short_answer(run, 2, "speaks the HTTP+SSE transport of 2024-11-05", "this suite does not support",
+                        "it checks Streamable HTTP", "HTTP 405")
+    assert "is it the server's MCP endpoint" not in run.output
+
+
+@pytest.mark.parametrize("mount, path, location", [
+    (None, "/sse/", "/sse"),  # a trailing slash the route does not have
+    ("/mcp", "/mcp", "/mcp/"),  # a mounted app: its path without the slash
+], ids=["slash-added", "slash-missing"])
+def test_a_redirect_shows_where_it_points(tmp_path, mount, path, location):
+    port = free_port()
+    with spawn([sys.executable, str(OLD_SSE), "--port", str(port), *(["--mount", mount] if mount else [])]) as web:
+        assert web.wait_listening(port, timeout=30), web.stderr_tail()
+        run = cli(tmp_path, "server", "--url", f"http://127.0.0.1:{port}{path}", "--timeout", "5")
+    target = f"http://127.0.0.1:{port}{location}"
+    assert_short_answer(run, 2, f"answers HTTP 307, a redirect to {target}", f"--url {target}")
 
 
 # -- deployed servers: authorization and a private CA -------------------------------------------------------

@@ -53,8 +53,9 @@ NAMED = {
     "timeout-code": ("the timeout was answered with code -32603", {P + "timeout-error-code"}),
     "custom-wildcard-regex": ("1 hook pattern(s) are not glob-style: tools/(call|list)", {P + "custom-wildcards-glob"}),
     "custom-event-bare": ("1 custom event(s) are not namespace/operation: usageRecord", {P + "custom-events-namespaced"}),
-    # The server as an invoker: the reason tells which order the echo shows.
-    "invoker-mutates-first": ("the mutation ran before the validation", {P + "invoker-rejects-invalid-call"}),
+    # The server as an invoker: the reason tells what the echo shows (an upper-cased echo cannot tell a validation
+    # run after the mutation from none at all, so the reason names both).
+    "invoker-mutates-first": ("either the validation ran after the mutation", {P + "invoker-rejects-invalid-call"}),
     "invoker-tool-error": ("refused as a tool result with isError: true", {P + "invoker-rejects-invalid-call"}),
     "invoker-skips-mutations": ("conformance_uppercase's mutation did not reach it", {P + "invoker-applies-mutations"}),
     "invoker-fail-open": ("the chain did not halt at conformance_failing", {P + "invoker-mutation-failure-error"}),

@@ -12,8 +12,12 @@ Rules
 
 from __future__ import annotations
 
+import json
 import re
+from urllib.parse import urljoin
 
+from ..targets.base import is_host_answer
+from ..targets.http import OLD_SSE
 from ..targets.peerkit import printable
 
 JUNK_LINES = 3  # stdout lines quoted when a target wrote something that is not JSON-RPC
@@ -31,15 +35,29 @@ def _block(headline: str, *details: str) -> str:
 
 
 def _junk(recordings) -> list[str]:
+    """The target's stdout lines that are not JSON-RPC: text, and JSON that is no JSON-RPC message."""
     lines: list[str] = []
     for rec in recordings:
         for event in getattr(rec, "wire", ()):
-            if event.direction == "in" and event.message is None and event.raw is not None:
-                if event.raw not in lines:
-                    lines.append(event.raw)
+            if event.direction != "in":
+                continue
+            line = event.raw if event.message is None else (
+                json.dumps(event.message, ensure_ascii=False) if _not_jsonrpc(event.message) else None)
+            if line is not None and line not in lines:
+                lines.append(line)
         if lines:
             break
     return lines[:JUNK_LINES]
+
+
+def _not_jsonrpc(message) -> bool:
+    return isinstance(message, dict) and "jsonrpc" not in message
+
+
+def _checked_as(role: str) -> str:
+    """How the other role is checked: said where a target looks like it (a host given to the server role)."""
+    what = {"server": "an MCP server", "host": "a host"}[role]
+    return f"{what} is checked with `mcp-ext-conformance {role} --command ...`"
 
 
 def _stderr(rec) -> str:
@@ -99,6 +117,12 @@ def _initialize_failed(recs, run) -> str | None:
                       f"it asks for: {_clip(challenge.group(1))}" if challenge else "",
                       "pass credentials with --header 'Authorization: Bearer ${TOKEN}' (the suite reads TOKEN "
                       "from its environment; values never reach the reports)")
+    host_line = next((line for line in junk if _host_line(line)), None)
+    if host_line is not None:
+        return _block(f"the target never answered {first_message}: its stdout carries a JSON line that is not "
+                      f"JSON-RPC but a host's answer to a turn: it may be a host, not an MCP server "
+                      f"({_checked_as('host')})",
+                      f"stdout: {_clip(host_line, 160)}", _stderr(first))
     if junk:
         return _block(f"the target never answered {first_message}: its stdout carries lines that are not "
                       "JSON-RPC (stdout must carry only JSON-RPC messages; log to stderr instead)",
@@ -111,9 +135,24 @@ def _initialize_failed(recs, run) -> str | None:
                       "the server took the request and sent nothing back; if it is only slow, try --timeout 60"
                       if over_http else "a first npx/uvx start or image pull can take longer: try --timeout 60")
     status = re.search(r"HTTP (\d{3})\b", failure)
+    url = _option(run, "url") or "the URL"
+    if status and OLD_SSE in failure:
+        return _block(f"the server at {url} speaks {OLD_SSE} (GET opens an event stream, messages are POSTed "
+                      "to the path its `endpoint` event names), which this suite does not support",
+                      "it checks Streamable HTTP (2025-03-26 and later: every JSON-RPC message POSTed to one "
+                      "endpoint, often /mcp): serve that transport too (Python mcp: streamable_http_app(); "
+                      "TypeScript: StreamableHTTPServerTransport) and give its URL",
+                      f"the server answered: {_clip(failure.split(' (' + OLD_SSE)[0], 200)}")
+    location = re.search(r"\(Location: (.*?)\)(?: \(|$)", failure)
+    if status and location:
+        target = urljoin(url, location.group(1)) if url != "the URL" else location.group(1)
+        return _block(f"the target never answered {first_message}: {url} answers HTTP {status.group(1)}, a "
+                      f"redirect to {_clip(target, 200)}",
+                      f"give the URL it names: --url {_clip(target, 200)} (the suite does not follow redirects: "
+                      "it checks the endpoint it is given)")
     if status:
         return _block(f"the target never answered {first_message}: {_clip(failure)}",
-                      f"is {_option(run, 'url') or 'the URL'} the server's MCP endpoint? (Streamable HTTP: JSON-RPC "
+                      f"is {url} the server's MCP endpoint? (Streamable HTTP: JSON-RPC "
                       "POSTed to one path, often /mcp)")
     if "closed stdout" in failure or "exit code" in failure:
         code = re.search(r"exit code (-?\d+)", failure)
@@ -122,6 +161,13 @@ def _initialize_failed(recs, run) -> str | None:
                       f"{first_message}", f"its stderr ends: {_clip(said.group(1))}" if said else _stderr(first),
                       "does the command start an MCP server on stdio? (run it by hand: it should wait for input)")
     return _block(f"the target never answered {first_message}: {_clip(failure)}", _stderr(first))
+
+
+def _host_line(line: str) -> bool:
+    try:
+        return is_host_answer(json.loads(line))
+    except ValueError:
+        return False
 
 
 def _option(run, name: str):
@@ -141,8 +187,7 @@ def _host(recs, run) -> str | None:
         return _unavailable(unavailable, run)
     first = next((r for r in runs if r.fatal and not r.fatal.startswith("not run")), runs[0])
     printed = next((t.line for t in first.turns if t.line), None)
-    return _block("the command answered no turn of a scenario: it may not be a host (an MCP server is checked "
-                  "with `mcp-ext-conformance server --command ...`)",
+    return _block(f"the command answered no turn of a scenario: it may not be a host ({_checked_as('server')})",
                   "a host reads one JSON turn per line on stdin and prints one JSON answer per line (docs/host.md)",
                   f"first scenario: {_clip(first.fatal or 'no answer')}",
                   f"it printed: {_clip(printed, 160)}" if printed else "",

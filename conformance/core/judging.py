@@ -10,12 +10,15 @@
   name ending in it right after a non-alphanumeric separator.
 - `meta_carriage`: a profile's tool field found under a tool's `_meta` instead of where the proposal puts it.
 - `experimental_carriage`: a profile's capability advertised under `capabilities.experimental` instead.
+- `near_misses`: a profile's tool field found where an implementer plausibly put it (NEAR_MISSES), not where
+  the proposal does: named, never counted, like `_meta` carriage.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 
 def canonical_sorted(value: Any) -> str:
@@ -100,6 +103,92 @@ def meta_carriage(tools: Any, profile: str) -> list[str]:
             continue
         found += [f"{tool.get('name')}: _meta[{key!r}]" for key in tool["_meta"]
                   if str(key).replace("/", ".").rsplit(".", 1)[-1] in segments]
+    return found
+
+
+def is_string_flag(value: Any) -> bool:
+    """A boolean spelled as a string ("true", "False"): what a client testing for the JSON boolean never sees."""
+    return isinstance(value, str) and value.strip().lower() in ("true", "false")
+
+
+def string_flag(tool: dict, field: str = "preprocessor") -> str | None:
+    """The near miss a boolean spelled as a string is, said the way NEAR_MISSES rows are, or None."""
+    value = tool.get(field)
+    if not isinstance(value, str) or not is_string_flag(value):
+        return None
+    return (f"{tool.get('name')}: found the string {json.dumps(value)} at {field}{NEAR_MISS_SAYS}the JSON boolean "
+            f"{value.strip().lower()} there")
+
+
+def _at(tool: dict, *path: str) -> Any:
+    """The value at `path` in `tool`, or None."""
+    value: Any = tool
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """A profile's tool field where an implementer plausibly put it and the proposal does not."""
+
+    found: str  # what was found, as the reason says it ("at requirements")
+    proposal: str  # what the proposal says instead ("it at execution.requirements")
+    seen: Callable[[dict], bool]  # whether a tool (one without the field in place) shows it
+
+
+# The near misses the suite names, per profile. Each leaves the profile unclaimed with this reason; a tool that
+# also carries the field where the proposal puts it is judged as usual. Add a row to name another.
+NEAR_MISSES: dict[str, tuple[NearMiss, ...]] = {
+    # "preprocessor": "true", a string where the proposal has the boolean, is in the proposal's place: it claims
+    # the profile and fails flag-is-boolean, whose reason names it (STRING_FLAG); it is not a row here.
+    "preprocessor-tools": (
+        NearMiss("at annotations.preprocessor", "it at the tool's top level (preprocessor)",
+                 lambda tool: _at(tool, "annotations", "preprocessor") is not None),
+    ),
+    "execution-requirements": (
+        NearMiss("at requirements (the tool's top level)", "it at execution.requirements",
+                 lambda tool: "requirements" in tool),
+        NearMiss("at annotations.requirements", "it at execution.requirements",
+                 lambda tool: _at(tool, "annotations", "requirements") is not None),
+        NearMiss("at annotations.execution.requirements", "it at execution.requirements (not under annotations)",
+                 lambda tool: _at(tool, "annotations", "execution", "requirements") is not None),
+    ),
+}
+
+
+NEAR_MISS_SAYS = "; the proposal puts "  # how a near miss's sentence reads (reports find them by it)
+TOOLS_NAMED = 3  # tools a grouped near-miss sentence names before "and N more"
+
+
+def grouped_near_misses(entries) -> list[str]:
+    """The entries of `near_misses` (one per tool) as one sentence per kind: `found ... on tool_a, tool_b and 6
+    more tools; the proposal puts ...`."""
+    tools: dict[str, list[str]] = {}
+    for entry in entries:
+        if NEAR_MISS_SAYS not in entry or ": found " not in entry:
+            continue
+        tool, _, kind = entry.partition(": found ")
+        tools.setdefault(kind, []).append(tool)
+    out = []
+    for kind, names in tools.items():
+        found, _, proposal = kind.partition(NEAR_MISS_SAYS)
+        more = len(names) - TOOLS_NAMED
+        on = ", ".join(names[:TOOLS_NAMED]) + (f" and {more} more tool(s)" if more > 0 else "")
+        out.append(f"found {found} on {on}{NEAR_MISS_SAYS}{proposal}")
+    return out
+
+
+def near_misses(tools: Any, profile: str) -> list[str]:
+    """`tool: found ...; the proposal puts ...` for each near miss (NEAR_MISSES) a tool without the field in
+    place shows."""
+    in_place = _TOOL_FIELDS[profile][0] if profile in _TOOL_FIELDS else None
+    found = []
+    for tool in tools or ():
+        if not isinstance(tool, dict) or in_place is None or in_place(tool):
+            continue
+        found += [f"{tool.get('name')}: found {miss.found}{NEAR_MISS_SAYS}{miss.proposal}"
+                  for miss in NEAR_MISSES.get(profile, ()) if miss.seen(tool)]
     return found
 
 

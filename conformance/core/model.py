@@ -20,7 +20,9 @@ Rules (docs/check-model.md):
 
 from __future__ import annotations
 
+import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Callable
@@ -52,13 +54,37 @@ class Violation(Exception):
         self.expected = expected
         self.actual = actual
         self.level = level  # when only the check's weaker rows are violated (e.g. "SHOULD")
+        self.follows: tuple[str, ...] = ()  # checks whose failure implies this one (set by `following`)
+
+
+@contextmanager
+def following(*check_ids: str):
+    """A Violation raised inside follows from these checks' failure: when one of them failed too, the reason
+    names it as the first cause ("follows from <id>"). Wrap only what their failure implies (the evidence both
+    read is missing), so that a failure of this check's own is never blamed on another."""
+    try:
+        yield
+    except Violation as exc:
+        exc.follows = exc.follows or check_ids
+        raise
 
 
 class NotObserved(Violation):
     """A claimed behaviour the suite could not observe: a failure, never a pass."""
 
     def __init__(self, reason: str, **kw):
-        super().__init__(f"not observed: {reason}", **kw)
+        super().__init__(once(f"{NOT_OBSERVED}{reason}"), **kw)
+
+
+NOT_OBSERVED = "not observed: "
+# A prefix said twice in a row ("not observed: not observed: ...", "tools/list: tools/list: ..."): a reason built
+# from another reason that already carried it.
+_DOUBLED = re.compile(r"(?<![\w/-])([\w/ -]{1,60}?: )\1+")
+
+
+def once(reason: str) -> str:
+    """`reason` with every prefix said twice in a row said once."""
+    return _DOUBLED.sub(r"\1", reason)
 
 
 class NotApplicable(Exception):
@@ -153,6 +179,7 @@ class Result(_Identified):
     exchanges: list[dict] = field(default_factory=list)
     claim: dict | None = None  # the profile's claim, for the report
     expected_failure: bool = False
+    follows_from: str | None = None  # the failed check this failure follows from (Check.follows)
 
 
     def to_json(self) -> dict:
@@ -170,6 +197,8 @@ class Result(_Identified):
             out["exchanges"] = self.exchanges
         if self.expected_failure:
             out["expectedFailure"] = True
+        if self.follows_from:
+            out["followsFrom"] = self.follows_from
         return out
 
     @classmethod
@@ -178,7 +207,8 @@ class Result(_Identified):
                    requirement=data["requirement"], description=data["description"], reason=data.get("reason"),
                    expected=data.get("expected"), actual=data.get("actual"),
                    duration=data.get("durationSeconds", 0.0), exchanges=data.get("exchanges", []),
-                   claim=claim, expected_failure=data.get("expectedFailure", False))
+                   claim=claim, expected_failure=data.get("expectedFailure", False),
+                   follows_from=data.get("followsFrom"))
 
 
 def outcome_for_level(level: str) -> str:

@@ -11,6 +11,7 @@ the command line can validate a run without importing any check; the options are
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass
 
@@ -54,7 +55,18 @@ class Role:
         bad = [p for p in profiles if p not in self.profiles]
         if not bad:
             return None
-        return f"{bad[0]!r} is not a {self.name}-role profile; they are: {', '.join(self.profiles)}"
+        problem = f"{bad[0]!r} is not a {self.name}-role profile"
+        others = [role.name for role in ROLES.values() if bad[0] in role.profiles]
+        if others:
+            return f"{problem}: it is the {' and '.join(others)} role's"
+        near = difflib.get_close_matches(bad[0], self.profiles, n=1, cutoff=0.6)
+        if not near:  # a typo of another role's profile
+            elsewhere = {p: role.name for role in ROLES.values() for p in role.profiles if role is not self}
+            match = difflib.get_close_matches(bad[0], list(elsewhere), n=1, cutoff=0.6)
+            if match:
+                return f"{problem}; did you mean {match[0]!r}? it is the {elsewhere[match[0]]} role's"
+        listed = f"they are: {', '.join(self.profiles)}"
+        return f"{problem}; did you mean {near[0]!r}? ({listed})" if near else f"{problem}; {listed}"
 
     def why_not_recorded(self, profile: str) -> str:
         hints = dict(self.not_recorded)

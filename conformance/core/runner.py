@@ -12,7 +12,17 @@ import time
 
 from ..targets.base import describe
 from . import catalog
-from .model import Check, NotApplicable, NotObserved, Result, Violation, fixture_need, outcome_for_level, target_kind
+from .model import (
+    Check,
+    NotApplicable,
+    NotObserved,
+    Result,
+    Violation,
+    fixture_need,
+    once,
+    outcome_for_level,
+    target_kind,
+)
 
 WRONG_TARGET = {
     "live": "judged on a live implementation; this run replays the interceptors working group's fixtures",
@@ -40,7 +50,7 @@ def evaluate(check: Check, rec) -> Result:
     result = Result(check.id, level, "pass", [r.id for r in rows], check.must, check.does, claim=claim_of(rec))
 
     def finish(outcome: str, reason: str | None = None, **kw) -> Result:
-        result.outcome, result.reason = outcome, reason
+        result.outcome, result.reason = outcome, once(reason) if reason else reason
         for key, value in kw.items():
             setattr(result, key, value)
         result.exchanges = [rec.exchanges[label].to_report() for label in rec.cited if label in rec.exchanges]
@@ -81,12 +91,47 @@ def evaluate(check: Check, rec) -> Result:
         # What could not be observed is a failure at the check's level; an information-level check that
         # cannot report anything fails too, rather than passing silently (docs/check-model.md, "not observed").
         outcome = outcome_for_level(level) if level in ("MUST", "SHOULD") else "fail"
-        return finish(outcome, exc.reason, expected=exc.expected, actual=exc.actual)
+        reason, cause = _caused(check, exc, rec)
+        return finish(outcome, reason, expected=exc.expected, actual=exc.actual, follows_from=cause)
     except Violation as exc:
-        return finish(outcome_for_level(exc.level or level), exc.reason, expected=exc.expected, actual=exc.actual)
+        reason, cause = _caused(check, exc, rec)
+        return finish(outcome_for_level(exc.level or level), reason, expected=exc.expected, actual=exc.actual,
+                      follows_from=cause)
     except Exception as exc:  # a bug in the suite, never the target's fault
         return finish("fail", f"internal error in the suite's judge: {describe(exc)}")
     return finish("pass" if level in ("MUST", "SHOULD") else "info", note)
+
+
+_ASKING: set[str] = set()  # checks being judged for a first cause: a cycle of `following` stops there
+
+
+def _caused(check: Check, exc: Violation, rec) -> tuple[str, str | None]:
+    """(reason, first cause): a failure that follows from another check's failure (model.following) names that
+    check, the first of a chain of them, so a reader starts where the fault is."""
+    _ASKING.add(check.id)
+    try:
+        cause = first_cause(exc.follows, rec)
+    finally:
+        _ASKING.discard(check.id)
+    return (f"follows from {cause}: {exc.reason}", cause) if cause else (exc.reason, None)
+
+
+def first_cause(check_ids, rec) -> str | None:
+    """The first of `check_ids` that fails on `rec` (or the check its failure follows from in turn), or None."""
+    from .model import REGISTRY
+
+    cited = list(rec.cited)  # judging another check cites its evidence; this verdict keeps its own
+    try:
+        for cid in check_ids:
+            prior = REGISTRY.get(cid)
+            if prior is None or cid in _ASKING:
+                continue
+            result = evaluate(prior, rec)
+            if result.outcome in ("fail", "warn"):
+                return result.follows_from or cid
+        return None
+    finally:
+        rec.cited[:] = cited
 
 
 def evaluate_all(role: str, recordings: dict) -> dict[str, Result]:

@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 
 from .. import __version__
 from ..core import provenance
+from ..core.judging import grouped_near_misses
 from ..core.model import OUTCOMES, PROFILES, Result
 from .inert import md_code, md_text
 
@@ -119,12 +120,16 @@ def headline(role: str, gaps: dict, passed: int = 0) -> list[str]:
     if gaps["misplaced"]:
         found = {m for p in gaps["misplaced"] for m in gaps["unclaimed"][p]["misplaced"]}
         what = []
-        if any(not m.startswith("capabilities.experimental") for m in found):
+        if any("_meta[" in m for m in found):
             what.append("tool fields are only under the tool's _meta")
         if any(m.startswith("capabilities.experimental") for m in found):
             what.append("capabilities are only under capabilities.experimental")
-        out.append(f"Not tested: {', '.join(gaps['misplaced'])}: the {' and the '.join(what)}, which no proposal "
-                   f"defines. How to put them where the proposals do, SDK by SDK: {SDK_SURVIVAL}")
+        if what:
+            out.append(f"Not tested: {', '.join(gaps['misplaced'])}: the {' and the '.join(what)}, which no "
+                       f"proposal defines. How to put them where the proposals do, SDK by SDK: {SDK_SURVIVAL}")
+        for profile in gaps["misplaced"]:  # a near miss (core/judging.py NEAR_MISSES), each kind named
+            out += [f"Not tested: {profile}: {sentence}"
+                    for sentence in grouped_near_misses(gaps["unclaimed"][profile]["misplaced"])]
     return out
 
 

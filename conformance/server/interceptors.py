@@ -61,7 +61,7 @@ from jsonschema import Draft202012Validator
 
 from ..core import schemas_loader
 from ..core.judging import uppercased
-from ..core.model import NotApplicable, NotObserved, Violation, check
+from ..core.model import NotApplicable, NotObserved, Violation, check, following
 from .common import (
     canonical_sorted,
     judge_list_result,
@@ -829,7 +829,8 @@ def timeout_cancels(rec: Recording):
        needs=(f"interceptors:{SLOW}@3",))
 @diagnosed
 def timeout_error_code(rec: Recording):
-    err = require_error(rec, "invoke slow with timeout", f"an invocation that exceeds timeoutMs {TIMEOUT_MS}")
+    with following("interceptors/server/timeout-cancels"):  # no error at all: not cancelled either
+        err = require_error(rec, "invoke slow with timeout", f"an invocation that exceeds timeoutMs {TIMEOUT_MS}")
     if err.get("code") != -32000:
         raise Violation(f"the timeout was answered with code {err.get('code')}", expected=-32000,
                         actual=short(err))
@@ -898,8 +899,11 @@ def invoker_rejects_invalid_call(rec: Recording):
                         "its validations reject with an error (\"Server-->>Client: Error: Validation failed\"; "
                         "§Chain Execution > Error Handling shapes it as a JSON-RPC error)",
                         expected="a JSON-RPC error", actual=short(ex.result))
-    why = {"upper-cased": f"the tool echoed {INVALID_MARKER.upper()}: the mutation ran before the validation, which "
-                          f"then no longer saw {INVALID_MARKER} (receiving is validate, then mutate)",
+    # An upper-cased echo shows the mutation ran and nothing rejected the call; whether a validation ran after it
+    # (and no longer saw the marker) or none ran at all, the echo cannot tell, so the reason names both.
+    why = {"upper-cased": f"the tool echoed {INVALID_MARKER.upper()}: the mutation ran and no validation rejected "
+                          f"the call: either the validation ran after the mutation and no longer saw {INVALID_MARKER} "
+                          "(receiving is validate, then mutate), or no validation ran",
            "as sent": f"the tool echoed {INVALID_MARKER} as sent: no validation rejected the call",
            "other": "the call was answered with a result: no validation rejected it"}[reading]
     raise Violation(why, expected="a JSON-RPC error; the tool never runs", actual=short(ex.result))
@@ -929,7 +933,8 @@ def invoker_applies_mutations(rec: Recording):
             "{interceptor, severity, message} per blocking message, naming the validator",
        needs=(f"tool:{GUARDED_ECHO}@5", f"interceptors:{VALIDATOR}"))
 def invoker_validation_error_shape(rec: Recording):
-    err = require_error(rec, "guarded echo invalid", "a call the validator rejects")
+    with following("interceptors/server/invoker-rejects-invalid-call"):  # no error at all: that check's failure
+        err = require_error(rec, "guarded echo invalid", "a call the validator rejects")
     data = err["data"] if isinstance(err.get("data"), dict) else {}
     entries = data.get("validationErrors")
     named = [e for e in entries if isinstance(e, dict) and e.get("interceptor") == VALIDATOR
@@ -957,10 +962,12 @@ def invoker_mutation_failure_error(rec: Recording):
         raise Violation(f"no answer to a call whose mutation fails: {ex.failure}",
                         expected="a JSON-RPC error (-32603 Interceptor mutation failed)", actual=ex.failure)
     if ex.has_result:
-        ran = echo_reading(echoed(ex.result), GUARDED_CLEAN) != "other"
-        raise Violation(f"the call was answered with a result{': the tool ran' if ran else ''}: the chain did not "
-                        f"halt at {FAILING}, which is fail-closed (no failOpen declared)",
-                        expected="a JSON-RPC error; the tool never runs", actual=short(ex.result))
+        reading = echo_reading(echoed(ex.result), GUARDED_CLEAN)
+        # The text as sent: no mutation ran at all, which invoker-applies-mutations names first when it fails too.
+        with following(*(["interceptors/server/invoker-applies-mutations"] if reading == "as sent" else [])):
+            raise Violation(f"the call was answered with a result{': the tool ran' if reading != 'other' else ''}: "
+                            f"the chain did not halt at {FAILING}, which is fail-closed (no failOpen declared)",
+                            expected="a JSON-RPC error; the tool never runs", actual=short(ex.result))
     err: dict = ex.error if isinstance(ex.error, dict) else {}
     data = err["data"] if isinstance(err.get("data"), dict) else {}
     problems = ([f"code {err.get('code')}, not -32603"] if err.get("code") != -32603 else []) + \

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import uuid
 
-from ..core.model import NotObserved, Violation, check
+from ..core.judging import string_flag
+from ..core.model import NotObserved, Violation, check, following
 from .common import judge_shapes, require_result, shape_violations, short, text_of, wire_check
 from .recording import Recording
 from .session import Plan, Session
@@ -55,6 +56,10 @@ def flag_is_boolean(rec: Recording):
     if not tools:
         raise NotObserved("no tool carries the preprocessor field")
     problems = [p for t in tools for p in shape_violations("tool-preprocessor", t, f"tool {t.get('name')!r}")]
+    near = [miss for t in tools if (miss := string_flag(t))]
+    if near:  # the near miss a string "true" is, named before the schema's words
+        raise Violation(f"near miss: {'; '.join(near[:3])}{'; …' if len(near) > 3 else ''}",
+                        expected="preprocessor: true | false", actual=problems[:5])
     judge_shapes(problems, "preprocessor: true | false")
     return f"{len(tools)} flagged tool(s), all boolean"
 
@@ -66,8 +71,10 @@ def flag_is_boolean(rec: Recording):
 def fixture_flagged(rec: Recording):
     tool = rec.fixture(MEMORIES)
     if tool.get("preprocessor") is not True:
-        raise Violation("conformance_memories is not flagged as a preprocessor", expected={"preprocessor": True},
-                        actual={"preprocessor": tool.get("preprocessor", "(absent)")})
+        # A string "true" is flag-is-boolean's failure first: this one follows from it.
+        with following(*(["preprocessor-tools/server/flag-is-boolean"] if string_flag(tool) else [])):
+            raise Violation("conformance_memories is not flagged as a preprocessor", expected={"preprocessor": True},
+                            actual={"preprocessor": tool.get("preprocessor", "(absent)")})
 
 
 @check("preprocessor-tools/server/preprocessor-tool-callable",

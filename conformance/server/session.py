@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from ..core.judging import experimental_carriage, meta_carriage
+from ..core.judging import experimental_carriage, grouped_near_misses, meta_carriage, near_misses
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 from .recording import Recording
 
@@ -141,6 +141,7 @@ async def _claim_and_drive(session: Session, rec: Recording, plan: Plan, claimed
         # Named, never counted: the proposals define no _meta carriage and no experimental capability.
         carried = meta_carriage(rec.tools, rec.profile)
         advertised = experimental_carriage(rec.capabilities, rec.profile)
+        missed = near_misses(rec.tools, rec.profile)
         found = []
         if carried:
             found.append(f"the field is only under _meta, which the proposal does not define "
@@ -148,8 +149,9 @@ async def _claim_and_drive(session: Session, rec: Recording, plan: Plan, claimed
         if advertised:
             found.append(f"the capability is only under capabilities.experimental, which the proposal does "
                          f"not define ({', '.join(advertised)})")
+        found += grouped_near_misses(missed)
         rec.claim_reason = "; ".join(found) or "the server shows nothing of this profile"
-        rec.misplaced = carried + advertised
+        rec.misplaced = carried + advertised + missed
     if rec.claimed:
         await plan.driver(session, rec)
     elif plan.unclaimed_driver is not None:

@@ -156,6 +156,18 @@ def json_line(message: JSON) -> bytes:
     return (text + "\n").encode()
 
 
+FIRST_METHODS = ("initialize", "server/discover")  # what a session opens with, by wire mode
+# A host's answer to a turn (conformance/host/HARNESS.md) is one JSON line {"role": "assistant", "content": ...}.
+# A host given to the server role reads `initialize` as a user turn and prints one: no MCP server sends that, so
+# the wait for the first answer ends there instead of at the timeout (core/diagnosis.py names the mix-up).
+HOST_ANSWER = "a line that is not JSON-RPC but a host's answer to a turn"
+
+
+def is_host_answer(message: JSON) -> bool:
+    return (isinstance(message, dict) and "jsonrpc" not in message and "id" not in message
+            and "role" in message and "content" in message)
+
+
 @dataclass
 class _Pending:
     exchange: Exchange
@@ -316,6 +328,9 @@ class Connection:
         if not isinstance(message, dict):
             event.problem = "not a JSON object"
             return
+        if is_host_answer(message) and self._fail_first_request(HOST_ANSWER):
+            event.problem = HOST_ANSWER
+            return
         if "method" in message and "id" in message:  # a request to the suite
             await self._answer_target_request(message)
             return
@@ -337,6 +352,15 @@ class Connection:
         else:
             event.problem = f"a second response for id {rid!r}"
         pending.done.set()
+
+    def _fail_first_request(self, why: str) -> bool:
+        """End the wait for the session's first answer at once (True), when it is still awaited."""
+        waiting = [p for p in self._pending.values() if p.exchange.method in FIRST_METHODS
+                   and p.exchange.response is None and p.exchange.failure is None]
+        for pending in waiting:
+            pending.exchange.failure = f"{why} during {pending.exchange.method}"
+            pending.done.set()
+        return bool(waiting)
 
     async def _answer_target_request(self, message: dict) -> None:
         if message.get("method") == "ping":

@@ -25,7 +25,10 @@ from anyio.abc import TaskGroup
 # The decoder is httpx-sse's own field parser; the line splitting around it is bounded (see _bounded_events).
 from httpx_sse._decoders import SSEDecoder
 
-from .base import Connection, TargetUnavailable, WireEvent, clip, describe, now
+from .base import FIRST_METHODS, Connection, TargetUnavailable, WireEvent, clip, describe, now
+
+OLD_SSE = "the HTTP+SSE transport of 2024-11-05"  # the diagnosis (core/diagnosis.py) looks for these words
+OLD_SSE_WAIT = 2.0  # seconds the look for an old transport's `endpoint` event may take
 
 
 class HttpConnection(Connection):
@@ -155,12 +158,46 @@ class HttpConnection(Connection):
             if self._answered_id(message["id"]):
                 return
         challenge = resp.headers.get("www-authenticate") if resp.status_code in (401, 403) else None
+        location = resp.headers.get("location") if 300 <= resp.status_code < 400 else None
         pending = self._pending.get(message.get("id"))
         if pending is not None:
             pending.exchange.http_status = resp.status_code
+        old_sse = None
+        if method in FIRST_METHODS and resp.status_code in (404, 405):
+            old_sse = await self._old_sse_endpoint()
         self._fail_request(message, f"HTTP {resp.status_code} ({ctype or 'no content type'}) for {method}: "
                                     f"{clip(data.decode('utf-8', 'replace'), 200) or 'empty body'}"
-                                    + (f" (WWW-Authenticate: {clip(challenge, 300)})" if challenge else ""))
+                                    + (f" (WWW-Authenticate: {clip(challenge, 300)})" if challenge else "")
+                                    + (f" (Location: {clip(location, 300)})" if location is not None else "")
+                                    + (f" ({OLD_SSE}: a GET opens an event stream whose first event is "
+                                       f"`endpoint`, {clip(old_sse, 120)})" if old_sse is not None else ""))
+
+    async def _old_sse_endpoint(self) -> str | None:
+        """The data of the `endpoint` event a GET on the URL opens with, or None.
+
+        A server on the HTTP+SSE transport of 2024-11-05 refuses the POST (405 or 404) and, on a GET, opens an
+        event stream whose first event is `endpoint`, naming where to POST. Only the first event is read, for
+        at most OLD_SSE_WAIT seconds: a Streamable HTTP server's GET stream may stay silent."""
+        decoder, buffer = SSEDecoder(), b""
+        with anyio.move_on_after(OLD_SSE_WAIT):
+            try:
+                async with self._entered()[0].stream("GET", self.url, headers={
+                        "Accept": "text/event-stream", **self.extra_headers}) as resp:
+                    if resp.status_code != 200 or not resp.headers.get("content-type", "").startswith(
+                            "text/event-stream"):
+                        return None
+                    async for chunk in resp.aiter_bytes():
+                        buffer += chunk
+                        while b"\n" in buffer:
+                            raw, buffer = buffer.split(b"\n", 1)
+                            event = decoder.decode(raw.rstrip(b"\r").decode("utf-8", "replace"))
+                            if event is not None:  # the first event ended
+                                return event.data if event.event == "endpoint" else None
+                        if len(buffer) > 4096:
+                            return None
+            except httpx.HTTPError:
+                return None
+        return None
 
     def _answered_id(self, rid) -> bool:
         pending = self._pending.get(rid)

@@ -92,10 +92,11 @@ HIDDEN = {"contextMiddleware": ("context-middleware/capability-advertised", "con
 class Mutant(FixtureServer):
     name = "fake-conformance-server"
 
-    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False):
+    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False, near_miss: str | None = None):
         super().__init__(plain=plain)
         self.m = mutant or ""
         self.meta_carriage = meta_carriage
+        self.near_miss = near_miss
         self.transient = False  # whether conformance_transient is listed
 
     def broken(self, name: str) -> bool:
@@ -111,7 +112,10 @@ class Mutant(FixtureServer):
                     meta["com.example/preprocessor"] = tool.pop("preprocessor")
                 if "requirements" in tool.get("execution", {}):
                     meta["com.example/requirements"] = tool["execution"].pop("requirements")
-        if self.plain or self.meta_carriage:
+        if self.near_miss:
+            for tool in tools:
+                NEAR_MISSES[self.near_miss](tool)
+        if self.plain or self.meta_carriage or self.near_miss:
             return tools
         for tool in tools:
             if tool["name"] == "conformance_memories" and self.broken("preprocessor-tools/fixture-flagged"):
@@ -262,13 +266,38 @@ class Mutant(FixtureServer):
         return result
 
 
+def _move(tool: dict, field: str, *to: str) -> None:
+    """Move the tool's field (`preprocessor`, or `requirements` out of `execution`) to the path `to`."""
+    source = tool if field == "preprocessor" else tool.get("execution", {})
+    if field not in source:
+        return
+    value = source.pop(field)
+    if not tool.get("execution", True):
+        del tool["execution"]
+    place = tool
+    for key in to[:-1]:
+        place = place.setdefault(key, {})
+    place[to[-1]] = value
+
+
+# The natural wrong places a newcomer puts the fields in (core/judging.py NEAR_MISSES names each): --near-miss.
+NEAR_MISSES = {
+    "top-level-requirements": lambda tool: _move(tool, "requirements", "requirements"),
+    "string-preprocessor": lambda tool: tool.update(preprocessor=str(tool["preprocessor"]).lower())
+    if "preprocessor" in tool else None,
+    "annotations": lambda tool: (_move(tool, "preprocessor", "annotations", "preprocessor"),
+                                 _move(tool, "requirements", "annotations", "execution", "requirements")),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS))
     parser.add_argument("--plain", action="store_true")
     parser.add_argument("--meta-carriage", action="store_true", help="the tool fields under _meta instead")
+    parser.add_argument("--near-miss", choices=sorted(NEAR_MISSES), help="the tool fields in a near-miss place")
     args = parser.parse_args()
-    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage), Log(None))
+    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage, args.near_miss), Log(None))
 
 
 if __name__ == "__main__":

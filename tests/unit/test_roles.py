@@ -40,9 +40,21 @@ def test_a_role_has_checks_for_exactly_its_profiles(role):
 
 
 def test_a_role_refuses_a_profile_it_has_no_checks_for():
+    assert SERVER.profile_error(["nonsense"]) == (
+        "'nonsense' is not a server-role profile; they are: " + ", ".join(SERVER.profiles))
     assert SERVER.profile_error(["sequential-pipeline"]) == (
-        "'sequential-pipeline' is not a server-role profile; they are: " + ", ".join(SERVER.profiles))
+        "'sequential-pipeline' is not a server-role profile: it is the gateway role's")
     assert GATEWAY.profile_error(["sequential-pipeline", "augmentation"]) is None
+
+
+@pytest.mark.parametrize("role, given, said", [
+    (SERVER, "interceptor", "did you mean 'interceptors'?"),
+    (HOST, "Execution-Requirements", "did you mean 'execution-requirements'?"),
+    (GATEWAY, "sequential_pipeline", "did you mean 'sequential-pipeline'?"),
+    (SERVER, "sequential-pipelines", "did you mean 'sequential-pipeline'? it is the gateway role's"),
+])
+def test_a_profile_typo_is_told_the_name_it_is_close_to(role, given, said):
+    assert said in role.profile_error([given])
 
 
 @pytest.mark.parametrize("rec", [ServerRecording("augmentation", {}), HostRecording("augmentation", {}),
