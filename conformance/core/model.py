@@ -20,6 +20,7 @@ Rules (docs/check-model.md):
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from dataclasses import dataclass, field
 from types import FrameType
@@ -153,7 +154,7 @@ class Result(_Identified):
     exchanges: list[dict] = field(default_factory=list)
     claim: dict | None = None  # the profile's claim, for the report
     expected_failure: bool = False
-
+    judged_at: float | None = None  # wall-clock time the verdict was reached (the official checks' `timestamp`)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {
@@ -170,6 +171,9 @@ class Result(_Identified):
             out["exchanges"] = self.exchanges
         if self.expected_failure:
             out["expectedFailure"] = True
+        if self.judged_at is not None:
+            out["judgedAt"] = dt.datetime.fromtimestamp(self.judged_at, dt.timezone.utc).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z")
         return out
 
     @classmethod
@@ -178,7 +182,9 @@ class Result(_Identified):
                    requirement=data["requirement"], description=data["description"], reason=data.get("reason"),
                    expected=data.get("expected"), actual=data.get("actual"),
                    duration=data.get("durationSeconds", 0.0), exchanges=data.get("exchanges", []),
-                   claim=claim, expected_failure=data.get("expectedFailure", False))
+                   claim=claim, expected_failure=data.get("expectedFailure", False),
+                   judged_at=dt.datetime.fromisoformat(data["judgedAt"].replace("Z", "+00:00")).timestamp()
+                   if data.get("judgedAt") else None)
 
 
 def outcome_for_level(level: str) -> str:

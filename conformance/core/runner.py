@@ -45,6 +45,7 @@ def evaluate(check: Check, rec) -> Result:
             setattr(result, key, value)
         result.exchanges = [rec.exchanges[label].to_report() for label in rec.cited if label in rec.exchanges]
         result.duration = time.perf_counter() - started
+        result.judged_at = time.time()
         return result
 
     rec.cited.clear()  # the evidence of this verdict is what this judge cites

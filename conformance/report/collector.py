@@ -51,13 +51,14 @@ class Reporter:
                         ("rows", " ".join(result.rows)), *provenance.junit_properties(result.id)]
 
     def baseline_drift(self) -> list[str]:
-        """Why the expected-failures file may be out of date: it records other catalog revisions."""
+        """Why the expected-failures file may be out of date (it records other catalog revisions), and what of
+        a file shared with the official suite was ignored."""
         baseline = self.config._mcpx_baseline
         if baseline is None:
             return []
         from ..core import provenance
 
-        return baseline.revision_drift(provenance.catalog_revisions())
+        return baseline.revision_drift(provenance.catalog_revisions()) + baseline.ignored_note()
 
     def baseline_info(self) -> dict | None:
         baseline = self.config._mcpx_baseline
@@ -114,6 +115,13 @@ class Reporter:
                   for profile in self.stale_profiles()]
         for sentence in self.baseline_drift():
             lines += reports.wrap(sentence, reports.ATTENTION, reports.ATTENTION)
+        directory = self.config.getoption("mcpx_report_dir")
+        if directory:
+            from .official import mixing_warning
+
+            mixing = mixing_warning(directory)
+            if mixing:
+                lines += reports.wrap(mixing, reports.ATTENTION, reports.ATTENTION)
         return lines
 
     def closing_line(self) -> str | None:
