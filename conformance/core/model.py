@@ -155,6 +155,7 @@ class Result(_Identified):
     claim: dict | None = None  # the profile's claim, for the report
     expected_failure: bool = False
     judged_at: float | None = None  # wall-clock time the verdict was reached (the official checks' `timestamp`)
+    untestable: bool = False  # skipped for a missing prerequisite (a fixture the target does not expose)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {
@@ -171,6 +172,8 @@ class Result(_Identified):
             out["exchanges"] = self.exchanges
         if self.expected_failure:
             out["expectedFailure"] = True
+        if self.untestable:
+            out["untestable"] = True
         if self.judged_at is not None:
             out["judgedAt"] = dt.datetime.fromtimestamp(self.judged_at, dt.timezone.utc).isoformat(
                 timespec="milliseconds").replace("+00:00", "Z")
@@ -183,6 +186,7 @@ class Result(_Identified):
                    expected=data.get("expected"), actual=data.get("actual"),
                    duration=data.get("durationSeconds", 0.0), exchanges=data.get("exchanges", []),
                    claim=claim, expected_failure=data.get("expectedFailure", False),
+                   untestable=data.get("untestable", False),
                    judged_at=dt.datetime.fromisoformat(data["judgedAt"].replace("Z", "+00:00")).timestamp()
                    if data.get("judgedAt") else None)
 

@@ -73,7 +73,7 @@ def evaluate(check: Check, rec) -> Result:
         if rec.by_option:
             return finish(outcome_for_level(level), f"fixture missing: {names}{why}; the profile is claimed "
                                                     f"with --profile, so its fixtures are required")
-        return finish("skip", f"fixture not exposed: {names}{why}")
+        return finish("skip", f"fixture not exposed: {names}{why}", untestable=True)
     try:
         note = check.judge(rec)
     except NotApplicable as exc:

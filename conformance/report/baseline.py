@@ -95,8 +95,8 @@ class Baseline:
         if not self.ignored:
             return []
         shown = ", ".join(self.ignored[:4]) + (f" and {len(self.ignored) - 4} more" if len(self.ignored) > 4 else "")
-        return [f"note: the expected-failures file names {len(self.ignored)} scenario(s) or key(s) this suite does "
-                f"not run, ignored as the official suite ignores what it does not run: {shown}"]
+        return [f"note: ignored {len(self.ignored)} expected-failures entries this suite does not run (as the "
+                f"official runner does): {shown}"]
 
     def revision_drift(self, current: dict[str, str]) -> list[str]:
         """One sentence naming the listed profiles whose catalog revision differs from the one the file

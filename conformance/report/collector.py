@@ -51,14 +51,13 @@ class Reporter:
                         ("rows", " ".join(result.rows)), *provenance.junit_properties(result.id)]
 
     def baseline_drift(self) -> list[str]:
-        """Why the expected-failures file may be out of date (it records other catalog revisions), and what of
-        a file shared with the official suite was ignored."""
+        """Why the expected-failures file may be out of date: it records other catalog revisions."""
         baseline = self.config._mcpx_baseline
         if baseline is None:
             return []
         from ..core import provenance
 
-        return baseline.revision_drift(provenance.catalog_revisions()) + baseline.ignored_note()
+        return baseline.revision_drift(provenance.catalog_revisions())
 
     def baseline_info(self) -> dict | None:
         baseline = self.config._mcpx_baseline
@@ -115,6 +114,9 @@ class Reporter:
                   for profile in self.stale_profiles()]
         for sentence in self.baseline_drift():
             lines += reports.wrap(sentence, reports.ATTENTION, reports.ATTENTION)
+        baseline = self.config._mcpx_baseline
+        if baseline is not None:
+            lines += baseline.ignored_note()  # one line, unwrapped: the names it shows are the point
         directory = self.config.getoption("mcpx_report_dir")
         if directory:
             from .official import mixing_warning

@@ -22,7 +22,8 @@ official run's results (`mixing_warning`).
 
 Outcomes: pass -> SUCCESS, fail and stale -> FAILURE, warn -> WARNING, info -> INFO, skip -> SKIPPED where
 the check does not apply, and WARNING marked untestable (`details.untestable`, "Not testable: ...", the
-official suite's form for a missing prerequisite) where a claimed profile's check could not run. An expected
+official suite's form for a missing prerequisite) where it could not run for a fixture the target does not
+expose (results.json's `untestable`). An expected
 failure (xfail) is FAILURE with `details.expectedFailure`: the official suite writes a baselined failure as a
 failure and applies its baseline only to the exit code. A check's `id` is its slug, `sep-<N>-<slug>` for a
 profile whose proposal is SEP-N (core/provenance.SEP_NUMBERS), unique within its scenario, so `scenario:id`
@@ -38,7 +39,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..core import provenance
-from ..core.model import PROFILES, REGISTRY
+from ..core.model import PROFILES
 
 STATUS = {"pass": "SUCCESS", "fail": "FAILURE", "stale": "FAILURE", "xfail": "FAILURE", "warn": "WARNING",
           "skip": "SKIPPED", "info": "INFO"}
@@ -92,17 +93,12 @@ def spec_references(check: dict) -> list[dict]:
     return list(refs.values())
 
 
-def _applies_only_unclaimed(check_id_: str) -> bool:
-    check = REGISTRY.get(check_id_)
-    return check is not None and check.when == "unclaimed"
-
-
 def official_check(check: dict, timestamp: str) -> dict:
     """One of our verdicts (results.json's form) in the official check shape; `timestamp` is used where the
     verdict carries no time of its own (results written before checks carried `judgedAt`)."""
     status = STATUS[check["outcome"]]
-    untestable = status == "SKIPPED" and not _applies_only_unclaimed(check["id"])
-    if untestable:  # a claimed profile's check whose prerequisite is missing: the official untestable WARNING
+    untestable = status == "SKIPPED" and bool(check.get("untestable"))
+    if untestable:  # a check whose prerequisite is missing: the official untestable WARNING
         status = "WARNING"
     out = {"id": check_id(check["profile"], check["slug"]), "name": check["id"], "description": check["requirement"],
            "status": status, "timestamp": check.get("judgedAt") or timestamp}

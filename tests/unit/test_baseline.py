@@ -60,7 +60,7 @@ def test_a_file_shared_with_the_official_suite_is_accepted_and_what_it_names_of_
     baseline = load(write(tmp_path, shared))
     assert set(baseline.checks) == {"interceptors/server/list-result-valid", "augmentation/server/list-result-valid"}
     (note,) = baseline.ignored_note()
-    assert note.startswith("note: the expected-failures file names 5 scenario(s) or key(s) this suite does not run")
+    assert note.startswith("note: ignored 5 expected-failures entries this suite does not run")
     assert "tools-call-error" in note and "and 1 more" in note
     assert load(write(tmp_path, {"server": ["server-interceptors"]})).ignored_note() == []
 

@@ -38,7 +38,8 @@ CHECKS = [verdict("interceptors/server/capability-advertised", "pass"),
           verdict("interceptors/server/list-result-valid", "fail", reason="the result has no interceptors",
                   expected={"interceptors": []}, actual={}),
           verdict("interceptors/server/supported-events-cover-hooks", "warn", "SHOULD", reason="event missing"),
-          verdict("interceptors/server/invoke-result-valid", "skip", reason="no interceptor listed"),
+          verdict("interceptors/server/invoke-result-valid", "skip", reason="fixture not exposed: tool x",
+                  untestable=True),
           verdict("interceptors/server/unknown-interceptor-rejected", "xfail", reason="expected failure (issue 3)",
                   expected_failure=True),
           verdict("augmentation/server/augment-result-valid", "stale", reason="listed but passes"),
@@ -88,14 +89,14 @@ def test_outcomes_map_to_the_official_statuses():
         "interceptors/server/capability-advertised": "SUCCESS",
         "interceptors/server/list-result-valid": "FAILURE",
         "interceptors/server/supported-events-cover-hooks": "WARNING",
-        "interceptors/server/invoke-result-valid": "WARNING",  # a missing prerequisite: untestable
+        "interceptors/server/invoke-result-valid": "WARNING",  # a missing fixture: untestable
         "interceptors/server/unadvertised-method-rejected": "SKIPPED",  # does not apply to a claimed profile
         "interceptors/server/unknown-interceptor-rejected": "FAILURE",
         "augmentation/server/augment-result-valid": "FAILURE",
         "augmentation/server/prepend-note-hint": "INFO"}
     untestable = status["interceptors/server/invoke-result-valid"]
     assert untestable["details"]["untestable"] is True
-    assert untestable["errorMessage"] == "Not testable: no interceptor listed"
+    assert untestable["errorMessage"] == "Not testable: fixture not exposed: tool x"
     xfail = status["interceptors/server/unknown-interceptor-rejected"]
     assert xfail["details"]["expectedFailure"] is True and xfail["details"]["outcome"] == "xfail"
     failed = status["interceptors/server/list-result-valid"]
@@ -210,11 +211,12 @@ def test_an_unclaimed_profile_writes_no_official_scenario(tmp_path):
 
 def test_no_official_scenario_of_a_claimed_profile_passes_on_skips_alone():
     # The official score passes a scenario with a SUCCESS and no FAILURE; a claimed profile's check whose
-    # prerequisite is missing is the official untestable WARNING, never a silent SKIPPED.
+    # prerequisite (a fixture) is missing is the official untestable WARNING, never a silent SKIPPED.
     doc = results.results_document(
         role="server", target={"kind": "stdio", "command": "x"}, claims={"interceptors": CLAIMED}, started=0.0,
         finished=2.0, strict=False, exit_code=0,
-        results=[verdict("interceptors/server/invoke-result-valid", "skip", reason="no interceptor listed")])
+        results=[verdict("interceptors/server/invoke-result-valid", "skip", reason="fixture not exposed: tool x",
+                         untestable=True)])
     (scenario,) = official.scenarios(doc)
     assert [c["status"] for c in scenario["checks"]] == ["WARNING"]
 
