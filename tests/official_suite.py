@@ -132,14 +132,15 @@ def run(prefix: str | os.PathLike, out: str | os.PathLike) -> int:
         ours = subprocess.run([sys.executable, "-m", "conformance", "server", "--url", url, "--report-dir",
                                str(out / "ours")], capture_output=True, text=True, cwd=ROOT, timeout=600)
         (out / "ours-console.txt").write_text(ours.stdout + ours.stderr, encoding="utf-8")
-    summary = {"package": PACKAGE, "node": node(), "command": ["conformance", *args[:2], "<reference server>", *args[3:]],
+    shown = [str(BASELINE.relative_to(ROOT)) if a == str(BASELINE) else a for a in args]
+    summary = {"package": PACKAGE, "node": node(), "command": ["conformance", *shown[:2], "<reference server>", *shown[3:]],
                "exitCode": done.returncode, "scenarios": scenario_verdicts(out / "results"),
                "ours": {"command": "mcp-ext-conformance server --url <reference server> --report-dir ours",
                         "exitCode": ours.returncode}}
     (out / "run.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     verdicts = summary["scenarios"]
     print(f"official suite {provenance.OFFICIAL_SUITE_VERSION}: {len(verdicts)} scenarios, "
-          f"{sum(v == 'SUCCESS' for v in verdicts.values())} passed; exit {done.returncode} with the baseline "
+          f"{sum(v == 'SUCCESS' for v in verdicts.values())} with every check passed; exit {done.returncode} with the baseline "
           f"({BASELINE.relative_to(ROOT)}); this suite: exit {ours.returncode}; {out}/run.json")
     return done.returncode or ours.returncode
 

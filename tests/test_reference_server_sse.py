@@ -6,12 +6,23 @@ before, the server sent neither. Raw HTTP on loopback against the real server.""
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 
 from reference_servers.sdk.events import BoundedEventStore
 from tests.helpers import reference_http_server
+
+# As tests/test_reference_server_security.py: the mcp 1.x variant runs where MCPX_MCP1_PYTHON names an
+# interpreter with mcp 1.x and this package installed.
+MCP1_PYTHON = os.environ.get("MCPX_MCP1_PYTHON", "")
+PYTHONS = [pytest.param(sys.executable, id="installed-mcp"),
+           pytest.param(MCP1_PYTHON, id="mcp1", marks=pytest.mark.skipif(
+               not Path(MCP1_PYTHON).is_file(), reason=f"no mcp 1.x Python at {MCP1_PYTHON} (MCPX_MCP1_PYTHON)"))]
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "sse-test", "version": "0"}}
@@ -33,8 +44,9 @@ def events(body: str) -> list[dict]:
     return out
 
 
-def test_a_post_stream_opens_with_a_priming_event_and_a_retry_field_and_resumes_from_it():
-    with reference_http_server() as port, httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+@pytest.mark.parametrize("python", PYTHONS)
+def test_a_post_stream_opens_with_a_priming_event_and_a_retry_field_and_resumes_from_it(python):
+    with reference_http_server(python=python) as port, httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
         init = http.post("/mcp", headers=ACCEPT, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
         session = {**ACCEPT, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
         http.post("/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
