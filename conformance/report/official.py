@@ -175,8 +175,8 @@ def mixing_warning(directory: str | Path) -> str | None:
             continue
         if found:
             return (f"{base / 'official'} sits beside the official suite's results in {place} ({found[0].name}, ...): "
-                    f"an official tier score of that folder would count these extension scenarios as passed core "
-                    f"scenarios (docs/reports.md, \"The official suite's result shape\")")
+                    f"an official tier score of that folder without --requirements would count these extension "
+                    f"scenarios as core ones (docs/reports.md, \"The official suite's result shape\")")
     return None
 
 

@@ -253,5 +253,5 @@ def test_the_console_warns_when_our_files_sit_among_an_official_runs_results(tmp
     (run / "server-ping-2026-11-26T11-35-37-404Z").mkdir(parents=True)
     (run / "server-ping-2026-11-26T11-35-37-404Z" / "checks.json").write_text("[]")
     assert official.mixing_warning(tmp_path / "elsewhere") is None
-    assert "core scenarios" in official.mixing_warning(run / "ours")
-    assert "core scenarios" in official.mixing_warning(run)
+    assert "as core ones" in official.mixing_warning(run / "ours")
+    assert "as core ones" in official.mixing_warning(run)
