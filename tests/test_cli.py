@@ -229,9 +229,9 @@ def test_a_run_writes_the_official_shape_and_takes_its_own_failures_back_as_an_o
     official = tmp_path / "first" / "official"
     checks = json.loads((official / "server-server-execution-requirements" / "checks.json").read_text())
     failed = [c for c in checks if c["status"] == "FAILURE"]
-    assert [c["id"] for c in failed] == ["all-requirements-enforced"] and failed[0]["errorMessage"]
+    assert [c["id"] for c in failed] == ["sep-2487-all-requirements-enforced"] and failed[0]["errorMessage"]
     written = yaml.safe_load((official / "expected-failures.yml").read_text())
-    assert written["server"] == ["server-execution-requirements:all-requirements-enforced"]
+    assert written["server"] == ["server-execution-requirements:sep-2487-all-requirements-enforced"]
 
     # Every verdict says what it was judged against: results.json, junit.xml, the page.
     doc = json.loads((tmp_path / "first" / "results.json").read_text())
@@ -261,6 +261,20 @@ def test_a_run_writes_the_official_shape_and_takes_its_own_failures_back_as_an_o
     warnings = json.loads((tmp_path / "d" / "results.json").read_text())["baseline"]["warnings"]
     assert len(warnings) == 1 and "execution-requirements (0123456789ab, now" in warnings[0]
     assert md_text(warnings[0]) in (tmp_path / "d" / "summary.md").read_text()  # as text: it quotes the file
+
+
+def test_a_baseline_shared_with_the_official_suite_is_accepted_with_one_note(tmp_path):
+    """Before: the official suite's own scenario names were a usage error (exit 2)."""
+    shared = tmp_path / "conformance-baseline.yml"
+    shared.write_text("server:\n  - tools-call-error\n  - server-initialize:some-check\n"
+                      "  - server-execution-requirements:sep-2487-all-requirements-enforced\n"
+                      "client:\n  - auth/basic-dcr\n")
+    mutant = fake_command("--break", "execution-requirements/all-requirements-enforced")
+    proc = cli("server", "--command", mutant, "--expected-failures", str(shared), "--report-dir", str(tmp_path / "r"))
+    assert_clean(proc)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    notes = [line for line in proc.stdout.splitlines() if "this suite does not run" in line]
+    assert len(notes) == 1 and "ignored 3 expected-failures entries" in notes[0] and "tools-call-error" in notes[0]
 
 
 def test_baseline_with_unknown_id_is_a_usage_error(tmp_path):

@@ -20,6 +20,7 @@ Rules (docs/check-model.md):
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import sys
 from contextlib import contextmanager
@@ -180,7 +181,8 @@ class Result(_Identified):
     claim: dict | None = None  # the profile's claim, for the report
     expected_failure: bool = False
     follows_from: str | None = None  # the failed check this failure follows from (Check.follows)
-
+    judged_at: float | None = None  # wall-clock time the verdict was reached (the official checks' `timestamp`)
+    untestable: bool = False  # skipped for a missing prerequisite (a fixture the target does not expose)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {
@@ -199,6 +201,11 @@ class Result(_Identified):
             out["expectedFailure"] = True
         if self.follows_from:
             out["followsFrom"] = self.follows_from
+        if self.untestable:
+            out["untestable"] = True
+        if self.judged_at is not None:
+            out["judgedAt"] = dt.datetime.fromtimestamp(self.judged_at, dt.timezone.utc).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z")
         return out
 
     @classmethod
@@ -208,7 +215,10 @@ class Result(_Identified):
                    expected=data.get("expected"), actual=data.get("actual"),
                    duration=data.get("durationSeconds", 0.0), exchanges=data.get("exchanges", []),
                    claim=claim, expected_failure=data.get("expectedFailure", False),
-                   follows_from=data.get("followsFrom"))
+                   follows_from=data.get("followsFrom"),
+                   untestable=data.get("untestable", False),
+                   judged_at=dt.datetime.fromisoformat(data["judgedAt"].replace("Z", "+00:00")).timestamp()
+                   if data.get("judgedAt") else None)
 
 
 def outcome_for_level(level: str) -> str:

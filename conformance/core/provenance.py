@@ -42,6 +42,8 @@ EXTENSION_IDS = {
     "sequential-pipeline": "ai.gatekit/sequential-pipeline",
 }
 EXTENSION_ID_DEFINED_BY_PROPOSAL = frozenset({"interceptors"})
+# The profiles whose proposal is a numbered SEP: their official check ids take the official `sep-<N>-<slug>` form.
+SEP_NUMBERS = {"execution-requirements": 2487, "interceptors": 2624}
 
 # Fields of a catalog source that describe the document rather than its revision.
 _NOT_REVISION = {"name", "profile", "basis", "captured"}

@@ -55,6 +55,7 @@ def evaluate(check: Check, rec) -> Result:
             setattr(result, key, value)
         result.exchanges = [rec.exchanges[label].to_report() for label in rec.cited if label in rec.exchanges]
         result.duration = time.perf_counter() - started
+        result.judged_at = time.time()
         return result
 
     rec.cited.clear()  # the evidence of this verdict is what this judge cites
@@ -82,7 +83,7 @@ def evaluate(check: Check, rec) -> Result:
         if rec.by_option:
             return finish(outcome_for_level(level), f"fixture missing: {names}{why}; the profile is claimed "
                                                     f"with --profile, so its fixtures are required")
-        return finish("skip", f"fixture not exposed: {names}{why}")
+        return finish("skip", f"fixture not exposed: {names}{why}", untestable=True)
     try:
         note = check.judge(rec)
     except NotApplicable as exc:

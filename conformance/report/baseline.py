@@ -6,10 +6,13 @@ File format (YAML), in one of two forms:
   (`profile/role/slug`) or a whole profile id.
 - The official MCP conformance suite's (report/official.py): a mapping of mode to a list of entries, each a
   scenario (`<role>-<profile>`, one profile in one role) or `<scenario>:<check>` (the check's slug, the `id`
-  of our checks.json, or its full id). The modes are `server` and `client` (the host role: a host is the
-  MCP client), and `host` and `gateway`, which the official suite has no mode for and ignores. As there, a
-  scenario listed whole and per check is contradictory, and `- scenario: check` (YAML for a mapping) is
-  refused with the fix.
+  of our checks.json, `sep-<N>-<slug>` for a SEP's profile, or its full id). The modes are `server` and
+  `client` (the host role: a host is the MCP client), and `host` and `gateway`, which the official suite has
+  no mode for and ignores. As there, a scenario listed whole and per check is contradictory, and
+  `- scenario: check` (YAML for a mapping) is refused with the fix. A file shared with the official suite
+  names its scenarios too (`server-initialize`, `tools-call-error`) and may have keys of its own: as the
+  official runner ignores the scenarios it does not run, entries naming none of this suite's scenarios, and
+  other top-level keys, are ignored, and the run says so in one line (`ignored_note`).
 
 Either form may record the catalog revisions it was written against, `catalog: {profile: revision}` (the
 digests `mcp-ext-conformance list --json` and results.json show; core/provenance.py): used with a catalog
@@ -47,6 +50,7 @@ class Baseline:
     scenarios: dict[tuple[str, str], str] = field(default_factory=dict)  # (profile, role) -> reason
     written_against: dict[str, str] = field(default_factory=dict)  # profile -> catalog revision
     names: dict[tuple[str, str], str] = field(default_factory=dict)  # (profile, role) -> the entry as written
+    ignored: list[str] = field(default_factory=list)  # entries and keys of the official suite's own, as written
 
     def reason_for(self, check_id: str) -> str | None:
         if check_id in self.checks:
@@ -86,6 +90,14 @@ class Baseline:
         return ({cid.split("/")[0] for cid in self.checks} | set(self.profiles)
                 | {profile for profile, _ in self.scenarios})
 
+    def ignored_note(self) -> list[str]:
+        """One sentence naming what of a shared file this suite ignored (empty when nothing was)."""
+        if not self.ignored:
+            return []
+        shown = ", ".join(self.ignored[:4]) + (f" and {len(self.ignored) - 4} more" if len(self.ignored) > 4 else "")
+        return [f"note: ignored {len(self.ignored)} expected-failures entries this suite does not run (as the "
+                f"official runner does): {shown}"]
+
     def revision_drift(self, current: dict[str, str]) -> list[str]:
         """One sentence naming the listed profiles whose catalog revision differs from the one the file
         records (empty when none does, or the file records none)."""
@@ -97,21 +109,24 @@ class Baseline:
                 f"the catalog cites other revisions of their sources now, so its entries may be out of date"]
 
 
-def _official_scenario(name: str, role: str, where: str) -> str:
-    """The profile a scenario `<role>-<profile>` of the role names."""
+def _official_scenario(name: str, role: str) -> str | None:
+    """The profile a scenario `<role>-<profile>` of the role names (None: not one of this suite's)."""
     from ..core.roles import ROLES as ROLE_PROFILES
 
     prefix, profiles = f"{role}-", ROLE_PROFILES[role].profiles
     if name.startswith(prefix) and name[len(prefix):] in profiles:
         return name[len(prefix):]
-    known = ", ".join(f"{role}-{p}" for p in profiles)
-    raise BaselineError(f"{where}: {name!r} is no {role}-role scenario; they are named {known} "
-                        f"(see `mcp-ext-conformance list`)")
+    return None
 
 
 def _official_entries(path: str, data: dict, baseline: Baseline) -> None:
+    from .official import slug_of
+
     for mode, entries in data.items():
         if mode == CATALOG_KEY:
+            continue
+        if mode not in OFFICIAL_MODES:  # a key of the official suite's own: it reads `server` and `client`
+            baseline.ignored.append(f"{mode}:")
             continue
         role = OFFICIAL_MODES[mode]
         where = f"expected-failures file {path}, {mode!r}"
@@ -127,13 +142,16 @@ def _official_entries(path: str, data: dict, baseline: Baseline) -> None:
                 raise BaselineError(f"{where}: entry {entry!r} is not '<scenario>' or '<scenario>:<check>'.{hint}")
             text = str(entry)
             scenario, colon, check = text.partition(":")
-            profile = _official_scenario(scenario, role, where)
+            profile = _official_scenario(scenario, role)
+            if profile is None:  # an official scenario (or another suite's): not run here
+                baseline.ignored.append(text)
+                continue
             if not colon:
                 whole.add(scenario)
                 baseline.scenarios[(profile, role)] = "listed"
                 baseline.names[(profile, role)] = scenario
                 continue
-            full = check if check.count("/") == 2 else f"{profile}/{role}/{check}"
+            full = check if check.count("/") == 2 else f"{profile}/{role}/{slug_of(profile, check)}"
             if full not in REGISTRY or full.split("/")[:2] != [profile, role]:
                 raise BaselineError(f"{where}: {text!r}: scenario {scenario} has no check {check!r} "
                                     f"(see `mcp-ext-conformance list --role {role} --profile {profile}`)")
@@ -154,9 +172,9 @@ def _catalog(path: str, data) -> dict[str, str]:
 
 
 def is_official(data) -> bool:
-    """Whether a parsed file is in the official suite's form (modes mapping to lists)."""
-    return (isinstance(data, dict) and bool(set(data) - {CATALOG_KEY})
-            and set(data) <= set(OFFICIAL_MODES) | {CATALOG_KEY})
+    """Whether a parsed file is in the official suite's form (modes mapping to lists; no check id or profile
+    is named like a mode, so one mode key decides)."""
+    return isinstance(data, dict) and bool(set(data) & set(OFFICIAL_MODES))
 
 
 def load(path: str) -> Baseline:
@@ -196,6 +214,8 @@ def load(path: str) -> Baseline:
 
 def translate(baseline: Baseline) -> dict:
     """The baseline in the official form (mode -> entries), with the revisions it records."""
+    from .official import check_id
+
     out: dict[str, list[str]] = {}
     mode_of = {role: mode for mode, role in OFFICIAL_MODES.items() if mode != "host"}
     for (profile, role) in baseline.scenarios:
@@ -207,7 +227,7 @@ def translate(baseline: Baseline) -> dict:
     for cid in baseline.checks:
         profile, role, slug = cid.split("/")
         if (profile, role) not in baseline.scenarios and profile not in baseline.profiles:
-            out.setdefault(mode_of[role], []).append(f"{role}-{profile}:{slug}")
+            out.setdefault(mode_of[role], []).append(f"{role}-{profile}:{check_id(profile, slug)}")
     result: dict = {mode: sorted(entries) for mode, entries in out.items()}
     if baseline.written_against:
         result[CATALOG_KEY] = dict(baseline.written_against)

@@ -115,6 +115,16 @@ class Reporter:
                   for profile in self.stale_profiles()]
         for sentence in self.baseline_drift():
             lines += reports.wrap(sentence, reports.ATTENTION, reports.ATTENTION)
+        baseline = self.config._mcpx_baseline
+        if baseline is not None:
+            lines += baseline.ignored_note()  # one line, unwrapped: the names it shows are the point
+        directory = self.config.getoption("mcpx_report_dir")
+        if directory:
+            from .official import mixing_warning
+
+            mixing = mixing_warning(directory)
+            if mixing:
+                lines += reports.wrap(mixing, reports.ATTENTION, reports.ATTENTION)
         return lines
 
     def closing_line(self) -> str | None:

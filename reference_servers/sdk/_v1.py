@@ -160,14 +160,18 @@ def run_stdio(app: App) -> None:
 
 def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
     import contextlib
+    import inspect
 
     import uvicorn
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.applications import Starlette
     from starlette.routing import Route
 
+    from .events import resumability
+
     manager = StreamableHTTPSessionManager(app=ExtensionServer(app), json_response=False, stateless=False,
-                                           security_settings=guard.settings())
+                                           security_settings=guard.settings(),
+                                           **resumability(inspect.signature(StreamableHTTPSessionManager).parameters))
 
     class Endpoint:  # a raw ASGI endpoint, so /mcp is served without a redirect to /mcp/
         async def __call__(self, scope, receive, send):

@@ -109,7 +109,13 @@ def run_stdio(app: App) -> None:
 
 
 def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
+    import inspect
+
     import uvicorn
 
-    starlette = build_server(app).streamable_http_app(host=host, transport_security=guard.settings())
+    from .events import resumability
+
+    server = build_server(app)
+    starlette = server.streamable_http_app(host=host, transport_security=guard.settings(),
+                                           **resumability(inspect.signature(server.streamable_http_app).parameters))
     uvicorn.run(starlette, host=host, port=port, log_level="warning")
