@@ -40,15 +40,17 @@ TIMEOUT = 2.0
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_upstream_fixture_server_passes_every_server_check(transport):
-    # The upstream must be correct for gateway verdicts to mean anything: judge it as a server first.
+    # The upstream must be correct for gateway verdicts to mean anything: judge it as a server first, as the
+    # gateway role runs it (with a run mark: every answer marked, every optional field sent).
     if transport == "stdio":
-        verdicts = server_verdicts(TargetSpec("stdio", command=f"{PY} -m conformance.gateway.upstream"))
+        verdicts = server_verdicts(TargetSpec("stdio", command=f"{PY} -m conformance.gateway.upstream --run mcpx-run-t"))
     else:
         port = free_port()
 
         async def run():
             url = f"http://127.0.0.1:{port}/mcp"
-            async with background([sys.executable, "-m", "conformance.gateway.upstream", "--http", str(port)], None, url):
+            async with background([sys.executable, "-m", "conformance.gateway.upstream", "--http", str(port),
+                                   "--run", "mcpx-run-t"], None, url):
                 return await server_record.record_profiles(TargetSpec("http", url=url), server_record.PROFILES, claimed=set(),
                                                     run_timeout=30)
 

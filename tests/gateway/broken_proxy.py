@@ -8,6 +8,9 @@ tests/README.md; tests/test_gateway_transparency.py proves each mode fails exact
 real proxies do: rebuild tools from a typed model (dropping unknown fields), normalise strings,
 rewrite error messages, advertise what they pass through and then not route it.
 `--marker` is appended to the upstream's command line (`--tag`), so tests can find both processes.
+The `copy-<profile>` modes answer that profile's requests from a copy of the upstream fixtures of their own
+(an in-process FixtureServer with another run mark) and never forward them; the `drop-optional-<profile>`
+modes rebuild that profile's items and results from the fields a typed model knows.
 """
 
 from __future__ import annotations
@@ -18,6 +21,11 @@ import json
 import os
 import shlex
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run by path: the suite's upstream, for the copies
+
+from conformance.gateway.upstream import GATED, FixtureServer  # noqa: E402
 
 CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \
     "execution-requirements/gateway/"
@@ -68,11 +76,77 @@ MUTANTS = {
     "drop-validation-messages": ({IC + "invoke-results-unchanged"},
                                  "keeps only the first message of a validation result"),
     "invalid-note-interceptors": ({IC + "wire-messages-valid"}, "an invalid log notification before interceptors/list"),
+    **{f"copy-{profile}": ({profile + "/gateway/" + slug for slug in slugs},
+                           f"answers {profile}'s requests from a copy of its own, never forwards them")
+       for profile, slugs in {
+           "preprocessor-tools": ("flag-passes-through", "tool-calls-pass-through", "optional-fields-arrive-unchanged"),
+           "execution-requirements": ("requirements-pass-through", "satisfied-call-passes", "unmet-error-passes-through",
+                                      "optional-fields-arrive-unchanged"),
+           "context-middleware": ("capability-forwarded-or-refused", "invoke-every-content-type-unchanged",
+                                  "invoke-params-arrive-unchanged", "optional-fields-arrive-unchanged"),
+           "augmentation": ("capability-forwarded-or-refused", "augment-every-content-type-unchanged",
+                            "augment-params-arrive-unchanged", "optional-fields-arrive-unchanged"),
+           "interceptors": ("capability-forwarded-or-refused", "list-passes-through", "invoke-results-unchanged",
+                            "invoke-params-arrive-unchanged", "optional-fields-arrive-unchanged")}.items()},
+    **{f"drop-optional-{profile}": ({profile + "/gateway/optional-fields-arrive-unchanged"},
+                                    f"rebuilds {profile}'s items and results from the fields it knows (_meta, unknown "
+                                    f"keys, info, durationMs, suggestions, version, compat lost)")
+       for profile in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
+                       "interceptors")},
     # Not flaws of one check: a clean refusal passes; a dropped connection fails what it cut off.
     "refuse-extensions-cleanly": (set(), "drops contextMiddleware, augmentation and the interceptors extension, "
                                          "answers their methods -32601"),
     "drop-connection": (None, "exits (code 3) at the first tools/call or middleware/augmentation method"),
 }
+# What each profile's requests are: tool names (a tools/list entry or tools/call), or method prefixes.
+PROFILE_TOOLS = {"preprocessor-tools": {"conformance_memories", "conformance_echo"}, "execution-requirements": set(GATED)}
+PROFILE_METHODS = {"context-middleware": ("middleware/",), "augmentation": ("augmentation/",),
+                   "interceptors": ("interceptors/list", "interceptor/invoke")}
+# The fields a typed model knows, by shape: what a drop-optional mode keeps.
+KNOWN = {"tool": {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "preprocessor",
+                  "execution"},
+         "execution": {"requirements", "taskSupport"},
+         "tools/call": {"content", "isError", "structuredContent"},
+         "middleware/list": {"name", "description", "inputSchema"}, "middleware/invoke": {"content", "metadata"},
+         "augmentation/list": {"name", "description", "inputSchema"},
+         "augmentation/augment": {"content", "hint", "metadata"}, "augmented": {"content", "properties"},
+         "properties": {"relevance"},
+         "interceptors/list": {"name", "description", "type", "hooks", "mode", "failOpen", "priorityHint",
+                               "configSchema"},
+         "interceptor/invoke": {"interceptor", "type", "phase", "valid", "severity", "messages", "modified", "payload"}}
+LIST_KEYS = {"middleware/list": "middleware", "augmentation/list": "augmentations", "interceptors/list": "interceptors"}
+
+
+def known(value, shape: str):
+    return {k: v for k, v in value.items() if k in KNOWN[shape]} if isinstance(value, dict) else value
+
+
+def typed(method: str, result: dict) -> dict:
+    """`result` as a typed model would rebuild it: only the known fields (the drop-optional modes)."""
+    if method in LIST_KEYS:
+        return {**result, LIST_KEYS[method]: [known(item, method) for item in result.get(LIST_KEYS[method]) or ()]}
+    result = known(result, method)
+    if method == "augmentation/augment":
+        result["content"] = [{**known(item, "augmented"), **({"properties": known(item["properties"], "properties")}
+                                                             if isinstance(item, dict) and "properties" in item else {})}
+                             for item in result.get("content") or ()]
+    return result
+
+
+def typed_tool(tool: dict) -> dict:
+    tool = known(tool, "tool")
+    if isinstance(tool.get("execution"), dict):
+        tool["execution"] = known(tool["execution"], "execution")
+    return tool
+
+
+def of_profile(profile: str, method, name) -> bool:
+    """Whether a request (other than tools/list) belongs to `profile`."""
+    if profile in PROFILE_TOOLS:
+        return method == "tools/call" and name in PROFILE_TOOLS[profile]
+    return str(method).startswith(PROFILE_METHODS.get(profile, ("\0",)))
+
+
 BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
 
 
@@ -80,6 +154,12 @@ class Broken:
     def __init__(self, mode: str | None):
         self.mode = mode or ""
         self.requests: dict = {}  # id -> request, for what the client sent
+        kind, _, profile = self.mode.partition("-")
+        self.copied = profile if kind == "copy" else ""  # the profile answered from the copy
+        self.typed = self.mode.removeprefix("drop-optional-") if self.mode.startswith("drop-optional-") else ""
+        self.copy = FixtureServer(run="mcpx-run-a-copy-of-its-own") if self.copied else None
+        if self.copy is not None:
+            self.copy.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
 
     def refuse(self, msg: dict, code: int) -> dict:
         return {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": code, "message": f"Method not found: {msg['method']}"}}
@@ -90,6 +170,8 @@ class Broken:
         if "id" in msg and method:
             self.requests[msg["id"]] = msg
         m = self.mode
+        if self.copy is not None and "id" in msg and of_profile(self.copied, method, params.get("name")):
+            return None, self.copy.handle(msg)
         if m == "drop-connection" and (method == "tools/call" or str(method).startswith(("middleware/", "augmentation/"))):
             sys.stderr.write("broken proxy: dropping the connection\n")
             sys.stderr.flush()
@@ -131,6 +213,14 @@ class Broken:
                 caps.pop("augmentation", None)
             if m in ("drop-interceptors-capability", "refuse-extensions-cleanly"):
                 (caps.get("extensions") or {}).pop(INTERCEPTORS_EXTENSION, None)
+        if result is not None and method == "tools/list" and (self.copied in PROFILE_TOOLS or self.typed in PROFILE_TOOLS):
+            names = PROFILE_TOOLS[self.copied or self.typed]
+            copies = {t["name"]: t for t in self.copy.handle({"jsonrpc": "2.0", "id": 0, "method": "tools/list"})[0]
+                      ["result"]["tools"]} if self.copy is not None else {}
+            result["tools"] = [(copies.get(t.get("name"), t) if self.copy is not None else typed_tool(t))
+                               if t.get("name") in names else t for t in result.get("tools") or ()]
+        if result is not None and self.typed and of_profile(self.typed, method, name):
+            msg["result"] = result = typed(method, result)
         if result is not None and method == "tools/list":
             for tool in result.get("tools") or ():
                 if m == "drop-preprocessor":
