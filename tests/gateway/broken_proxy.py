@@ -30,19 +30,22 @@ from conformance.gateway.upstream import GATED, FixtureServer  # noqa: E402
 CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \
     "execution-requirements/gateway/"
 IC = "interceptors/gateway/"
+OPTIONAL = "optional-fields-arrive-unchanged"  # a mutant that cuts off a result, or rebuilds one, loses these too
 INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
 MUTANTS = {
     "drop-preprocessor": ({PP + "flag-passes-through"}, "rebuilds tools without the preprocessor field"),
-    "block-preprocessor-calls": ({PP + "tool-calls-pass-through"}, "refuses calls of conformance_memories"),
+    "block-preprocessor-calls": ({PP + "tool-calls-pass-through", PP + OPTIONAL},
+                                 "refuses calls of conformance_memories"),
     "invalid-note-preprocessor": ({PP + "wire-messages-valid"}, "an invalid log notification before the memories result"),
-    "strip-execution": ({ER + "requirements-pass-through"}, "rebuilds tools without the execution field"),
+    "strip-execution": ({ER + "requirements-pass-through", ER + OPTIONAL},
+                        "rebuilds tools without the execution field (its taskSupport lost too)"),
     "casefold-requirements": ({ER + "requirements-pass-through"}, "lowercases requirement strings"),
     "fail-satisfied-call": ({ER + "satisfied-call-passes"}, "turns conformance_gated_ok's result into an error"),
     "swallow-unmet-requirement": ({ER + "unmet-error-passes-through"},
                                   "replaces a failed call's text with \"tool call failed\""),
     "jsonrpc-1-execution": ({ER + "wire-messages-valid"}, "answers conformance_gated_ok with jsonrpc \"1.0\""),
     "hang-middleware-invoke": ({CM + "capability-forwarded-or-refused", CM + "invoke-every-content-type-unchanged",
-                                CM + "invoke-params-arrive-unchanged"},
+                                CM + "invoke-params-arrive-unchanged", CM + OPTIONAL},
                                "advertises contextMiddleware but never answers middleware/invoke"),
     "refuse-middleware-32602": ({CM + "capability-forwarded-or-refused"},
                                 "drops contextMiddleware and answers its methods -32602 instead of -32601"),
@@ -52,7 +55,7 @@ MUTANTS = {
                                "adds an argument to middleware/invoke on the way upstream"),
     "invalid-note-middleware": ({CM + "wire-messages-valid"}, "an invalid log notification before middleware/list"),
     "drop-augmentation-methods": ({AUG + "capability-forwarded-or-refused", AUG + "augment-every-content-type-unchanged",
-                                   AUG + "augment-params-arrive-unchanged"},
+                                   AUG + "augment-params-arrive-unchanged", AUG + OPTIONAL},
                                   "advertises augmentation but answers its methods -32601 itself"),
     "forward-augmentation-unadvertised": ({AUG + "capability-forwarded-or-refused"},
                                           "drops the augmentation capability but forwards its methods"),
@@ -62,12 +65,12 @@ MUTANTS = {
     "invalid-note-augmentation": ({AUG + "wire-messages-valid"}, "an invalid log notification before augmentation/list"),
     "drop-interceptors-capability": ({IC + "capability-forwarded-or-refused"},
                                      "drops the interceptors extension from capabilities but forwards its methods"),
-    "drop-interceptors-list": ({IC + "capability-forwarded-or-refused", IC + "list-passes-through"},
+    "drop-interceptors-list": ({IC + "capability-forwarded-or-refused", IC + "list-passes-through", IC + OPTIONAL},
                                "advertises the interceptors extension but answers interceptors/list -32601 itself"),
     "drop-interceptor-invoke": ({IC + "capability-forwarded-or-refused", IC + "invoke-results-unchanged",
-                                 IC + "invoke-params-arrive-unchanged"},
+                                 IC + "invoke-params-arrive-unchanged", IC + OPTIONAL},
                                 "advertises the interceptors extension but answers interceptor/invoke -32601 itself"),
-    "strip-interceptor-policy": ({IC + "list-passes-through"},
+    "strip-interceptor-policy": ({IC + "list-passes-through", IC + OPTIONAL},
                                  "rebuilds interceptor definitions from name, type and hooks (mode, failOpen, "
                                  "priorityHint, configSchema lost)"),
     "drop-list-filter": ({IC + "list-passes-through"}, "forwards interceptors/list without its params (the event filter)"),
@@ -231,9 +234,9 @@ class Broken:
                     tool["execution"]["requirements"] = [r.lower() for r in tool["execution"].get("requirements") or ()]
         if result is not None and method == "tools/call":
             if m == "fail-satisfied-call" and name == "conformance_gated_ok":
-                msg["result"] = {"content": [{"type": "text", "text": "blocked"}], "isError": True}
+                msg["result"] = {**result, "content": [{"type": "text", "text": "blocked"}], "isError": True}
             if m == "swallow-unmet-requirement" and result.get("isError"):
-                msg["result"] = {"content": [{"type": "text", "text": "tool call failed"}], "isError": True}
+                msg["result"] = {**result, "content": [{"type": "text", "text": "tool call failed"}], "isError": True}
             if m == "jsonrpc-1-execution" and name == "conformance_gated_ok":
                 msg["jsonrpc"] = "1.0"
             if m == "invalid-note-preprocessor" and name == "conformance_memories":
