@@ -92,6 +92,12 @@ def optional_fields(expected: dict, got, where: str) -> list[str]:
     return problems
 
 
+def dropped(problems: list[str]) -> None:
+    """The Violation for optional fields that did not arrive as sent: how many, the first named in the reason."""
+    raise Violation(f"{len(problems)} optional field(s) the upstream sent arrive dropped or changed, first: {problems[0]}",
+                    expected="every optional and unknown field as the upstream sent it", actual=problems)
+
+
 def listed_name(items, name: str) -> str:
     """The name to call a fixture by through the gateway (its own name when the gateway lists nothing)."""
     item = find_named(items, name)
