@@ -53,8 +53,8 @@ def requirements_pass_through(rec: Recording):
        must="a gated call whose requirements are satisfied goes through and succeeds")
 def satisfied_call_passes(rec: Recording):
     fixture_tool(rec, "conformance_gated_ok")
-    received(rec, "tools/call", "conformance_gated_ok")
     ex = rec.cite("call conformance_gated_ok")
+    received(rec, "tools/call", "conformance_gated_ok")
     if ex.failure:
         raise Violation(f"conformance_gated_ok: {ex.failure}", expected="a successful result", actual=ex.failure)
     if failed(ex):
@@ -71,8 +71,8 @@ def unmet_error_passes_through(rec: Recording):
     wrong = {}
     for name in UNMET:
         fixture_tool(rec, name)
-        received(rec, "tools/call", name)
         ex = rec.cite(f"call {name}")
+        received(rec, "tools/call", name)
         unmet = [s for s in GATED[name] if s != SATISFIED]
         if ex.failure:
             raise Violation(f"{name}: {ex.failure}", expected=f"a failure naming {unmet}", actual=ex.failure)
@@ -100,8 +100,8 @@ def optional_fields_arrive_unchanged(rec: Recording):
         tool = fixture_tool(rec, name)
         want = {**extras(rec), "execution": {"taskSupport": "forbidden", UNKNOWN_KEY: {"run": run_mark(rec)}}}
         problems += optional_fields(want, tool, f"tools/list {name}")
-        received(rec, "tools/call", name)
         ex = rec.cite(f"call {name}")
+        received(rec, "tools/call", name)
         if ex.failure or not ex.has_result:
             raise NotObserved(f"call {name} through the gateway: {ex.outcome_text()}")
         problems += optional_fields(extras(rec), ex.result, f"tools/call {name}")

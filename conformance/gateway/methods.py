@@ -138,9 +138,9 @@ class Methods:
             if item is None:
                 raise NotObserved(f"{self.list_method} through the gateway does not list {fixture}")
             problems += optional_fields(extras(rec), item, f"{self.list_method} {fixture}")
+            result = self.result_of(rec, fixture)
             received(rec, self.call_method, fixture)
-            problems += optional_fields(result_fields(rec, fixture), self.result_of(rec, fixture),
-                                        f"{self.call_method} {fixture}")
+            problems += optional_fields(result_fields(rec, fixture), result, f"{self.call_method} {fixture}")
         if problems:
             dropped(problems)
         return f"every optional and unknown field of {self.list_method} items and {self.call_method} results came through"

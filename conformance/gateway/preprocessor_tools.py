@@ -52,6 +52,8 @@ def flag_passes_through(rec: Recording):
        must="calls to a preprocessor tool and an ordinary tool reach the upstream and their results come back")
 def tool_calls_pass_through(rec: Recording):
     fixture_tool(rec, "conformance_memories")
+    rec.cite("call conformance_memories")  # both sides are cited, whichever fails first
+    rec.cite("call conformance_echo")
     received(rec, "tools/call", "conformance_memories", {"arguments": {"query": QUERY}})
     received(rec, "tools/call", "conformance_echo", {"arguments": {"text": ECHO_TEXT}})
     for label, want in (("call conformance_memories", QUERY), ("call conformance_echo", ECHO_TEXT)):
@@ -80,8 +82,8 @@ def optional_fields_arrive_unchanged(rec: Recording):
         want = {**extras(rec), **({"title": f"Conformance memories [{run_mark(rec)}]"}
                                   if name == "conformance_memories" else {})}
         problems += optional_fields(want, tool, f"tools/list {name}")
-        received(rec, "tools/call", name)
         ex = rec.cite(f"call {name}")
+        received(rec, "tools/call", name)
         if ex.failure or not ex.has_result:
             raise NotObserved(f"call {name} through the gateway: {ex.outcome_text()}")
         problems += optional_fields(extras(rec), ex.result, f"tools/call {name}")
