@@ -48,7 +48,7 @@ def extras(rec: Recording) -> dict:
 
 def received(rec: Recording, method: str, name: str | None = None, want: dict | None = None) -> dict:
     """The last `method` request (for fixture `name`) the upstream received, cited; a Violation when none did.
-    With `want`, the request whose params hold each of its keys with that value, when one does."""
+    With `want`, the last whose params hold each of its keys with that value; a Violation when none does."""
     label = f"upstream received {method}" + (f" {name}" if name else "")
     labels = [lab for lab in getattr(rec, "exchanges", {}) if lab == label or
               (lab.startswith(label + " (") and lab.endswith(")"))]
@@ -63,6 +63,10 @@ def received(rec: Recording, method: str, name: str | None = None, want: dict | 
             params = exchange.request.get("params") if isinstance(exchange.request, dict) else None
             if isinstance(params, dict) and all(params.get(k) == v for k, v in want.items()):
                 return exchange.request
+        last = found[-1].request.get("params") if isinstance(found[-1].request, dict) else None
+        raise Violation(f"{method}{' for ' + name if name else ''} reached the upstream with other params than the "
+                        f"client sent", expected=want,
+                        actual={k: last.get(k, "(missing)") for k in want} if isinstance(last, dict) else last)
     return found[-1].request
 
 
