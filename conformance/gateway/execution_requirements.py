@@ -34,9 +34,9 @@ async def requirements_driver(session: Session, rec: Recording) -> None:
        must="the gateway passes Tool.execution.requirements through unchanged: every string exact, in order")
 def requirements_pass_through(rec: Recording):
     wrong = {}
-    received(rec, "tools/list")
     for name, want in GATED.items():
         tool = fixture_tool(rec, name)
+        received(rec, "tools/list")
         require_mark(rec, f"{tool['name']}'s description", tool.get("description"))
         execution = tool.get("execution")
         got = execution.get("requirements") if isinstance(execution, dict) else None
@@ -94,10 +94,10 @@ def unmet_error_passes_through(rec: Recording):
        must="every optional and unknown field of the gated tools (execution included) and their tools/call results "
             "arrives unchanged")
 def optional_fields_arrive_unchanged(rec: Recording):
-    received(rec, "tools/list")
     problems = []
     for name in GATED:
         tool = fixture_tool(rec, name)
+        received(rec, "tools/list")
         want = {**extras(rec), "execution": {"taskSupport": "forbidden", UNKNOWN_KEY: {"run": run_mark(rec)}}}
         problems += optional_fields(want, tool, f"tools/list {name}")
         ex = rec.cite(f"call {name}")

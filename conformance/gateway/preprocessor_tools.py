@@ -75,10 +75,10 @@ def tool_calls_pass_through(rec: Recording):
             "the upstream sends _meta and an unknown key on each tool and each result",
        must="every optional and unknown field of the listed tools and the tools/call results arrives unchanged")
 def optional_fields_arrive_unchanged(rec: Recording):
-    received(rec, "tools/list")
     problems = []
     for name in ("conformance_memories", "conformance_echo"):
         tool = fixture_tool(rec, name)
+        received(rec, "tools/list")
         want = {**extras(rec), **({"title": f"Conformance memories [{run_mark(rec)}]"}
                                   if name == "conformance_memories" else {})}
         problems += optional_fields(want, tool, f"tools/list {name}")
