@@ -23,10 +23,6 @@ import shlex
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run by path: the suite's upstream, for the copies
-
-from conformance.gateway.upstream import GATED, FixtureServer  # noqa: E402
-
 CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \
     "execution-requirements/gateway/"
 IC = "interceptors/gateway/"
@@ -102,7 +98,18 @@ MUTANTS = {
     "drop-connection": (None, "exits (code 3) at the first tools/call or middleware/augmentation method"),
 }
 # What each profile's requests are: tool names (a tools/list entry or tools/call), or method prefixes.
-PROFILE_TOOLS = {"preprocessor-tools": {"conformance_memories", "conformance_echo"}, "execution-requirements": set(GATED)}
+# The gated tools' names are the upstream's (filled in by the modes that need them: `upstream()`).
+PROFILE_TOOLS: dict[str, set[str]] = {"preprocessor-tools": {"conformance_memories", "conformance_echo"},
+                                      "execution-requirements": set()}
+
+
+def upstream():
+    """The suite's upstream module, imported only by the modes that use it (every other mode starts as before)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run by path: the package is two levels up
+    from conformance.gateway import upstream as module
+
+    PROFILE_TOOLS["execution-requirements"] = set(module.GATED)
+    return module
 PROFILE_METHODS = {"context-middleware": ("middleware/",), "augmentation": ("augmentation/",),
                    "interceptors": ("interceptors/list", "interceptor/invoke")}
 # The fields a typed model knows, by shape: what a drop-optional mode keeps.
@@ -160,7 +167,8 @@ class Broken:
         kind, _, profile = self.mode.partition("-")
         self.copied = profile if kind == "copy" else ""  # the profile answered from the copy
         self.typed = self.mode.removeprefix("drop-optional-") if self.mode.startswith("drop-optional-") else ""
-        self.copy = FixtureServer(run="mcpx-run-a-copy-of-its-own") if self.copied else None
+        module = upstream() if self.copied or self.typed else None
+        self.copy = module.FixtureServer(run="mcpx-run-a-copy-of-its-own") if module and self.copied else None
         if self.copy is not None:
             self.copy.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
 
