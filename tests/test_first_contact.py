@@ -266,6 +266,39 @@ def test_a_redirect_shows_where_it_points(tmp_path, mount, path, location):
     assert_short_answer(run, 2, f"answers HTTP 307, a redirect to {target}", f"--url {target}")
 
 
+# -- a server given to the gateway role ---------------------------------------------------------------------
+
+NOT_A_GATEWAY = "never contacted the upstream the suite started"
+
+
+@pytest.mark.parametrize("upstream, variable", [("stdio", "MCPX_UPSTREAM_COMMAND"), ("http", "MCPX_UPSTREAM_URL")])
+def test_a_server_given_to_the_gateway_role_is_told_it_never_contacted_the_upstream(tmp_path, upstream, variable):
+    # Before: 7 checks passed (the transparency of the tool profiles) though the suite's upstream never started.
+    marker = f"mcpx-plain-{uuid.uuid4().hex}"
+    run = cli(tmp_path, "gateway", "--command", f"{PY} -m conformance.gateway.upstream --tag {marker}",
+              "--upstream", upstream)
+    assert_short_answer(run, 2, NOT_A_GATEWAY, f"({variable} / {{upstream}})", "is it a gateway, and does it read "
+                        "that variable?")
+    assert run.output.count(NOT_A_GATEWAY) == 1
+    from tests.test_interrupt import processes_with
+
+    assert processes_with(marker) == []
+
+
+def test_the_reference_server_given_to_the_gateway_role_is_one_diagnosis(tmp_path):
+    run = cli(tmp_path, "gateway", "--command", f"{PY} -m reference_servers.everything")
+    assert_short_answer(run, 2, NOT_A_GATEWAY)
+    assert run.output.count(NOT_A_GATEWAY) == 1
+
+
+def test_a_gateway_with_a_static_upstream_of_its_own_is_one_diagnosis(tmp_path):
+    # The reference gateway in front of a copy of the fixtures it started itself, not the one the suite started.
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": {"own": {"command": f"{sys.executable} -m conformance.gateway.upstream"}}}))
+    run = cli(tmp_path, "gateway", "--command", f"{PY} -m reference_servers.gateway --config {shlex.quote(str(config))}")
+    assert_short_answer(run, 2, NOT_A_GATEWAY)
+
+
 # -- deployed servers: authorization and a private CA -------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -91,12 +91,18 @@ CAPABILITIES = ("context-middleware/gateway/capability-forwarded-or-refused",
                 "interceptors/gateway/capability-forwarded-or-refused")
 TOOL_FIELDS = {"preprocessor-tools/gateway/flag-passes-through": 'without "preprocessor": true',
                "execution-requirements/gateway/requirements-pass-through": "arrive with different requirements"}
+# Its mcp 1.x Tool model keeps neither a tool's _meta nor a key it does not know (nor execution: TOOL_FIELDS).
+TOOL_META = {f"{p}/gateway/optional-fields-arrive-unchanged": "_meta is missing"
+             for p in ("preprocessor-tools", "execution-requirements")}
 REFUSED = {"context-middleware/gateway/invoke-every-content-type-unchanged",
            "context-middleware/gateway/invoke-params-arrive-unchanged",
            "augmentation/gateway/augment-every-content-type-unchanged",
-           "augmentation/gateway/augment-params-arrive-unchanged"}
+           "augmentation/gateway/augment-params-arrive-unchanged",
+           "context-middleware/gateway/optional-fields-arrive-unchanged",
+           "augmentation/gateway/optional-fields-arrive-unchanged"}
 INTERCEPTORS_REFUSED = {"interceptors/gateway/invoke-params-arrive-unchanged",
-                        "interceptors/gateway/invoke-results-unchanged", "interceptors/gateway/list-passes-through"}
+                        "interceptors/gateway/invoke-results-unchanged", "interceptors/gateway/list-passes-through",
+                        "interceptors/gateway/optional-fields-arrive-unchanged"}
 
 
 def refuses_with(code: str) -> dict:
@@ -119,15 +125,19 @@ EXPECTED = {
     # The interceptors capability, under `extensions`, survives.
     "supergateway-stdio-to-http": ({cid: "the upstream's capability was dropped" for cid in CAPABILITIES[:2]}, set()),
     # Refuses the middleware methods cleanly (-32601), but its SDK's Tool schema strips the fields it does not
-    # know; it passes the interceptors capability (under `extensions`) on and then refuses its methods (-32601).
+    # know (an unknown key too; `_meta`, `title` and `execution.taskSupport` survive); it passes the interceptors
+    # capability (under `extensions`) on and then refuses its methods (-32601).
     "mcp-proxy-npm-http-to-stdio": ({**TOOL_FIELDS,
+                                     **{f"{p}/gateway/optional-fields-arrive-unchanged": "mcpxUnknownField is missing"
+                                        for p in ("preprocessor-tools", "execution-requirements")},
+                                     "interceptors/gateway/optional-fields-arrive-unchanged": "never received",
                                      "interceptors/gateway/capability-forwarded-or-refused":
                                          "is advertised, but interceptors/list was answered with an error",
                                      "interceptors/gateway/list-passes-through": "returned no list",
                                      "interceptors/gateway/invoke-params-arrive-unchanged": "never received",
                                      "interceptors/gateway/invoke-results-unchanged": "Method not found"}, REFUSED),
-    "lasso-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED_ALL),
-    "lasso-basic-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS}, REFUSED_ALL),
+    "lasso-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS, **TOOL_META}, REFUSED_ALL),
+    "lasso-basic-stdio": ({**refuses_with("-32602"), **TOOL_FIELDS, **TOOL_META}, REFUSED_ALL),
     # It re-lists tools as `<gateway>-<slug>` with every `_` turned into `-` (fixture-conformance-memories),
     # so no upstream tool is found under any prefix; its mcp 1.x server refuses the methods with -32602.
     "contextforge-stdio-to-http": ({**refuses_with("-32602"),
@@ -136,7 +146,9 @@ EXPECTED = {
                                         "preprocessor-tools/gateway/tool-calls-pass-through",
                                         "execution-requirements/gateway/requirements-pass-through",
                                         "execution-requirements/gateway/satisfied-call-passes",
-                                        "execution-requirements/gateway/unmet-error-passes-through")}},
+                                        "execution-requirements/gateway/unmet-error-passes-through",
+                                        "preprocessor-tools/gateway/optional-fields-arrive-unchanged",
+                                        "execution-requirements/gateway/optional-fields-arrive-unchanged")}},
                                    REFUSED_ALL),
 }
 

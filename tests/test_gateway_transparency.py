@@ -40,15 +40,17 @@ TIMEOUT = 2.0
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_upstream_fixture_server_passes_every_server_check(transport):
-    # The upstream must be correct for gateway verdicts to mean anything: judge it as a server first.
+    # The upstream must be correct for gateway verdicts to mean anything: judge it as a server first, as the
+    # gateway role runs it (with a run mark: every answer marked, every optional field sent).
     if transport == "stdio":
-        verdicts = server_verdicts(TargetSpec("stdio", command=f"{PY} -m conformance.gateway.upstream"))
+        verdicts = server_verdicts(TargetSpec("stdio", command=f"{PY} -m conformance.gateway.upstream --run mcpx-run-t"))
     else:
         port = free_port()
 
         async def run():
             url = f"http://127.0.0.1:{port}/mcp"
-            async with background([sys.executable, "-m", "conformance.gateway.upstream", "--http", str(port)], None, url):
+            async with background([sys.executable, "-m", "conformance.gateway.upstream", "--http", str(port),
+                                   "--run", "mcpx-run-t"], None, url):
                 return await server_record.record_profiles(TargetSpec("http", url=url), server_record.PROFILES, claimed=set(),
                                                     run_timeout=30)
 
@@ -70,7 +72,7 @@ def test_upstream_fixture_server_passes_every_server_check(transport):
 def test_every_transparency_check_has_a_broken_proxy():
     named = set().union(*(checks for checks, _ in MUTANTS.values() if checks))
     assert sorted(named) == TRANSPARENCY_CHECKS
-    assert len(TRANSPARENCY_CHECKS) == 20
+    assert len(TRANSPARENCY_CHECKS) == 25
 
 
 @pytest.mark.parametrize("how", ["stdio", "http-upstream", "http-gateway"])
@@ -153,7 +155,9 @@ def test_clean_refusal_skips_the_comparisons_with_a_reason():
                             "augmentation/gateway/augment-params-arrive-unchanged",
                             "interceptors/gateway/list-passes-through",
                             "interceptors/gateway/invoke-results-unchanged",
-                            "interceptors/gateway/invoke-params-arrive-unchanged"}
+                            "interceptors/gateway/invoke-params-arrive-unchanged",
+                            *(f"{p}/gateway/optional-fields-arrive-unchanged"
+                              for p in ("context-middleware", "augmentation", "interceptors"))}
     assert all("refuses its methods" in reason for reason in skipped.values())
 
 

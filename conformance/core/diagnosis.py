@@ -5,6 +5,9 @@ Rules
 - A target that could not be started or reached, or that never answered the first message (`initialize`,
   or a host's first turn), has shown nothing any check could judge: the run says why once and exits 2.
   A target that answered and then misbehaved is judged: its failures are verdicts.
+- A gateway that answered but never contacted the upstream the suite started for it (no message in the
+  upstream's log on any connection) is not a gateway of that upstream: nothing it answered can be judged as
+  forwarded, so that too is one diagnosis, not a verdict per check.
 - The diagnosis names the cause, quotes what the target printed (junk on stdout, the end of stderr, both
   made printable and clipped), and gives the likely fix.
 - Pure functions of the recordings: no I/O, so each case is tested without a target.
@@ -77,8 +80,22 @@ def diagnose(role: str, recordings: dict, run) -> str | None:
         return _unavailable(unavailable[0].unavailable, run)
     connected = [r for r in recs if hasattr(r, "init_failed")]
     if not connected or len(connected) != len(recs) or not all(r.init_failed for r in connected):
-        return None
+        return _never_contacted(recs, run) if role == "gateway" else None
     return _initialize_failed(connected, run)
+
+
+def _never_contacted(recs, run) -> str | None:
+    """The gateway answered on some connection, and no upstream the suite started received a message."""
+    through = [r for r in recs if hasattr(r, "upstream")]  # the transparency recordings (not an adapter's replay)
+    answered = [r for r in through if not r.unavailable and not r.init_failed]
+    if not answered or any(r.upstream for r in through):
+        return None
+    variable = "MCPX_UPSTREAM_URL" if getattr(answered[0], "upstream_mode", "stdio") == "http" else \
+        "MCPX_UPSTREAM_COMMAND"
+    return _block(f"the target never contacted the upstream the suite started ({variable} / {{upstream}}); is it a "
+                  "gateway, and does it read that variable?",
+                  "it answered initialize and tools/list itself, and its upstream received nothing "
+                  "(docs/fixture-contract.md#gateway-upstream-contract)")
 
 
 def _unavailable(reason: str, run) -> str:

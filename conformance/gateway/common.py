@@ -7,11 +7,17 @@ request hanging. Gateways may rename what they aggregate (Gatekit serves `confor
 `fixture__conformance_echo`), so drivers and judges find fixtures with `conformance.core.judging.find_named`
 and call them by the name the gateway lists. Recording is in `record.py`; one module per profile
 holds that profile's driver and checks.
+
+Every comparison cites both sides: the requests the upstream received (`received`, from its log) and what
+the client got. The upstream marks its answers with the connection's run mark (`run_mark`: in each listed
+item's description, in the text its fixtures write, in `metadata`, `info` and `_meta`), so an answer the
+gateway made up, or took from a copy of the upstream, or from another run, lacks this run's mark.
+`optional_fields` compares what the upstream contract sends beyond the required fields.
 """
 
 from __future__ import annotations
 
-from ..core.judging import find_named
+from ..core.judging import canonical_sorted, find_named, short
 from ..core.model import NotObserved, Violation, check
 from ..server.common import judge_wire as common_judge_wire
 from ..server.recording import Recording
@@ -22,6 +28,78 @@ INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
 UPSTREAM_CAPABILITIES = {"tools": {}, "contextMiddleware": {}, "augmentation": {"listChanged": False},
                          "extensions": {INTERCEPTORS_EXTENSION: {
                              "supportedEvents": ["*", "resources/read", "tools/call"]}}}
+
+
+# The gateway upstream contract (docs/fixture-contract.md#gateway-upstream-contract): where the upstream puts
+# its run mark and what optional fields it sends. Stated here, not imported from upstream.py.
+META_KEY = "dev.mcp-ext-conformance/upstream"
+UNKNOWN_KEY = "mcpxUnknownField"
+
+
+def run_mark(rec: Recording) -> str:
+    return getattr(rec, "upstream_run", None) or "(no run mark: the suite started no upstream)"
+
+
+def extras(rec: Recording) -> dict:
+    """The `_meta` and unknown key the upstream adds to every listed item and every call result."""
+    run = run_mark(rec)
+    return {"_meta": {META_KEY: {"run": run}}, UNKNOWN_KEY: {"run": run}}
+
+
+def received(rec: Recording, method: str, name: str | None = None, want: dict | None = None) -> dict:
+    """The last `method` request (for fixture `name`) the upstream received, cited; a Violation when none did.
+    With `want`, the last whose params hold each of its keys with that value; a Violation when none does."""
+    label = f"upstream received {method}" + (f" {name}" if name else "")
+    labels = [lab for lab in getattr(rec, "exchanges", {}) if lab == label or
+              (lab.startswith(label + " (") and lab.endswith(")"))]
+    found = [rec.cite(lab) for lab in labels]
+    if not found:
+        what = f"{method} for {name}" if name else method
+        raise Violation(f"the upstream the suite started never received {what}: the gateway did not forward it",
+                        expected=f"{what} in the upstream's log",
+                        actual=[m.get("method") for m in upstream_received(rec) if isinstance(m, dict)][:20])
+    if want:
+        for exchange in reversed(found):
+            params = exchange.request.get("params") if isinstance(exchange.request, dict) else None
+            if isinstance(params, dict) and all(params.get(k) == v for k, v in want.items()):
+                return exchange.request
+        last = found[-1].request.get("params") if isinstance(found[-1].request, dict) else None
+        raise Violation(f"{method}{' for ' + name if name else ''} reached the upstream with other params than the "
+                        f"client sent", expected=want,
+                        actual={k: last.get(k, "(missing)") for k in want} if isinstance(last, dict) else last)
+    return found[-1].request
+
+
+def require_mark(rec: Recording, what: str, text) -> None:
+    """`text` (a string the upstream writes) must carry this run's mark."""
+    run = run_mark(rec)
+    if not isinstance(text, str) or run not in text:
+        raise Violation(f"{what} does not carry this run's upstream mark: the answer was not produced by the "
+                        f"upstream the suite started", expected=f"a string containing {run}", actual=short(text))
+
+
+def optional_fields(expected: dict, got, where: str) -> list[str]:
+    """Each expected key (at any depth) that arrives missing or changed in `got`; keys of `expected` written as
+    digits ("0") index a list. A nested object is compared key by key: a gateway may add keys of its own."""
+    if isinstance(got, list):
+        got = {str(i): item for i, item in enumerate(got)}
+    if not isinstance(got, dict):
+        return [f"{where}: {short(got)}, expected an object"]
+    problems = []
+    for key, want in expected.items():
+        if key not in got:
+            problems.append(f"{where}.{key} is missing")
+        elif isinstance(want, dict) and isinstance(got[key], (dict, list)):
+            problems += optional_fields(want, got[key], f"{where}.{key}")
+        elif canonical_sorted(got[key]) != canonical_sorted(want):
+            problems.append(f"{where}.{key} is {short(got[key])}, the upstream sent {short(want)}")
+    return problems
+
+
+def dropped(problems: list[str]) -> None:
+    """The Violation for optional fields that did not arrive as sent: how many, the first named in the reason."""
+    raise Violation(f"{len(problems)} optional field(s) the upstream sent arrive dropped or changed, first: {problems[0]}",
+                    expected="every optional and unknown field as the upstream sent it", actual=problems)
 
 
 def listed_name(items, name: str) -> str:

@@ -7,7 +7,7 @@ from ..core.model import Violation, check
 from ..server.common import EVERY_CONTENT_TYPE, blocks
 from ..server.recording import Recording
 from ..server.session import Plan
-from .common import claimer, wire_check
+from .common import claimer, extras, received, require_mark, run_mark, wire_check
 from .methods import Methods
 
 PROFILE = "context-middleware"
@@ -17,6 +17,8 @@ MIDDLEWARE = Methods("context-middleware", "contextMiddleware", "middleware/list
 
 MIDDLEWARE.register("context-middleware/gateway/capability-forwarded-or-refused",
                     "context-middleware/gateway/invoke-params-arrive-unchanged")
+MIDDLEWARE.register_optional("context-middleware/gateway/optional-fields-arrive-unchanged",
+                             lambda rec, fixture: {**extras(rec), "metadata": {"run": run_mark(rec)}})
 
 
 @check("context-middleware/gateway/invoke-every-content-type-unchanged",
@@ -25,10 +27,13 @@ MIDDLEWARE.register("context-middleware/gateway/capability-forwarded-or-refused"
        must="the middleware/invoke result comes back unchanged: the upstream's content, block for block, field for field")
 def invoke_every_content_type_unchanged(rec: Recording):
     result = MIDDLEWARE.result_of(rec, "conformance_identity")
+    received(rec, "middleware/invoke", "conformance_identity")
     want = MIDDLEWARE.calls["conformance_identity"]["context"]
     if canonical_sorted(result.get("content")) != canonical_sorted(want):
         raise Violation("the identity middleware's content arrives changed", expected=want, actual=result.get("content"))
-    return f"{len(want)} blocks came back unchanged"
+    metadata = result.get("metadata")
+    require_mark(rec, "the identity middleware's metadata.run", metadata.get("run") if isinstance(metadata, dict) else None)
+    return f"{len(want)} blocks came back unchanged, from this run's upstream"
 
 
 wire_check("context-middleware/gateway/wire-messages-valid")

@@ -19,7 +19,17 @@ from ..core.judging import canonical_sorted, find_named, short, uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from ..server.recording import Recording
 from ..server.session import Plan, Session
-from .common import INTERCEPTORS_EXTENSION, claimer, listed_name, wire_check
+from .common import (
+    INTERCEPTORS_EXTENSION,
+    claimer,
+    dropped,
+    extras,
+    listed_name,
+    optional_fields,
+    received,
+    run_mark,
+    wire_check,
+)
 from .methods import Methods
 
 PROFILE = "interceptors"
@@ -60,6 +70,41 @@ FAILING_LABEL = "interceptor/invoke conformance_failing"
 
 INTERCEPTORS.register("interceptors/gateway/capability-forwarded-or-refused",
                       "interceptors/gateway/invoke-params-arrive-unchanged")
+COMPAT = {"minProtocol": "2025-06-18", "maxProtocol": "2025-11-25"}  # what the upstream sends on every definition
+DURATION_MS = 0.5  # the durationMs of every interceptor/invoke result the upstream sends
+
+
+def invoke_fields(rec: Recording, fixture: str) -> dict:
+    """What the upstream adds to an interceptor/invoke result: durationMs, info, _meta, an unknown key, and on a
+    failed validation its suggestions."""
+    fields = {**extras(rec), "durationMs": DURATION_MS, "info": {"run": run_mark(rec)}}
+    if fixture == "conformance_validator":
+        fields["suggestions"] = [{"path": "$", "value": run_mark(rec)}]
+    return fields
+
+
+def judge_optional(rec: Recording) -> str:
+    """The Methods judge, plus what only interceptor definitions carry: version and compat, on all five."""
+    done = INTERCEPTORS.judge_optional(rec, invoke_fields)
+    listed = rec.listing.get("interceptors")
+    problems = []
+    for name in DEFINITIONS:
+        item = find_named(listed, name)
+        if item is None:
+            raise NotObserved(f"interceptors/list through the gateway does not list {name}")
+        problems += optional_fields({**extras(rec), "version": "1.0.0", "compat": COMPAT}, item,
+                                    f"interceptors/list {name}")
+    if problems:
+        dropped(problems)
+    return done + "; version and compat of every definition too"
+
+
+check("interceptors/gateway/optional-fields-arrive-unchanged",
+      does="reads the five definitions through interceptors/list and the interceptor/invoke results, which the "
+           "upstream sends with version, compat, durationMs, info, suggestions, _meta and an unknown key, each "
+           "carrying the run's mark where free",
+      must="every optional and unknown field of interceptors/list items and interceptor/invoke results arrives "
+           "unchanged")(judge_optional)
 
 
 async def driver(session: Session, rec: Recording) -> None:
@@ -84,12 +129,17 @@ def list_passes_through(rec: Recording):
     if listed is None:
         raise Violation("interceptors/list through the gateway returned no list", expected="the upstream's five "
                         "fixtures", actual=ex.outcome_text())
+    received(rec, "interceptors/list")
+    received(rec, "interceptors/list", want={"event": FILTER_EVENT})
     problems = []
     for name, declared in DEFINITIONS.items():
         item = find_named(listed, name)
         if item is None:
             problems.append(f"{name} is not listed")
             continue
+        if run_mark(rec) not in str(item.get("description")):
+            problems.append(f"{name}.description {short(item.get('description', '(missing)'))} does not carry this "
+                            f"run's upstream mark {run_mark(rec)}: not the definition the upstream sent")
         for key in ("type", "hooks", "mode", "failOpen", "priorityHint", "configSchema"):
             if canonical_sorted(item.get(key)) != canonical_sorted(declared.get(key)):
                 problems.append(f"{name}.{key}: {short(item.get(key, '(missing)'))}, the upstream declared "
@@ -117,6 +167,8 @@ def list_passes_through(rec: Recording):
 def invoke_results_unchanged(rec: Recording):
     validation = INTERCEPTORS.result_of(rec, "conformance_validator")
     mutation = INTERCEPTORS.result_of(rec, "conformance_uppercase")
+    for fixture in ("conformance_validator", "conformance_uppercase", "conformance_failing"):
+        received(rec, "interceptor/invoke", fixture)
     problems = []
     want_validation = {"interceptor": "conformance_validator", "type": "validation", "phase": "request",
                        "valid": False, "severity": "error"}
@@ -129,6 +181,9 @@ def invoke_results_unchanged(rec: Recording):
                     for m in messages):
         problems.append(f"conformance_validator messages: {short(messages)} (the upstream sends two, one per "
                         f"offending string)")
+    elif not all(run_mark(rec) in m["message"] for m in messages):
+        problems.append(f"conformance_validator messages: {short(messages)} do not carry this run's upstream mark "
+                        f"{run_mark(rec)}: not the messages the upstream sent")
     want_mutation = {"interceptor": "conformance_uppercase", "type": "mutation", "phase": "request", "modified": True,
                      "payload": uppercased(UPPERCASE_PAYLOAD)}
     got = {k: mutation.get(k, "(missing)") for k in want_mutation}
@@ -141,12 +196,16 @@ def invoke_results_unchanged(rec: Recording):
     data = (failing.error or {}).get("data")
     if code != -32603 or not isinstance(data, dict) or data.get("interceptor") != "conformance_failing":
         problems.append(f"conformance_failing: {short(failing.response)}")
+    elif data.get("run") != run_mark(rec):
+        problems.append(f"conformance_failing: error.data {short(data)} does not carry this run's upstream mark "
+                        f"{run_mark(rec)}: not the error the upstream sent")
     if problems:
         raise Violation("interceptor/invoke answers arrive changed",
                         expected={"conformance_validator": {**want_validation, "messages": "two, severity error"},
                                   "conformance_uppercase": want_mutation,
                                   "conformance_failing": {"error": {"code": -32603,
-                                                                    "data": {"interceptor": "conformance_failing"}}}},
+                                                                    "data": {"interceptor": "conformance_failing",
+                                                                             "run": run_mark(rec)}}}},
                         actual=problems)
     return "validation, mutation and failure came back as the upstream sent them"
 

@@ -101,15 +101,17 @@ async def background(argv: list[str], env: dict[str, str] | None, url: str, limi
 
 
 @asynccontextmanager
-async def upstream_for(log: Path, mode: str):
-    """The upstream fixture server for one connection: a command (stdio) or a running HTTP server."""
+async def upstream_for(log: Path, mode: str, run: str | None = None):
+    """The upstream fixture server for one connection: a command (stdio) or a running HTTP server; `run`, the
+    connection's mark, is passed on (`--run`): the upstream marks its answers with it."""
+    marks = ("--run", run) if run else ()
     if mode == "stdio":
-        yield Upstream(upstream_command(log), log)
+        yield Upstream(upstream_command(log, *marks), log)
         return
     if mode != "http":
         raise ValueError(f"upstream must be 'stdio' or 'http', not {mode!r}")
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    argv = [sys.executable, str(UPSTREAM_SCRIPT), "--log", str(log), "--http", str(port)]
+    argv = [sys.executable, str(UPSTREAM_SCRIPT), "--log", str(log), "--http", str(port), *marks]
     async with background(argv, None, url):
-        yield Upstream(upstream_command(log), log, url)
+        yield Upstream(upstream_command(log, *marks), log, url)

@@ -12,7 +12,16 @@ from ..core.judging import find_named, short
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from ..server.recording import Recording
 from ..server.session import Session
-from .common import UPSTREAM_CAPABILITIES, listed_name, upstream_received, upstream_requests
+from .common import (
+    UPSTREAM_CAPABILITIES,
+    dropped,
+    extras,
+    listed_name,
+    optional_fields,
+    received,
+    upstream_received,
+    upstream_requests,
+)
 
 
 class Methods:
@@ -100,7 +109,10 @@ class Methods:
         if missing:
             raise Violation(f"{self.list_method} through the gateway does not list the upstream's {missing}",
                             expected=missing, actual=short(rec.cite(self.list_method).result))
-        return f"{self.capability} advertised; {self.list_method} and {self.call_method} forwarded"
+        received(rec, self.list_method)
+        for fixture in self.calls:
+            received(rec, self.call_method, fixture)
+        return f"{self.capability} advertised; {self.list_method} and {self.call_method} reached the upstream"
 
     def result_of(self, rec: Recording, fixture: str) -> dict:
         reason = self.refused(rec)
@@ -113,12 +125,33 @@ class Methods:
             raise NotObserved(f"{self.call_method} of {fixture} was answered with an error ({short(ex.error)})")
         return ex.result
 
+    def judge_optional(self, rec: Recording, result_fields) -> str:
+        """Every optional and unknown field the upstream contract sends on the listed fixtures and on the call
+        results (`result_fields(rec, fixture)`: what the upstream adds to that fixture's result) arrives unchanged."""
+        reason = self.refused(rec)
+        if reason:
+            raise NotApplicable(reason)
+        received(rec, self.list_method)
+        problems = []
+        for fixture in self.calls:
+            item = find_named(rec.listing.get(self.list_key), fixture)
+            if item is None:
+                raise NotObserved(f"{self.list_method} through the gateway does not list {fixture}")
+            problems += optional_fields(extras(rec), item, f"{self.list_method} {fixture}")
+            result = self.result_of(rec, fixture)
+            received(rec, self.call_method, fixture)
+            problems += optional_fields(result_fields(rec, fixture), result, f"{self.call_method} {fixture}")
+        if problems:
+            dropped(problems)
+        return f"every optional and unknown field of {self.list_method} items and {self.call_method} results came through"
+
     def judge_params(self, rec: Recording) -> str:
         reason = self.refused(rec)
         if reason:
             raise NotApplicable(reason)
         for fixture, sent in self.calls.items():
             rec.cite(self.label(fixture))
+            received(rec, self.call_method, fixture)
             arrived = upstream_requests(rec, self.call_method, fixture)
             if not arrived:
                 raise NotObserved(f"the upstream never received {self.call_method} for {fixture}",
@@ -132,6 +165,15 @@ class Methods:
                                 expected=sent, actual={**differs, **{k: params[k] for k in added}})
         return f"{self.call_method} params arrived upstream exactly as sent"
 
+
+    def register_optional(self, check_id: str, result_fields) -> None:
+        """`<profile>/gateway/optional-fields-arrive-unchanged`, the id written in full by the profile's module."""
+        assert check_id == f"{self.profile}/gateway/optional-fields-arrive-unchanged", check_id
+        check(check_id,
+              does=f"reads the fixtures through {self.list_method} and {self.call_method}, whose items and results the "
+                   f"upstream sends with every optional field, _meta and an unknown key, each carrying the run's mark",
+              must=f"every optional and unknown field of {self.list_method} items and {self.call_method} results "
+                   f"arrives unchanged")(lambda rec: self.judge_optional(rec, result_fields))
 
     def register(self, forwarded_id: str, params_id: str) -> None:
         """The two checks every Methods profile has: `<profile>/gateway/capability-forwarded-or-refused` and

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from ..core.judging import failed, short, text_of
-from ..core.model import Violation, check
+from ..core.model import NotObserved, Violation, check
 from ..server.recording import Recording
 from ..server.session import Plan, Session
-from .common import claimer, fixture_tool, listed_name, wire_check
+from .common import (
+    claimer,
+    dropped,
+    extras,
+    fixture_tool,
+    listed_name,
+    optional_fields,
+    received,
+    require_mark,
+    run_mark,
+    wire_check,
+)
 
 PROFILE = "preprocessor-tools"
 QUERY = "gateway transparency probe: ümlauts \u2713"
@@ -24,13 +35,16 @@ async def preprocessor_driver(session: Session, rec: Recording) -> None:
        must="the gateway passes a tool's \"preprocessor\": true through unchanged, and adds it to no other tool")
 def flag_passes_through(rec: Recording):
     memories, echo = fixture_tool(rec, "conformance_memories"), fixture_tool(rec, "conformance_echo")
+    received(rec, "tools/list")
+    for tool in (memories, echo):
+        require_mark(rec, f"{tool['name']}'s description", tool.get("description"))
     if memories.get("preprocessor") is not True:
         raise Violation(f"{memories['name']} arrives without \"preprocessor\": true",
                         expected={"preprocessor": True}, actual=short(memories))
     if "preprocessor" in echo:
         raise Violation(f"{echo['name']} arrives with a preprocessor field its upstream never sent",
                         expected="no preprocessor field", actual=short(echo))
-    return f"{memories['name']} keeps preprocessor: true"
+    return f"{memories['name']} keeps preprocessor: true, as this run's upstream listed it"
 
 
 @check("preprocessor-tools/gateway/tool-calls-pass-through",
@@ -38,6 +52,10 @@ def flag_passes_through(rec: Recording):
        must="calls to a preprocessor tool and an ordinary tool reach the upstream and their results come back")
 def tool_calls_pass_through(rec: Recording):
     fixture_tool(rec, "conformance_memories")
+    rec.cite("call conformance_memories")  # both sides are cited, whichever fails first
+    rec.cite("call conformance_echo")
+    received(rec, "tools/call", "conformance_memories", {"arguments": {"query": QUERY}})
+    received(rec, "tools/call", "conformance_echo", {"arguments": {"text": ECHO_TEXT}})
     for label, want in (("call conformance_memories", QUERY), ("call conformance_echo", ECHO_TEXT)):
         ex = rec.cite(label)
         if ex.failure:
@@ -48,7 +66,30 @@ def tool_calls_pass_through(rec: Recording):
         if want not in text_of(ex.result):
             raise Violation(f"{label}: the upstream's text did not come back", expected=want,
                             actual=short(ex.result))
-    return "both calls came back with the upstream's text"
+    require_mark(rec, "conformance_memories's result text", text_of(rec.cite("call conformance_memories").result))
+    return "both calls reached the upstream and came back with its text"
+
+
+@check("preprocessor-tools/gateway/optional-fields-arrive-unchanged",
+       does="lists conformance_memories (with title) and conformance_echo, and calls both, through the gateway: "
+            "the upstream sends _meta and an unknown key on each tool and each result",
+       must="every optional and unknown field of the listed tools and the tools/call results arrives unchanged")
+def optional_fields_arrive_unchanged(rec: Recording):
+    problems = []
+    for name in ("conformance_memories", "conformance_echo"):
+        tool = fixture_tool(rec, name)
+        received(rec, "tools/list")
+        want = {**extras(rec), **({"title": f"Conformance memories [{run_mark(rec)}]"}
+                                  if name == "conformance_memories" else {})}
+        problems += optional_fields(want, tool, f"tools/list {name}")
+        ex = rec.cite(f"call {name}")
+        received(rec, "tools/call", name)
+        if ex.failure or not ex.has_result:
+            raise NotObserved(f"call {name} through the gateway: {ex.outcome_text()}")
+        problems += optional_fields(extras(rec), ex.result, f"tools/call {name}")
+    if problems:
+        dropped(problems)
+    return "title, _meta and the unknown key of both tools and both results came through"
 
 
 wire_check("preprocessor-tools/gateway/wire-messages-valid")

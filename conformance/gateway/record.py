@@ -4,12 +4,21 @@ gateway process and its own upstream, whose log of received messages is attached
 conformance/server/recording.py); then the profile's driver (in the profile's module) sends its requests.
 The suite's upstream offers every profile, so every profile is claimed; what the gateway does not let
 through is a failure, "not observed" when the suite could not even see it.
+
+Proof of forwarding: each connection's upstream gets a fresh run mark (`--run`), which it puts in its
+answers (docs/fixture-contract.md#gateway-upstream-contract), and every request the upstream received
+becomes evidence of its own (`upstream received <method> [<name>]`), so a check cites both what reached
+the upstream and what the client got. A gateway that has not contacted the upstream once initialize and
+tools/list are through (waiting up to CONTACT_WAIT for a late start) is not driven further:
+`rec.upstream` stays empty, and the run ends in one diagnosis (core/diagnosis.py) instead of verdicts.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+import time
+import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -19,10 +28,11 @@ import anyio
 from ..core.profile import profile_modules
 from ..core.roles import GATEWAY
 from ..server.recording import Recording
-from ..server.session import progress_lines, record
-from ..targets import TargetUnavailable
+from ..server.session import Plan, Session, progress_lines, record
+from ..targets import Exchange, TargetUnavailable
 from .launch import SpecFactory, background, gateway_factory, upstream_for
 
+CONTACT_WAIT = 3.0  # seconds a gateway may take, after answering tools/list, to contact its upstream (at most its timeout)
 PIPELINE = "sequential-pipeline"  # driven through an adapter (replay.py), not through the gateway's wire
 MODULES = profile_modules("conformance.gateway", GATEWAY.profiles)
 PROFILES = tuple(p for p in MODULES if p != PIPELINE)  # recorded through a running gateway
@@ -42,26 +52,74 @@ def read_log(path: Path) -> list:
     return out
 
 
+def upstream_exchanges(received: list) -> dict[str, Exchange]:
+    """Each request the upstream received, as evidence a check cites: `upstream received <method> [<name>]`,
+    then ` (2)`, ` (3)`... when the same one arrived again."""
+    out: dict[str, Exchange] = {}
+    for message in received:
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str) or "id" not in message:
+            continue
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        label = f"upstream received {message['method']}" + (f" {name}" if isinstance(name, str) else "")
+        base, count = label, 1
+        while label in out:
+            count += 1
+            label = f"{base} ({count})"
+        out[label] = Exchange(label, message["method"], message)
+    return out
+
+
+async def contacted(log: Path, wait: float) -> bool:
+    """Whether the upstream has received anything, waiting up to `wait` seconds for a first message."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            if log.stat().st_size > 0:
+                return True
+        except OSError:
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        await anyio.sleep(0.05)
+
+
+def contact_first(plan: Plan, log: Path, wait: float) -> Plan:
+    """`plan` with a driver that runs only once the gateway has contacted the upstream: a plain server in the
+    gateway's place is not driven through requests it cannot forward."""
+
+    async def driver(session: Session, rec: Recording) -> None:
+        if await contacted(log, wait):
+            await plan.driver(session, rec)
+
+    return Plan(plan.claimer, driver, plan.unclaimed_driver, plan.last)
+
+
 async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, claimed_by_option: bool,
                      upstream: str, run_timeout: float) -> Recording:
     log = workdir / f"{profile}.upstream.jsonl"
     log.touch()
+    run = f"mcpx-run-{uuid.uuid4().hex[:12]}"
     spec = None
     try:
         async with AsyncExitStack() as stack:
-            up = await stack.enter_async_context(upstream_for(log, upstream))
+            up = await stack.enter_async_context(upstream_for(log, upstream, run))
             spec = spec_factory(up)
             if spec.kind == "http" and spec.command:
                 import shlex
 
                 await stack.enter_async_context(background(shlex.split(spec.command), spec.env, spec.url))
-            rec = await record(spec, profile, MODULES[profile].PLAN, claimed_by_option=claimed_by_option,
-                               run_timeout=run_timeout)
+            plan = contact_first(MODULES[profile].PLAN, log, min(spec.timeout, CONTACT_WAIT))
+            rec = await record(spec, profile, plan, claimed_by_option=claimed_by_option, run_timeout=run_timeout)
     except TargetUnavailable as exc:
         rec = Recording(profile, spec.describe() if spec else {"kind": "gateway"})
         rec.unavailable = rec.fatal = str(exc)
     # The gateway's own evidence on the server role's recording, read back with getattr (common.upstream_received).
     rec.upstream = read_log(log)  # type: ignore[attr-defined]
+    rec.upstream_run = run  # type: ignore[attr-defined]
+    rec.upstream_mode = upstream  # type: ignore[attr-defined]
+    for label, exchange in upstream_exchanges(rec.upstream).items():  # type: ignore[attr-defined]
+        rec.exchanges.setdefault(label, exchange)
     return rec
 
 

@@ -21,6 +21,10 @@ Theory of operation
 - Capabilities decide what is served: `middleware/*`, `augmentation/*`, `interceptors/list` and
   `interceptor/invoke` are answered -32601 unless `serves()` says the capability is offered. Subclasses (tests/servers/fake_server.py) override the
   small methods below to break one rule at a time; this class breaks none.
+- `--run MARK` (the gateway role passes a fresh one per connection) marks every answer with MARK and adds
+  every optional field of the gateway upstream contract (docs/fixture-contract.md#gateway-upstream-contract),
+  after the fixture has answered (`marked`): an answer a gateway did not get from this run's upstream lacks
+  the mark, and a gateway that drops an optional field shows. Without it the answers are the bare fixtures.
 """
 
 from __future__ import annotations
@@ -75,6 +79,12 @@ INTERCEPTORS: dict[str, dict[str, Any]] = {
     "conformance_slow": {"type": "validation", "hooks": [_REQUEST]},
 }
 SLOW_SECONDS = 6.0
+# The gateway upstream contract (--run MARK): where the mark and the optional fields go.
+META_KEY = "dev.mcp-ext-conformance/upstream"  # the key of every `_meta` the upstream sends
+UNKNOWN_KEY = "mcpxUnknownField"  # a key no schema defines: a gateway passes it on like any other
+UNMARKED_TEXT = ("conformance_echo", "conformance_side_effects")  # their text is the caller's or a count
+DURATION_MS = 0.5
+COMPAT = {"minProtocol": "2025-06-18", "maxProtocol": "2025-11-25"}
 
 
 def text_result(text: str) -> dict:
@@ -90,8 +100,9 @@ class FixtureServer:
 
     name = "mcpx-upstream-fixtures"
 
-    def __init__(self, plain: bool = False):
+    def __init__(self, plain: bool = False, run: str | None = None):
         self.plain = plain
+        self.run = run  # the gateway role's run mark: answers carry it and every optional field (`marked`)
         self.counter = 0  # how many times a gated tool's body has run
 
     # -- definitions ---------------------------------------------------------------------
@@ -153,7 +164,11 @@ class FixtureServer:
         try:
             result = self.dispatch(method, params, out)
         except RpcError as err:
+            if self.run and isinstance(err.data, dict):
+                err.data = {**err.data, "run": self.run}
             return out + [err.response(rid)]
+        if self.run and isinstance(result, dict):
+            result = marked(method, params, result, self.run)
         return out + [self.reply(method, params, {"jsonrpc": "2.0", "id": rid, "result": result})]
 
     def reply(self, method: str, params: dict, message: dict) -> dict:
@@ -302,6 +317,62 @@ class FixtureServer:
         return {**base, "valid": True}
 
 
+def _extras(run: str) -> dict:
+    """The `_meta` and the unknown key every marked item and result carries."""
+    return {"_meta": {META_KEY: {"run": run}}, UNKNOWN_KEY: {"run": run}}
+
+
+def _describe(item: dict, run: str) -> dict:
+    description = item.get("description")
+    return {**item, "description": f"{description} [{run}]" if description else f"[{run}]", **_extras(run)}
+
+
+def marked(method: str, params: dict, result: dict, run: str) -> dict:
+    """`result` as the gateway upstream contract sends it under --run: the run mark in every listed item's
+    description and in the text the fixture writes, and every optional field of each shape (values carrying
+    the mark where they are free), plus `_meta` and an unknown key on each item and each call result."""
+    result = copy.deepcopy(result)
+    if method == "tools/list":
+        tools = []
+        for tool in result.get("tools") or ():
+            tool = _describe(tool, run)
+            if tool["name"] == "conformance_memories":
+                tool["title"] = f"Conformance memories [{run}]"
+            if isinstance(tool.get("execution"), dict):
+                tool["execution"] = {**tool["execution"], "taskSupport": "forbidden", UNKNOWN_KEY: {"run": run}}
+            tools.append(tool)
+        return {**result, "tools": tools}
+    for list_method, key in (("middleware/list", "middleware"), ("augmentation/list", "augmentations"),
+                             ("interceptors/list", "interceptors")):
+        if method == list_method:
+            items = [_describe(item, run) for item in result.get(key) or ()]
+            if key == "interceptors":
+                items = [{**item, "version": "1.0.0", "compat": dict(COMPAT)} for item in items]
+            return {**result, key: items}
+    if method == "tools/call":
+        if params.get("name") not in UNMARKED_TEXT:
+            content = result.get("content") or []
+            first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+            if first is not None:
+                first["text"] = f"{first['text']} [{run}]"
+        return {**result, **_extras(run)}
+    if method in ("middleware/invoke", "augmentation/augment"):
+        result["metadata"] = {**(result.get("metadata") or {}), "run": run}
+        if method == "augmentation/augment":
+            for item in result.get("content") or ():
+                if isinstance(item, dict):
+                    item["properties"] = {"relevance": 0.5, **(item.get("properties") or {}), UNKNOWN_KEY: {"run": run}}
+        return {**result, **_extras(run)}
+    if method == "interceptor/invoke":
+        result = {**result, "durationMs": DURATION_MS, "info": {"run": run}, **_extras(run)}
+        for message in result.get("messages") or ():
+            message["message"] = f"{message['message']} [{run}]"
+        if result.get("valid") is False:
+            result["suggestions"] = [{"path": "$", "value": run}]
+        return result
+    return result
+
+
 def _strings(value, path: str):
     """(JSON path, string) for every string value, keys excluded."""
     if isinstance(value, str):
@@ -370,9 +441,11 @@ def main(argv=None, server: FixtureServer | None = None) -> None:
     parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT/mcp")
     parser.add_argument("--log", metavar="FILE", help=f"append every received message here (or env {LOG_ENV})")
     parser.add_argument("--plain", action="store_true", help="only conformance_echo, no extension at all")
+    parser.add_argument("--run", metavar="MARK", help="mark every answer with MARK and send every optional field "
+                                                       "(the gateway upstream contract)")
     parser.add_argument("--tag", help="ignored: a label that makes the process easy to find in a listing")
     args = parser.parse_args(argv)
-    server = server or FixtureServer(plain=args.plain)
+    server = server or FixtureServer(plain=args.plain, run=args.run)
     log = Log(args.log or os.environ.get(LOG_ENV) or None)
     if args.http is not None:
         serve_http(server, log, args.http)

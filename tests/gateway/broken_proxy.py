@@ -8,6 +8,9 @@ tests/README.md; tests/test_gateway_transparency.py proves each mode fails exact
 real proxies do: rebuild tools from a typed model (dropping unknown fields), normalise strings,
 rewrite error messages, advertise what they pass through and then not route it.
 `--marker` is appended to the upstream's command line (`--tag`), so tests can find both processes.
+The `copy-<profile>` modes answer that profile's requests from a copy of the upstream fixtures of their own
+(an in-process FixtureServer with another run mark) and never forward them; the `drop-optional-<profile>`
+modes rebuild that profile's items and results from the fields a typed model knows.
 """
 
 from __future__ import annotations
@@ -18,23 +21,27 @@ import json
 import os
 import shlex
 import sys
+from pathlib import Path
 
 CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \
     "execution-requirements/gateway/"
 IC = "interceptors/gateway/"
+OPTIONAL = "optional-fields-arrive-unchanged"  # a mutant that cuts off a result, or rebuilds one, loses these too
 INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
 MUTANTS = {
     "drop-preprocessor": ({PP + "flag-passes-through"}, "rebuilds tools without the preprocessor field"),
-    "block-preprocessor-calls": ({PP + "tool-calls-pass-through"}, "refuses calls of conformance_memories"),
+    "block-preprocessor-calls": ({PP + "tool-calls-pass-through", PP + OPTIONAL},
+                                 "refuses calls of conformance_memories"),
     "invalid-note-preprocessor": ({PP + "wire-messages-valid"}, "an invalid log notification before the memories result"),
-    "strip-execution": ({ER + "requirements-pass-through"}, "rebuilds tools without the execution field"),
+    "strip-execution": ({ER + "requirements-pass-through", ER + OPTIONAL},
+                        "rebuilds tools without the execution field (its taskSupport lost too)"),
     "casefold-requirements": ({ER + "requirements-pass-through"}, "lowercases requirement strings"),
     "fail-satisfied-call": ({ER + "satisfied-call-passes"}, "turns conformance_gated_ok's result into an error"),
     "swallow-unmet-requirement": ({ER + "unmet-error-passes-through"},
                                   "replaces a failed call's text with \"tool call failed\""),
     "jsonrpc-1-execution": ({ER + "wire-messages-valid"}, "answers conformance_gated_ok with jsonrpc \"1.0\""),
     "hang-middleware-invoke": ({CM + "capability-forwarded-or-refused", CM + "invoke-every-content-type-unchanged",
-                                CM + "invoke-params-arrive-unchanged"},
+                                CM + "invoke-params-arrive-unchanged", CM + OPTIONAL},
                                "advertises contextMiddleware but never answers middleware/invoke"),
     "refuse-middleware-32602": ({CM + "capability-forwarded-or-refused"},
                                 "drops contextMiddleware and answers its methods -32602 instead of -32601"),
@@ -44,7 +51,7 @@ MUTANTS = {
                                "adds an argument to middleware/invoke on the way upstream"),
     "invalid-note-middleware": ({CM + "wire-messages-valid"}, "an invalid log notification before middleware/list"),
     "drop-augmentation-methods": ({AUG + "capability-forwarded-or-refused", AUG + "augment-every-content-type-unchanged",
-                                   AUG + "augment-params-arrive-unchanged"},
+                                   AUG + "augment-params-arrive-unchanged", AUG + OPTIONAL},
                                   "advertises augmentation but answers its methods -32601 itself"),
     "forward-augmentation-unadvertised": ({AUG + "capability-forwarded-or-refused"},
                                           "drops the augmentation capability but forwards its methods"),
@@ -54,12 +61,12 @@ MUTANTS = {
     "invalid-note-augmentation": ({AUG + "wire-messages-valid"}, "an invalid log notification before augmentation/list"),
     "drop-interceptors-capability": ({IC + "capability-forwarded-or-refused"},
                                      "drops the interceptors extension from capabilities but forwards its methods"),
-    "drop-interceptors-list": ({IC + "capability-forwarded-or-refused", IC + "list-passes-through"},
+    "drop-interceptors-list": ({IC + "capability-forwarded-or-refused", IC + "list-passes-through", IC + OPTIONAL},
                                "advertises the interceptors extension but answers interceptors/list -32601 itself"),
     "drop-interceptor-invoke": ({IC + "capability-forwarded-or-refused", IC + "invoke-results-unchanged",
-                                 IC + "invoke-params-arrive-unchanged"},
+                                 IC + "invoke-params-arrive-unchanged", IC + OPTIONAL},
                                 "advertises the interceptors extension but answers interceptor/invoke -32601 itself"),
-    "strip-interceptor-policy": ({IC + "list-passes-through"},
+    "strip-interceptor-policy": ({IC + "list-passes-through", IC + OPTIONAL},
                                  "rebuilds interceptor definitions from name, type and hooks (mode, failOpen, "
                                  "priorityHint, configSchema lost)"),
     "drop-list-filter": ({IC + "list-passes-through"}, "forwards interceptors/list without its params (the event filter)"),
@@ -68,11 +75,88 @@ MUTANTS = {
     "drop-validation-messages": ({IC + "invoke-results-unchanged"},
                                  "keeps only the first message of a validation result"),
     "invalid-note-interceptors": ({IC + "wire-messages-valid"}, "an invalid log notification before interceptors/list"),
+    **{f"copy-{profile}": ({profile + "/gateway/" + slug for slug in slugs},
+                           f"answers {profile}'s requests from a copy of its own, never forwards them")
+       for profile, slugs in {
+           "preprocessor-tools": ("flag-passes-through", "tool-calls-pass-through", "optional-fields-arrive-unchanged"),
+           "execution-requirements": ("requirements-pass-through", "satisfied-call-passes", "unmet-error-passes-through",
+                                      "optional-fields-arrive-unchanged"),
+           "context-middleware": ("capability-forwarded-or-refused", "invoke-every-content-type-unchanged",
+                                  "invoke-params-arrive-unchanged", "optional-fields-arrive-unchanged"),
+           "augmentation": ("capability-forwarded-or-refused", "augment-every-content-type-unchanged",
+                            "augment-params-arrive-unchanged", "optional-fields-arrive-unchanged"),
+           "interceptors": ("capability-forwarded-or-refused", "list-passes-through", "invoke-results-unchanged",
+                            "invoke-params-arrive-unchanged", "optional-fields-arrive-unchanged")}.items()},
+    **{f"drop-optional-{profile}": ({profile + "/gateway/optional-fields-arrive-unchanged"},
+                                    f"rebuilds {profile}'s items and results from the fields it knows (_meta, unknown "
+                                    f"keys, info, durationMs, suggestions, version, compat lost)")
+       for profile in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
+                       "interceptors")},
     # Not flaws of one check: a clean refusal passes; a dropped connection fails what it cut off.
     "refuse-extensions-cleanly": (set(), "drops contextMiddleware, augmentation and the interceptors extension, "
                                          "answers their methods -32601"),
     "drop-connection": (None, "exits (code 3) at the first tools/call or middleware/augmentation method"),
 }
+# What each profile's requests are: tool names (a tools/list entry or tools/call), or method prefixes.
+# The gated tools' names are the upstream's (filled in by the modes that need them: `upstream()`).
+PROFILE_TOOLS: dict[str, set[str]] = {"preprocessor-tools": {"conformance_memories", "conformance_echo"},
+                                      "execution-requirements": set()}
+
+
+def upstream():
+    """The suite's upstream module, imported only by the modes that use it (every other mode starts as before)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run by path: the package is two levels up
+    from conformance.gateway import upstream as module
+
+    PROFILE_TOOLS["execution-requirements"] = set(module.GATED)
+    return module
+PROFILE_METHODS = {"context-middleware": ("middleware/",), "augmentation": ("augmentation/",),
+                   "interceptors": ("interceptors/list", "interceptor/invoke")}
+# The fields a typed model knows, by shape: what a drop-optional mode keeps.
+KNOWN = {"tool": {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "preprocessor",
+                  "execution"},
+         "execution": {"requirements", "taskSupport"},
+         "tools/call": {"content", "isError", "structuredContent"},
+         "middleware/list": {"name", "description", "inputSchema"}, "middleware/invoke": {"content", "metadata"},
+         "augmentation/list": {"name", "description", "inputSchema"},
+         "augmentation/augment": {"content", "hint", "metadata"}, "augmented": {"content", "properties"},
+         "properties": {"relevance"},
+         "interceptors/list": {"name", "description", "type", "hooks", "mode", "failOpen", "priorityHint",
+                               "configSchema"},
+         "interceptor/invoke": {"interceptor", "type", "phase", "valid", "severity", "messages", "modified", "payload"}}
+LIST_KEYS = {"middleware/list": "middleware", "augmentation/list": "augmentations", "interceptors/list": "interceptors"}
+
+
+def known(value, shape: str):
+    return {k: v for k, v in value.items() if k in KNOWN[shape]} if isinstance(value, dict) else value
+
+
+def typed(method: str, result: dict) -> dict:
+    """`result` as a typed model would rebuild it: only the known fields (the drop-optional modes)."""
+    if method in LIST_KEYS:
+        return {**result, LIST_KEYS[method]: [known(item, method) for item in result.get(LIST_KEYS[method]) or ()]}
+    result = known(result, method)
+    if method == "augmentation/augment":
+        result["content"] = [{**known(item, "augmented"), **({"properties": known(item["properties"], "properties")}
+                                                             if isinstance(item, dict) and "properties" in item else {})}
+                             for item in result.get("content") or ()]
+    return result
+
+
+def typed_tool(tool: dict) -> dict:
+    tool = known(tool, "tool")
+    if isinstance(tool.get("execution"), dict):
+        tool["execution"] = known(tool["execution"], "execution")
+    return tool
+
+
+def of_profile(profile: str, method, name) -> bool:
+    """Whether a request (other than tools/list) belongs to `profile`."""
+    if profile in PROFILE_TOOLS:
+        return method == "tools/call" and name in PROFILE_TOOLS[profile]
+    return str(method).startswith(PROFILE_METHODS.get(profile, ("\0",)))
+
+
 BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
 
 
@@ -80,6 +164,13 @@ class Broken:
     def __init__(self, mode: str | None):
         self.mode = mode or ""
         self.requests: dict = {}  # id -> request, for what the client sent
+        kind, _, profile = self.mode.partition("-")
+        self.copied = profile if kind == "copy" else ""  # the profile answered from the copy
+        self.typed = self.mode.removeprefix("drop-optional-") if self.mode.startswith("drop-optional-") else ""
+        module = upstream() if self.copied or self.typed else None
+        self.copy = module.FixtureServer(run="mcpx-run-a-copy-of-its-own") if module and self.copied else None
+        if self.copy is not None:
+            self.copy.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
 
     def refuse(self, msg: dict, code: int) -> dict:
         return {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": code, "message": f"Method not found: {msg['method']}"}}
@@ -90,6 +181,8 @@ class Broken:
         if "id" in msg and method:
             self.requests[msg["id"]] = msg
         m = self.mode
+        if self.copy is not None and "id" in msg and of_profile(self.copied, method, params.get("name")):
+            return None, self.copy.handle(msg)
         if m == "drop-connection" and (method == "tools/call" or str(method).startswith(("middleware/", "augmentation/"))):
             sys.stderr.write("broken proxy: dropping the connection\n")
             sys.stderr.flush()
@@ -131,6 +224,14 @@ class Broken:
                 caps.pop("augmentation", None)
             if m in ("drop-interceptors-capability", "refuse-extensions-cleanly"):
                 (caps.get("extensions") or {}).pop(INTERCEPTORS_EXTENSION, None)
+        if result is not None and method == "tools/list" and (self.copied in PROFILE_TOOLS or self.typed in PROFILE_TOOLS):
+            names = PROFILE_TOOLS[self.copied or self.typed]
+            copies = {t["name"]: t for t in self.copy.handle({"jsonrpc": "2.0", "id": 0, "method": "tools/list"})[0]
+                      ["result"]["tools"]} if self.copy is not None else {}
+            result["tools"] = [(copies.get(t.get("name"), t) if self.copy is not None else typed_tool(t))
+                               if t.get("name") in names else t for t in result.get("tools") or ()]
+        if result is not None and self.typed and of_profile(self.typed, method, name):
+            msg["result"] = result = typed(method, result)
         if result is not None and method == "tools/list":
             for tool in result.get("tools") or ():
                 if m == "drop-preprocessor":
@@ -141,9 +242,9 @@ class Broken:
                     tool["execution"]["requirements"] = [r.lower() for r in tool["execution"].get("requirements") or ()]
         if result is not None and method == "tools/call":
             if m == "fail-satisfied-call" and name == "conformance_gated_ok":
-                msg["result"] = {"content": [{"type": "text", "text": "blocked"}], "isError": True}
+                msg["result"] = {**result, "content": [{"type": "text", "text": "blocked"}], "isError": True}
             if m == "swallow-unmet-requirement" and result.get("isError"):
-                msg["result"] = {"content": [{"type": "text", "text": "tool call failed"}], "isError": True}
+                msg["result"] = {**result, "content": [{"type": "text", "text": "tool call failed"}], "isError": True}
             if m == "jsonrpc-1-execution" and name == "conformance_gated_ok":
                 msg["jsonrpc"] = "1.0"
             if m == "invalid-note-preprocessor" and name == "conformance_memories":
