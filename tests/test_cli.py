@@ -1,6 +1,7 @@
 """The command line, end to end: exit codes, reports, and no traceback at the user."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -163,7 +164,8 @@ def test_a_string_flag_is_a_near_miss_named_in_the_failure_it_is(tmp_path):
            'boolean true there'
     assert flag["outcome"] == "fail" and flag["reason"] == said
     assert fixture["outcome"] == "fail" and fixture["followsFrom"] == "preprocessor-tools/server/flag-is-boolean"
-    assert said in (tmp_path / "summary.md").read_text()
+    # summary.md shows what the target said inert (Markdown punctuation escaped): read it without the escapes
+    assert said in re.sub(r"\\(.)", r"\1", (tmp_path / "summary.md").read_text())
     assert 'found the string "true" at preprocessor' in " ".join(proc.stdout.split())
 
 

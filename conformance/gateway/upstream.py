@@ -102,7 +102,7 @@ class FixtureServer:
 
     def __init__(self, plain: bool = False, run: str | None = None):
         self.plain = plain
-        self.run = run  # the gateway role's run mark: answers carry it and every optional field (`marked`)
+        self.run_mark = run  # the gateway role's run mark: answers carry it and every optional field (`marked`)
         self.counter = 0  # how many times a gated tool's body has run
 
     # -- definitions ---------------------------------------------------------------------
@@ -164,11 +164,11 @@ class FixtureServer:
         try:
             result = self.dispatch(method, params, out)
         except RpcError as err:
-            if self.run and isinstance(err.data, dict):
-                err.data = {**err.data, "run": self.run}
+            if self.run_mark and isinstance(err.data, dict):
+                err.data = {**err.data, "run": self.run_mark}
             return out + [err.response(rid)]
-        if self.run and isinstance(result, dict):
-            result = marked(method, params, result, self.run)
+        if self.run_mark and isinstance(result, dict):
+            result = marked(method, params, result, self.run_mark)
         return out + [self.reply(method, params, {"jsonrpc": "2.0", "id": rid, "result": result})]
 
     def reply(self, method: str, params: dict, message: dict) -> dict:
