@@ -56,6 +56,8 @@ MUTANTS = {
                         "runs the slow fixture to its end whatever timeoutMs says"),
     "timeout-own-limit": ({P + "timeout-cancels"}, "ignores timeoutMs but stops at a limit of its own (4 s)"),
     "timeout-code": ({P + "timeout-error-code"}, "answers a timeout with -32603"),
+    "timeout-keeps-working": ({P + "timeout-cancels"},
+                              "answers -32000 at timeoutMs but runs the slow fixture on, so the next request waits"),
     # The server as an invoker (fixture contract version 5): its guarded tools.
     "invoker-mutates-first": ({P + "invoker-rejects-invalid-call", P + "invoker-validation-error-shape"},
                               "runs the receiving chain mutate-then-validate, as if it were sending"),
@@ -68,6 +70,8 @@ MUTANTS = {
     "invoker-fail-open": ({P + "invoker-mutation-failure-error"}, "skips a failing mutation and runs the tool"),
     "invoker-mutation-shape": ({P + "invoker-mutation-failure-error"},
                                "answers a failed mutation -32602 without failedInterceptor or lastValidPayload"),
+    "invoker-wrong-last-valid": ({P + "invoker-mutation-failure-error"},
+                                 "answers a failed mutation -32603 whose lastValidPayload has lost the arguments"),
     # Known variants (named in the reasons, see NAMED in tests/test_interceptor_mutants.py).
     "nested-validation": ({P + "invoke-result-valid", P + "validator-reports-violation", P + "wildcard-hook-any-event"},
                           "validators answer {validation: {valid, severity, messages}}"),
@@ -146,6 +150,7 @@ class InterceptorServer(FixtureServer):
         super().__init__(plain=True)
         self.m = mutant or ""
         self.offers = not plain
+        self.backlog = 0.0  # seconds of timed-out work still running (timeout-keeps-working), served one at a time
 
     def broken(self, name: str) -> bool:
         return self.m == name
@@ -258,6 +263,8 @@ class InterceptorServer(FixtureServer):
                 return payload
             if self.broken("invoker-mutation-shape"):
                 raise RpcError(-32602, "Interceptor mutation failed") from None
+            if self.broken("invoker-wrong-last-valid"):
+                payload = {**payload, "params": {**payload["params"], "arguments": {}}}
             raise RpcError(-32603, "Interceptor mutation failed",
                            {"failedInterceptor": interceptor, "lastValidPayload": payload}) from None
 
@@ -266,6 +273,12 @@ class InterceptorServer(FixtureServer):
         if method == "interceptors/list" and self.broken("bad-envelope"):
             message["jsonrpc"] = "1.0"
         return message
+
+    def handle(self, msg) -> list[dict]:
+        if self.backlog and isinstance(msg, dict) and "id" in msg:
+            time.sleep(self.backlog)  # one request at a time: the next one waits for the work left running
+            self.backlog = 0.0
+        return super().handle(msg)
 
     def dispatch(self, method, params, out):
         if method == "tools/call":
@@ -352,6 +365,8 @@ class InterceptorServer(FixtureServer):
             time.sleep(SLOW_SECONDS)
             return
         time.sleep(limit)
+        if self.broken("timeout-keeps-working"):  # answered on time, but the work goes on before the next request
+            self.backlog = SLOW_SECONDS - limit
         raise RpcError(-32603 if self.broken("timeout-code") else -32000, "Interceptor execution timeout",
                        {"interceptor": "conformance_slow", "timeoutMs": timeout_ms, "phase": phase})
 

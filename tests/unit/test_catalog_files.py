@@ -58,7 +58,7 @@ SERVER_CHECKS = {
     ],
     "augmentation": [
         "capability-advertised", "list-result-valid", "augment-result-valid", "identity-returns-context",
-        "prepend-note-hint", "list-changed-notified", "unknown-augmentation-rejected", "malformed-augment-rejected",
+        "prepend-note-hint", "list-changed-notified", "transient-augmentation-answers", "unknown-augmentation-rejected", "malformed-augment-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
     ],
     "interceptors": [
