@@ -860,6 +860,24 @@ def timeout_error_code(rec: Recording):
     return "answered -32000"
 
 
+@check("interceptors/server/timeout-error-data",
+       does=f"invokes {SLOW} with timeoutMs {TIMEOUT_MS} and reads the timeout error's data",
+       must="a timed-out invocation's error carries data {interceptor, timeoutMs, phase}: the interceptor's name, the "
+            "timeoutMs it was given and the phase it ran in (the SEP's timeout error example)",
+       needs=(f"interceptors:{SLOW}@3",))
+@diagnosed
+def timeout_error_data(rec: Recording):
+    err = require_error(rec, "invoke slow with timeout", f"an invocation that exceeds timeoutMs {TIMEOUT_MS}")
+    data = err.get("data")
+    want = {"interceptor": SLOW, "timeoutMs": TIMEOUT_MS, "phase": "request"}
+    got = {key: data.get(key) for key in want} if isinstance(data, dict) else None
+    if got != want:
+        raise Violation("the timeout error's data does not name the interceptor, its timeoutMs and the phase",
+                        expected={"code": -32000, "message": "Interceptor execution timeout", "data": want},
+                        actual=short(err))
+    return f"data names {SLOW}, timeoutMs {TIMEOUT_MS} and phase request"
+
+
 @check("interceptors/server/oversized-payload-survived",
        does=f"invokes {VALIDATOR} with a payload of {OVERSIZED_CHARS // 2**20} Mi characters (after every other "
             "request of the run), then sends tools/list",

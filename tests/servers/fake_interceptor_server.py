@@ -52,10 +52,11 @@ MUTANTS = {
     "config-unchecked": ({P + "invalid-config-rejected"}, "ignores the validator's configSchema"),
     "config-unknown-keys": ({P + "invalid-config-rejected"}, "ignores config keys its configSchema does not name"),
     "config-required-unchecked": ({P + "invalid-config-rejected"}, "runs without a config key the schema requires"),
-    "timeout-ignored": ({P + "timeout-cancels", P + "timeout-error-code"},
+    "timeout-ignored": ({P + "timeout-cancels", P + "timeout-error-code", P + "timeout-error-data"},
                         "runs the slow fixture to its end whatever timeoutMs says"),
     "timeout-own-limit": ({P + "timeout-cancels"}, "ignores timeoutMs but stops at a limit of its own (4 s)"),
     "timeout-code": ({P + "timeout-error-code"}, "answers a timeout with -32603"),
+    "timeout-bare": ({P + "timeout-error-data"}, "answers a timeout -32000 without data"),
     "timeout-keeps-working": ({P + "timeout-cancels"},
                               "answers -32000 at timeoutMs but runs the slow fixture on, so the next request waits"),
     # The server as an invoker (fixture contract version 5): its guarded tools.
@@ -84,7 +85,8 @@ MUTANTS = {
                        P + "validator-reports-violation", P + "validator-does-not-modify",
                        P + "mutator-transforms-payload", P + "mutator-unchanged-not-modified",
                        P + "wildcard-hook-any-event", P + "invoke-outside-hooks-rejected", P + "failure-is-error",
-                       P + "invalid-config-rejected", P + "timeout-cancels", P + "timeout-error-code"},
+                       P + "invalid-config-rejected", P + "timeout-cancels", P + "timeout-error-code",
+                       P + "timeout-error-data"},
                       "serves interceptors/invoke instead of interceptor/invoke"),
     "oversized-dies": ({P + "oversized-payload-survived"},
                        "exits, as a server out of memory is killed, on a payload of over 4 Mi characters"),
@@ -368,6 +370,7 @@ class InterceptorServer(FixtureServer):
         if self.broken("timeout-keeps-working"):  # answered on time, but the work goes on before the next request
             self.backlog = SLOW_SECONDS - limit
         raise RpcError(-32603 if self.broken("timeout-code") else -32000, "Interceptor execution timeout",
+                       None if self.broken("timeout-bare") else
                        {"interceptor": "conformance_slow", "timeoutMs": timeout_ms, "phase": phase})
 
     def run(self, name, payload) -> dict:
