@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script 
 from conformance.gateway.upstream import (  # noqa: E402
     GATED,
     OBJ,
-    RpcError,
     SATISFIED,
     FixtureServer,
     Log,
+    RpcError,
     error_result,
     serve_stdio,
     text_result,
