@@ -85,6 +85,10 @@ LIST, INVOKE = "interceptors/list", "interceptor/invoke"
 VALIDATOR, UPPERCASE, AUDIT = "conformance_validator", "conformance_uppercase", "conformance_audit"
 RESPONSE_ONLY, FAILING = "conformance_response_only", "conformance_failing"
 SLOW = "conformance_slow"  # fixture contract version 3
+# Fixture contract version 6: hooks a pattern that is valid glob syntax and means something else as a regular
+# expression. As a glob (or as a literal event name, for a server without custom patterns) it does not match
+# tools/call; as a regular expression it does.
+DOT_STAR, DOT_STAR_PATTERN, DOT_STAR_FILTER = "conformance_dot_star", "tools/.*", "list filtered by tools/call"
 SLOW_SECONDS = 6.0  # how long conformance_slow runs when nothing cancels it
 TIMEOUT_MS = 300  # the timeoutMs the suite invokes it with
 TIMEOUT_MARGIN = 10  # the -32000 must come within TIMEOUT_MARGIN * TIMEOUT_MS (3 s), half of SLOW_SECONDS
@@ -191,6 +195,8 @@ def real_interceptors(rec: Recording) -> list[dict]:
 async def driver(session: Session, rec: Recording) -> None:
     rec.listing["interceptors"] = await session.list_all(LIST, "interceptors", LIST)
     await session.send("list filtered", LIST, {"event": RESPONSE_ONLY_EVENT})
+    if rec.listed("interceptors", DOT_STAR):
+        await session.send(DOT_STAR_FILTER, LIST, {"event": EVENT})
     if rec.listed("interceptors", VALIDATOR):
         await invoke(session, "invoke validator clean", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
         await invoke(session, "invoke validator invalid", VALIDATOR, EVENT, "request", INVALID_PAYLOAD)
@@ -521,6 +527,35 @@ def custom_wildcards_glob(rec: Recording):
                         expected="glob syntax: * ** ? [abc] [!abc] {a,b}, as in \"tools/*\"",
                         actual=[{"event": e, "interceptors": n} for e, n in sorted(off.items())])
     return f"{len(patterns)} custom pattern(s), all glob-style: {', '.join(sorted(patterns))}"
+
+
+@check("interceptors/server/custom-wildcards-match-as-glob",
+       does=f"lists interceptors filtered by {EVENT}; {DOT_STAR} hooks the pattern {DOT_STAR_PATTERN!r}, valid glob "
+            f"syntax (a literal '.', then anything) that as a regular expression matches {EVENT}",
+       must="custom wildcard patterns SHOULD follow glob-style conventions: they are matched as globs, so "
+            f"{DOT_STAR_PATTERN!r} does not select {EVENT} (a server that supports no custom pattern, and matches it "
+            "as a literal event name, does not select it either)",
+       needs=(f"interceptors:{DOT_STAR}@6",))
+@diagnosed
+def custom_wildcards_match_as_glob(rec: Recording):
+    declared = rec.listed("interceptors", DOT_STAR) or {}
+    hooked = [e for h in declared.get("hooks") or () if isinstance(h, dict) for e in h.get("events") or ()]
+    if DOT_STAR_PATTERN not in hooked:
+        raise NotObserved(f"{DOT_STAR} does not hook {DOT_STAR_PATTERN!r}, so what the pattern matches was not seen",
+                          expected=[{"events": [DOT_STAR_PATTERN], "phase": "request"}], actual=declared.get("hooks"))
+    result = require_result(rec, DOT_STAR_FILTER)
+    names = {i.get("name") for i in result.get("interceptors") or () if isinstance(i, dict)} \
+        if isinstance(result, dict) else set()
+    if RESPONSE_ONLY in names:  # it hooks resources/read only: the filter was not applied at all
+        raise NotObserved(f"the list filtered by {EVENT} holds {RESPONSE_ONLY}, which hooks {RESPONSE_ONLY_EVENT} only: "
+                          "the filter was not applied, so what the pattern matches was not seen (follows from "
+                          "interceptors/server/list-filter-by-event)", actual=sorted(map(str, names)))
+    if DOT_STAR in names:
+        raise Violation(f"the list filtered by {EVENT} holds {DOT_STAR}, whose only hook is {DOT_STAR_PATTERN!r}: the "
+                        f"pattern was matched as a regular expression (as a glob, '.' is a literal dot and "
+                        f"{DOT_STAR_PATTERN!r} matches only events that start with 'tools/.')",
+                        expected=f"{DOT_STAR} left out of the list filtered by {EVENT}", actual=sorted(map(str, names)))
+    return f"{DOT_STAR} ({DOT_STAR_PATTERN!r}) not selected by {EVENT}: a glob (or literal) reading"
 
 
 @check("interceptors/server/custom-events-namespaced",

@@ -15,6 +15,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,7 +34,9 @@ MUTANTS = {
     "enforce-mode": ({P + "list-result-valid", P + "fixtures-declared"},
                      "declares the audit fixture with mode \"enforce\" (the older spelling)"),
     "fail-open-default": ({P + "fixtures-declared"}, "declares conformance_validator failOpen: true"),
-    "filter-ignored": ({P + "list-filter-by-event"}, "interceptors/list ignores the event filter"),
+    # Unfiltered, the list cannot show what a pattern matches: the wildcard check says it follows from the filter.
+    "filter-ignored": ({P + "list-filter-by-event", P + "custom-wildcards-match-as-glob"},
+                       "interceptors/list ignores the event filter"),
     "filter-no-wildcard": ({P + "list-filter-by-event"}, "the event filter forgets \"*\" hooks"),
     "real-bad-result": ({P + "invoke-result-valid"}, "a real validator answers valid as a string"),
     "message-without-severity": ({P + "invoke-result-valid"}, "a real validator's messages carry no severity"),
@@ -95,6 +98,8 @@ MUTANTS = {
     "bad-envelope": ({P + "wire-messages-valid"}, "answers interceptors/list with jsonrpc \"1.0\""),
     "custom-wildcard-regex": ({P + "custom-wildcards-glob"},
                               "a real interceptor hooks the regular expression \"tools/(call|list)\", not a glob"),
+    "custom-wildcard-regex-match": ({P + "custom-wildcards-match-as-glob"},
+                                    "matches hook patterns as regular expressions: \"tools/.*\" selects tools/call"),
     "custom-event-bare": ({P + "custom-events-namespaced"},
                           "a real interceptor hooks the custom event \"usageRecord\" (no namespace)"),
 }
@@ -170,6 +175,8 @@ class InterceptorServer(FixtureServer):
             {"name": "conformance_response_only", "type": "validation", "hooks": [hook([RESPONSE_ONLY_EVENT], "response")]},
             {"name": "conformance_failing", "type": "mutation", "failOpen": False, "hooks": [hook([EVENT], "request")]},
             {"name": "conformance_slow", "type": "validation", "hooks": [hook([EVENT], "request")]},
+            # Contract version 6; this server supports no custom pattern, so the hook is a literal event name.
+            {"name": "conformance_dot_star", "type": "validation", "hooks": [hook(["tools/.*"], "request")]},
             {"name": "secret-scanner", "description": "a real validator", "type": "validation",
              "hooks": [hook([EVENT, "prompts/get"], "request")],
              "configSchema": {"type": "object", "properties": {"entropy": {"type": "string"}},
@@ -321,6 +328,9 @@ class InterceptorServer(FixtureServer):
         items = self.interceptors()
         if event is None or self.broken("filter-ignored"):
             return items
+        if self.broken("custom-wildcard-regex-match"):
+            return [i for i in items if self.hooks(i, event) or any(regex_matches(e, event) for h in i["hooks"]
+                                                                     for e in h["events"])]
         return [i for i in items if self.hooks(i, event, wildcard=not self.broken("filter-no-wildcard"))]
 
     def invoke_interceptor(self, params):
@@ -404,6 +414,13 @@ class InterceptorServer(FixtureServer):
         if name == "secret-scanner" and self.broken("message-without-severity"):
             return {"valid": False, "severity": "warn", "messages": [{"message": "high-entropy string"}]}
         return {"valid": True}
+
+
+def regex_matches(pattern: str, event: str) -> bool:
+    try:
+        return re.fullmatch(pattern, event) is not None
+    except re.error:  # "*" and other globs that are no regular expression
+        return False
 
 
 def main() -> None:

@@ -67,7 +67,7 @@ SERVER_CHECKS = {
         "list-filter-by-event", "invoke-result-valid", "result-names-interceptor-and-phase",
         "validator-reports-violation", "validator-does-not-modify", "mutator-transforms-payload",
         "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
-        "failure-is-error", "invalid-config-rejected", "timeout-cancels", "timeout-error-code", "timeout-error-data",
+        "failure-is-error", "invalid-config-rejected", "timeout-cancels", "timeout-error-code", "timeout-error-data", "custom-wildcards-match-as-glob",
         "invoker-rejects-invalid-call", "invoker-applies-mutations", "invoker-validation-error-shape",
         "invoker-mutation-failure-error", "oversized-payload-survived", "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",

@@ -55,6 +55,7 @@ CONTRACT_LINES: dict[tuple[str, str], tuple[list[str], str]] = {
         [IC + "invoker-rejects-invalid-call", IC + "invoker-applies-mutations", IC + "invoker-validation-error-shape"],
         ""),
     ("interceptors", "conformance_guarded_failing"): ([IC + "invoker-mutation-failure-error"], ""),
+    ("interceptors", "conformance_dot_star"): ([IC + "custom-wildcards-match-as-glob"], ""),
 }
 SECTIONS = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")
 OPENS = re.compile(r"^(?:\| )?`(conformance_\w+)`")
