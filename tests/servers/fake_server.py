@@ -78,8 +78,8 @@ MUTANTS = {
     "augmentation/unadvertised-method-rejected": ({"augmentation/server/unadvertised-method-rejected"}, "answers augmentation/list without advertising it"),
     "augmentation/wire-messages-valid": ({"augmentation/server/wire-messages-valid"}, "an invalid log notification before the augmentation list"),
     "augmentation/list-changed-notified": ({"augmentation/server/list-changed-notified"}, "advertises listChanged: true, but conformance_list_toggle changes the list without notifying"),
-    "augmentation/list-changed-additions-only": ({"augmentation/server/list-changed-notified"}, "notifies when conformance_list_toggle adds conformance_transient, never when it removes it"),
-    "augmentation/list-changed-after-initialized": ({"augmentation/server/list-changed-notified"}, "sends list_changed once, right after initialized, and never when the list changes"),
+    "augmentation/list-changed-additions-only": ({"augmentation/server/list-changed-notified"}, "notifies right after initialized and when conformance_list_toggle adds conformance_transient, never when it removes it (two notifications for two changes)"),
+    "augmentation/list-changed-after-initialized": ({"augmentation/server/list-changed-notified"}, "sends list_changed right after initialized and with its first augmentation/list answer, never when the list changes (two notifications, both before any change)"),
     "augmentation/transient-augmentation-answers": ({"augmentation/server/transient-augmentation-answers"}, "lists conformance_transient but answers it -32602 unknown augmentation"),
 }
 
@@ -104,6 +104,7 @@ class Mutant(FixtureServer):
         self.m = mutant or ""
         self.meta_carriage = meta_carriage
         self.transient = False  # whether conformance_transient is listed
+        self.listed_once = False  # whether augmentation/list was answered yet
 
     def broken(self, name: str) -> bool:
         return self.m == name
@@ -164,10 +165,16 @@ class Mutant(FixtureServer):
 
     # -- behaviour -------------------------------------------------------------------------
     def handle(self, msg) -> list[dict]:
-        if isinstance(msg, dict) and msg.get("method") == "notifications/initialized" and \
-                self.broken("augmentation/list-changed-after-initialized"):
+        early = self.m in ("augmentation/list-changed-after-initialized", "augmentation/list-changed-additions-only")
+        if isinstance(msg, dict) and msg.get("method") == "notifications/initialized" and early:
             return [dict(LIST_CHANGED)]  # before any change: it tells the client nothing
-        return super().handle(msg)
+        out = super().handle(msg)
+        if isinstance(msg, dict) and msg.get("method") == "augmentation/list" and not self.listed_once and \
+                self.broken("augmentation/list-changed-after-initialized"):
+            out.append(dict(LIST_CHANGED))  # with the first listing, still before any change
+        if isinstance(msg, dict) and msg.get("method") == "augmentation/list":
+            self.listed_once = True
+        return out
 
     def reply(self, method, params, message):
         if method == "tools/call" and params.get("name") == "conformance_side_effects" and \
