@@ -91,7 +91,9 @@ MUTANTS = {
     "merges-priority-override": ({IC + "override-priority-other-phase"}, "merges an object priorityHint override into the declared object, keeping the phases it does not name"),
     "named-entry-whole-server": ({IC + "named-entry-only"}, "takes an entry that names one interceptor for its whole server: also uses the ones no entry names"),
     "ignores-narrowed-hooks": ({IC + "override-narrowed-hooks"}, "invokes interceptors on every hook they declare, ignoring narrowing overrides"),
-    "applies-widened-hooks": ({IC + "override-widening-rejected"}, "applies override hooks as given, also when they widen the declared ones"),
+    # The widened response hook is one guard does not serve: that invocation fails, fail-closed, and the result's
+    # mutators never run, so their order on the result is not observed either.
+    "applies-widened-hooks": ({IC + "override-widening-rejected", IC + "override-priority-other-phase"}, "applies override hooks as given, also when they widen the declared ones"),
     "timeouts-fail-closed": ({IC + "override-timeout-fail-open-proceeds"}, "blocks when a failOpen: true interceptor times out (other failures as declared)"),
     "timeouts-proceed": ({IC + "override-timeout-fail-closed-blocks"}, "lets the message proceed when an interceptor times out, failOpen or not"),
     "audit-timeouts-block": ({IC + "override-timeout-audit-never-blocks"}, "lets an audit-mode interceptor without failOpen block the call when it times out"),
