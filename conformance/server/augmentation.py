@@ -14,7 +14,10 @@ contract version 4) changes the list when invoked: it adds
 invokes it twice (so the list ends as it began), lists after each change and
 waits up to NOTIFY_WAIT seconds for each notification: a server that sends
 it does so as it changes the list, so the wait ends at once; only a server
-that never sends it costs the whole wait.
+that never sends it costs the whole wait. Notifications are judged per
+change (one after the addition, one after the removal; one sent before the
+first change counts for none), and between the two toggles the suite
+augments with `conformance_transient`, which must answer `{content: []}`.
 """
 
 from __future__ import annotations

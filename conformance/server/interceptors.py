@@ -21,6 +21,9 @@ SLOW_SECONDS. A server that lets the fixture run to its end can only answer
 after SLOW_SECONDS, however fast the machine; a server that honours the
 timeout answers near TIMEOUT_MS, however loaded the machine (a tenfold
 slowdown is absorbed). So the verdict does not depend on machine speed.
+Cancelled means the work stops: the next request, sent as the error comes,
+must be answered within the same limit, which work left running to
+SLOW_SECONDS would hold up on a server that serves one request at a time.
 
 The server as an invoker (fixture contract version 5). "Interceptors ... can
 be invoked by both clients and servers": a server that guards its own tools
