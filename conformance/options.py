@@ -247,7 +247,7 @@ OPTIONS: tuple[Option, ...] = (
            "session), so a server that dies in one profile keeps the others' verdicts; slower", flag=True),
     Option("fixture-contract", SERVER, "the fixture contract version your server meets (docs/fixture-contract.md); "
            "fixtures of a later version are reported when missing, never a failure (default 1)",
-           parse=int, choices=(1, 2, 3, 4, 5), default=1, metavar="N"),
+           parse=int, choices=(1, 2, 3, 4, 5, 6), default=1, metavar="N"),
     Option("env", ALL, "KEY=VALUE for a started target, which otherwise gets a scrubbed environment (repeatable)",
            parse=key_value, many=True, metavar="KEY=VALUE"),
     Option("secret-env", ALL, "KEY=VALUE as --env, its value a secret: replaced by [redacted:env KEY] in every report "

@@ -310,6 +310,10 @@ def register_fixtures(registry: InterceptorRegistry) -> None:
     registry.add(InterceptorDef("conformance_slow", "validation", [{"events": [FIXTURE_EVENT], "phase": "request"}],
                                 fixture_slow, f"Conformance fixture (contract version 3): takes {SLOW_SECONDS:g} s, "
                                               "unless timeoutMs cuts it short."))
+    # Contract version 6: a glob ("tools/." then anything), matched with fnmatch like every hook, so not tools/call.
+    registry.add(InterceptorDef("conformance_dot_star", "validation", [{"events": ["tools/.*"], "phase": "request"}],
+                                fixture_response_only, "Conformance fixture (contract version 6): hooks the glob "
+                                                       "\"tools/.*\"; always valid."))
 
 
 # -- interceptors a team would deploy ----------------------------------------------------------------------------------

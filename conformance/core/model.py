@@ -124,7 +124,7 @@ class Check(_Identified):
 
 
 REGISTRY: dict[str, Check] = {}
-FIXTURE_CONTRACT = 5  # the newest fixture contract version (docs/fixture-contract.md)
+FIXTURE_CONTRACT = 6  # the newest fixture contract version (docs/fixture-contract.md)
 
 
 def target_kind(rec) -> str:

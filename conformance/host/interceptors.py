@@ -36,12 +36,20 @@ Scenario `interceptors/overrides`, run only for a host that claims the feature
 skipped as not claimed, never passed): each config entry names one of guard's
 interceptors and may carry the SEP's `ChainEntry.overrides` (HARNESS.md §1), which
 take precedence over what the interceptor declares (§Chain Execution, Capability
-vs Policy). Two turns, one tool call each:
+vs Policy). Four turns, one tool call each:
 
 | turn | argument | what is judged |
 |---|---|---|
 | 1 | PLAIN-<nonce> | the mutators run in the overridden order (m-lowered, m-kept, m-raised: the reverse of the declared one); v-narrowed, whose override keeps only the request phase of its two declared hooks, is invoked on the request and never on the result, which r-seen shows was intercepted; v-widened, whose override adds a phase it does not declare, is refused |
 | 2 | BLOCK-<nonce> | v-demoted, declared `mode: active`, rejects with severity error; its override `mode: audit` lets the call proceed |
+| 3 | OPENED-<nonce> | v-opened, which declares no failOpen, fails; its override `failOpen: true` lets the call proceed |
+| 4 | SHUT-<nonce> | v-shut, which declares `failOpen: true`, fails; its override `failOpen: false` blocks the call |
+
+In turn 1 m-raised also mutates the result: declared `{request: -10, response: -20}`,
+overridden with `{request: 30}`, it runs on the result at 0 (`hint[phase] ?? 0`:
+the override replaces the declared object), between r-low (-10) and r-high (10).
+Every entry names one interceptor, and guard also lists v-unnamed, which no entry
+names: it must never be invoked.
 
 The reading of "MUST reject override hooks that reference events not present in
 the interceptor's declared hooks": the override cannot be applied and the
@@ -94,7 +102,11 @@ OVERRIDES = "interceptors/overrides"
 OVERRIDES_TIMEOUT = "interceptors/overrides-timeout"
 SCENARIOS = (SCENARIO, UNCONFIGURED)
 OVERRIDES_FEATURE = "interceptor-overrides"
-OVERRIDE_PLAIN, OVERRIDE_BLOCK = 1, 2
+OVERRIDE_PLAIN, OVERRIDE_BLOCK, OVERRIDE_OPENED, OVERRIDE_SHUT = 1, 2, 3, 4
+# On the result m-raised runs at 0: its override {request: 30} names no response value (hint[phase] ?? 0); declared
+# {request: -10, response: -20} it would run first.
+RESPONSE_OVERRIDDEN_ORDER = ["r-low", "m-raised", "r-high"]
+OPENED, SHUT, UNNAMED = "v-opened", "v-shut", "v-unnamed"
 OVERRIDDEN_ORDER = ["m-lowered", "m-kept", "m-raised"]  # declared: m-raised (-10), m-kept (20), m-lowered (40)
 DEMOTED, NARROWED, WIDENED, RESPONSE_SEEN = "v-demoted", "v-narrowed", "v-widened", "r-seen"
 TIMEOUT_OPEN, TIMEOUT_CLOSED, TIMEOUT_AUDIT = 1, 2, 3  # turns of interceptors/overrides-timeout
@@ -574,6 +586,74 @@ def override_widening(rec: HostRecording):
                         expected=f"no interceptor/invoke of {WIDENED}",
                         actual=[f"turn {e['turn']}, phase {e['params'].get('phase')}" for e in used])
     return f"{WIDENED} refused; {len(others)} other invocation(s) in turn 1"
+
+
+@check("interceptors/host/override-priority-other-phase",
+       does="lists m-raised with priorityHint {request: -10, response: -20}, hooked on both phases, and response "
+            "mutators r-low (-10) and r-high (10); the config overrides m-raised with {request: 30}; records the order "
+            "of their response-phase invocations in turn 1 of interceptors/overrides",
+       must="an override's priorityHint replaces the declared one: an object override that names one phase leaves "
+            "the other at hint[phase] ?? 0, so on the result m-raised runs at 0 (r-low, m-raised, r-high), not at "
+            "its declared -20")
+def override_priority_other_phase(rec: HostRecording):
+    run = _overrides(rec, OVERRIDE_PLAIN)
+    names = [e["params"].get("name") for e in _invokes(run, OVERRIDE_PLAIN, "response")
+             if e["params"].get("name") in RESPONSE_OVERRIDDEN_ORDER]
+    if len(set(names)) < len(RESPONSE_OVERRIDDEN_ORDER):
+        missing = [n for n in RESPONSE_OVERRIDDEN_ORDER if n not in names]
+        raise NotObserved(f"turn 1: {', '.join(missing)} not invoked on the result"
+                          f"{'; ' + run.fatal if run.fatal else ''}")
+    if names != RESPONSE_OVERRIDDEN_ORDER:
+        reason = ("m-raised ran at its declared response priority (-20): the override was merged into the declared "
+                  "object instead of replacing it" if names == ["m-raised", "r-low", "r-high"]
+                  else "the response mutators did not run in the resolved priority order")
+        raise Violation(reason, expected=RESPONSE_OVERRIDDEN_ORDER, actual=names)
+    return " < ".join(names) + " (m-raised at 0 on the result)"
+
+
+@check("interceptors/host/override-fail-open",
+       does="in turn 3 of interceptors/overrides validator v-opened, which declares no failOpen, fails (a JSON-RPC "
+            "error) and the config overrides its failOpen with true; in turn 4 v-shut, which declares failOpen: true, "
+            "fails and the config overrides its failOpen with false",
+       must="an override's failOpen takes precedence over the declared one: turn 3's call proceeds, turn 4's is "
+            "blocked")
+def override_fail_open(rec: HostRecording):
+    run = _overrides(rec, OVERRIDE_SHUT)
+    _outcome(run, OVERRIDE_OPENED, OPENED, "error")
+    _outcome(run, OVERRIDE_SHUT, SHUT, "error")
+    problems = []
+    if not _tool_calls(run, OVERRIDE_OPENED):
+        problems.append(f"turn {OVERRIDE_OPENED}: {OPENED} failed and the call was blocked, although its override sets "
+                        "failOpen: true")
+    late = _tool_calls(run, OVERRIDE_SHUT)
+    if late:
+        problems.append(f"turn {OVERRIDE_SHUT}: {SHUT} failed and the call proceeded, although its override sets "
+                        "failOpen: false")
+    if problems:
+        raise Violation("; ".join(problems) + " (the declared failOpen was used)",
+                        expected={f"turn {OVERRIDE_OPENED}": "scenario_echo called",
+                                  f"turn {OVERRIDE_SHUT}": "no tools/call to server work"},
+                        actual=problems)
+    return f"turn {OVERRIDE_OPENED} proceeded, turn {OVERRIDE_SHUT} was blocked: the overridden failOpen decided"
+
+
+@check("interceptors/host/named-entry-only",
+       does="the config of interceptors/overrides names guard's interceptors one entry each, all but v-unnamed, "
+            "which guard lists too (a validator of tools/call requests); records every invocation",
+       must="a configuration entry that names one interceptor of a server means that interceptor only: v-unnamed, "
+            "which no entry names, is never invoked")
+def named_entry_only(rec: HostRecording):
+    run = _overrides(rec, OVERRIDE_PLAIN)
+    others = [e for e in _invokes(run, OVERRIDE_PLAIN) if e["params"].get("name") != UNNAMED]
+    if not others:
+        raise NotObserved("turn 1: no named interceptor was invoked, so leaving v-unnamed out shows nothing"
+                          f"{'; ' + run.fatal if run.fatal else ''}")
+    used = _named(run.calls(None, "interceptor/invoke"), UNNAMED)
+    if used:
+        raise Violation(f"{UNNAMED}, which no configuration entry names, was invoked: a named entry was taken for its "
+                        "whole server", expected=f"no interceptor/invoke of {UNNAMED}",
+                        actual=[f"turn {e['turn']}, phase {e['params'].get('phase')}" for e in used])
+    return f"{UNNAMED} never invoked; {len(others)} invocation(s) of named interceptors in turn 1"
 
 
 def _stalled(run: HostRun, turn: int, name: str) -> dict:

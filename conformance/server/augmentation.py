@@ -14,7 +14,10 @@ contract version 4) changes the list when invoked: it adds
 invokes it twice (so the list ends as it began), lists after each change and
 waits up to NOTIFY_WAIT seconds for each notification: a server that sends
 it does so as it changes the list, so the wait ends at once; only a server
-that never sends it costs the whole wait.
+that never sends it costs the whole wait. Notifications are judged per
+change (one after the addition, one after the removal; one sent before the
+first change counts for none), and between the two toggles the suite
+augments with `conformance_transient`, which must answer `{content: []}`.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ import anyio
 
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import (
+    ANNOTATED_IMAGE_BLOCK,
     AUDIO_BLOCK,
     EMBEDDED_BLOCK,
-    IMAGE_BLOCK,
+    NEXT_TEXT_BLOCK,
     TEXT_BLOCK,
     blocks,
     canonical_sorted,
@@ -51,7 +55,8 @@ TOGGLE, TRANSIENT = "conformance_list_toggle", "conformance_transient"  # fixtur
 LIST_CHANGED = "notifications/augmentation/list_changed"
 NOTIFY_WAIT = 2.0  # seconds to wait for a notification after each change
 # The PR's context union: text, image, audio, embedded resource (no resource_link).
-AUGMENT_CONTENT_TYPES: list[dict] = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
+# Two adjacent text blocks (merging them is a change), annotations and _meta on several blocks.
+AUGMENT_CONTENT_TYPES: list[dict] = [TEXT_BLOCK, NEXT_TEXT_BLOCK, ANNOTATED_IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the Q4 plan?"}]
 MAX_REAL = 10
 
@@ -90,6 +95,8 @@ async def driver(session: Session, rec: Recording) -> None:
                 while len(list_changed_notes(session.conn.wire)) == seen:
                     await anyio.sleep(0.02)
             await session.send(f"augmentation/list after {step}", "augmentation/list", {})
+            if step == "add":  # while listed, the transient augmentation answers like any other
+                await augment(session, f"augment {TRANSIENT}", TRANSIENT, blocks(TEXT_BLOCK), {})
 
 
 def list_changed_notes(wire) -> list:
@@ -137,7 +144,8 @@ def augment_result_valid(rec: Recording):
 
 
 @check("augmentation/server/identity-returns-context",
-       does="augments with conformance_identity on one block of each content type the PR allows",
+       does="augments with conformance_identity on a block of each content type the PR allows, two of them adjacent "
+            "text blocks, with annotations and _meta",
        must="conformance_identity returns each context block, unchanged, as one AugmentedContent",
        needs=(f"augmentations:{IDENTITY}",))
 def identity_returns_context(rec: Recording):
@@ -186,12 +194,42 @@ def list_changed_notified(rec: Recording):
         raise NotObserved(f"{TOGGLE} did not change the list ({TRANSIENT} listed before, after the first and after the "
                           f"second invocation: {states})", expected=f"{TRANSIENT} added, then removed",
                           actual={step: sorted(map(str, names)) for step, names in after.items()})
+    # Judged per change: a notification counts for the change whose toggle was sent before it and the next one
+    # not yet; one sent before the first change (after initialized, say) counts for nothing.
+    starts = [rec.exchanges[f"augment {TOGGLE} {step}"].started for step in ("add", "remove")]
     notes = list_changed_notes(rec.wire)
-    if len(notes) < 2:
-        raise Violation(f"the list changed twice but {len(notes)} {LIST_CHANGED} notification(s) came "
-                        f"(waited {NOTIFY_WAIT:g} s after each change)",
-                        expected=f"one {LIST_CHANGED} per change (2)", actual=[n.message for n in notes])
-    return f"{len(notes)} notification(s) for 2 changes"
+    per_change = {step: [n for n in notes if start <= n.t < end]
+                  for step, start, end in zip(("add", "remove"), starts, starts[1:] + [float("inf")])}
+    missing = [step for step, got in per_change.items() if not got]
+    if missing:
+        early = sum(1 for n in notes if n.t < starts[0])
+        raise Violation(f"no {LIST_CHANGED} after the change that {' and '.join(WHAT[s] for s in missing)} "
+                        f"{TRANSIENT} (waited {NOTIFY_WAIT:g} s after each change)"
+                        + (f"; {early} notification(s) came before any change, which count for none" if early else ""),
+                        expected=f"one {LIST_CHANGED} after each change (added, then removed)",
+                        actual={f"after {step}": [n.message for n in got] for step, got in per_change.items()})
+    return f"a notification after each change ({', '.join(f'{s}: {len(g)}' for s, g in per_change.items())})"
+
+
+WHAT = {"add": "added", "remove": "removed"}
+
+
+@check("augmentation/server/transient-augmentation-answers",
+       does=f"invokes {TOGGLE} to list {TRANSIENT}, then augments with {TRANSIENT} (one text block) while it is listed",
+       must=f"{TRANSIENT}, while listed, answers {{content: []}}",
+       needs=(f"augmentations:{TOGGLE}@4",))
+def transient_augmentation_answers(rec: Recording):
+    require_result(rec, f"augment {TOGGLE} add")
+    listed = require_result(rec, "augmentation/list after add")
+    names = {i.get("name") for i in listed.get("augmentations") or () if isinstance(i, dict)} \
+        if isinstance(listed, dict) else set()
+    if TRANSIENT not in names:
+        raise NotObserved(f"{TRANSIENT} was not listed after the first invocation of {TOGGLE}",
+                          expected=f"{TRANSIENT} listed", actual=sorted(map(str, names)))
+    result = require_result(rec, f"augment {TRANSIENT}")
+    if not isinstance(result, dict) or result.get("content") != []:  # optional members (_meta, hint) may come
+        raise Violation(f"{TRANSIENT} did not answer {{content: []}}", expected={"content": []}, actual=short(result))
+    return "answered {content: []} while listed"
 
 
 unknown_name_check("augmentation/server/unknown-augmentation-rejected",

@@ -29,6 +29,10 @@ EMBEDDED_BLOCK = {"type": "resource",
                   "resource": {"uri": "file:///conformance/embedded.txt", "mimeType": "text/plain",
                                "text": "embedded resource text"}}
 EVERY_CONTENT_TYPE: list[dict] = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, RESOURCE_LINK_BLOCK, EMBEDDED_BLOCK]
+# A second text block, sent right after TEXT_BLOCK: a pass-through that merges adjacent text blocks modifies the
+# context. It carries _meta, as IMAGE_BLOCK carries annotations, so optional fields show on more than one type.
+NEXT_TEXT_BLOCK = {"type": "text", "text": "A second, adjacent text block.", "_meta": {"conformance/probe": 2}}
+ANNOTATED_IMAGE_BLOCK = {**IMAGE_BLOCK, "annotations": {"audience": ["assistant"], "priority": 1}}
 
 
 def blocks(*items: dict) -> list[dict]:

@@ -21,6 +21,9 @@ SLOW_SECONDS. A server that lets the fixture run to its end can only answer
 after SLOW_SECONDS, however fast the machine; a server that honours the
 timeout answers near TIMEOUT_MS, however loaded the machine (a tenfold
 slowdown is absorbed). So the verdict does not depend on machine speed.
+Cancelled means the work stops: the next request, sent as the error comes,
+must be answered within the same limit, which work left running to
+SLOW_SECONDS would hold up on a server that serves one request at a time.
 
 The server as an invoker (fixture contract version 5). "Interceptors ... can
 be invoked by both clients and servers": a server that guards its own tools
@@ -85,9 +88,14 @@ LIST, INVOKE = "interceptors/list", "interceptor/invoke"
 VALIDATOR, UPPERCASE, AUDIT = "conformance_validator", "conformance_uppercase", "conformance_audit"
 RESPONSE_ONLY, FAILING = "conformance_response_only", "conformance_failing"
 SLOW = "conformance_slow"  # fixture contract version 3
+# Fixture contract version 6: hooks a pattern that is valid glob syntax and means something else as a regular
+# expression. As a glob (or as a literal event name, for a server without custom patterns) it does not match
+# tools/call; as a regular expression it does.
+DOT_STAR, DOT_STAR_PATTERN, DOT_STAR_FILTER = "conformance_dot_star", "tools/.*", "list filtered by tools/call"
 SLOW_SECONDS = 6.0  # how long conformance_slow runs when nothing cancels it
 TIMEOUT_MS = 300  # the timeoutMs the suite invokes it with
 TIMEOUT_MARGIN = 10  # the -32000 must come within TIMEOUT_MARGIN * TIMEOUT_MS (3 s), half of SLOW_SECONDS
+AFTER_TIMEOUT = "after timeout"  # the request sent once the timeout error came: answered within the same limit
 # Fixture contract version 5: tools the server guards with its own interceptors, as their invoker.
 GUARDED_ECHO, GUARDED_FAILING = "conformance_guarded_echo", "conformance_guarded_failing"
 GUARDED_CLEAN = "guarded by the server's own chain"  # lower case, no marker: comes back upper-cased
@@ -190,6 +198,8 @@ def real_interceptors(rec: Recording) -> list[dict]:
 async def driver(session: Session, rec: Recording) -> None:
     rec.listing["interceptors"] = await session.list_all(LIST, "interceptors", LIST)
     await session.send("list filtered", LIST, {"event": RESPONSE_ONLY_EVENT})
+    if rec.listed("interceptors", DOT_STAR):
+        await session.send(DOT_STAR_FILTER, LIST, {"event": EVENT})
     if rec.listed("interceptors", VALIDATOR):
         await invoke(session, "invoke validator clean", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
         await invoke(session, "invoke validator invalid", VALIDATOR, EVENT, "request", INVALID_PAYLOAD)
@@ -213,6 +223,11 @@ async def driver(session: Session, rec: Recording) -> None:
         await invoke(session, "invoke failing", FAILING, EVENT, "request", CLEAN_PAYLOAD)
     if rec.listed("interceptors", SLOW):
         await invoke(session, "invoke slow with timeout", SLOW, EVENT, "request", CLEAN_PAYLOAD, timeoutMs=TIMEOUT_MS)
+        # At once: work the timeout did not stop, on a server that serves one request at a time, delays it.
+        if rec.listed("interceptors", VALIDATOR):
+            await invoke(session, AFTER_TIMEOUT, VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
+        else:
+            await session.send(AFTER_TIMEOUT, "ping", {})
     if rec.tool(GUARDED_ECHO):
         await session.call_tool("guarded echo invalid", GUARDED_ECHO, {"text": INVALID_MARKER})
         await session.call_tool("guarded echo clean", GUARDED_ECHO, {"text": GUARDED_CLEAN})
@@ -517,6 +532,35 @@ def custom_wildcards_glob(rec: Recording):
     return f"{len(patterns)} custom pattern(s), all glob-style: {', '.join(sorted(patterns))}"
 
 
+@check("interceptors/server/custom-wildcards-match-as-glob",
+       does=f"lists interceptors filtered by {EVENT}; {DOT_STAR} hooks the pattern {DOT_STAR_PATTERN!r}, valid glob "
+            f"syntax (a literal '.', then anything) that as a regular expression matches {EVENT}",
+       must="custom wildcard patterns SHOULD follow glob-style conventions: they are matched as globs, so "
+            f"{DOT_STAR_PATTERN!r} does not select {EVENT} (a server that supports no custom pattern, and matches it "
+            "as a literal event name, does not select it either)",
+       needs=(f"interceptors:{DOT_STAR}@6",))
+@diagnosed
+def custom_wildcards_match_as_glob(rec: Recording):
+    declared = rec.listed("interceptors", DOT_STAR) or {}
+    hooked = [e for h in declared.get("hooks") or () if isinstance(h, dict) for e in h.get("events") or ()]
+    if DOT_STAR_PATTERN not in hooked:
+        raise NotObserved(f"{DOT_STAR} does not hook {DOT_STAR_PATTERN!r}, so what the pattern matches was not seen",
+                          expected=[{"events": [DOT_STAR_PATTERN], "phase": "request"}], actual=declared.get("hooks"))
+    result = require_result(rec, DOT_STAR_FILTER)
+    names = {i.get("name") for i in result.get("interceptors") or () if isinstance(i, dict)} \
+        if isinstance(result, dict) else set()
+    if RESPONSE_ONLY in names:  # it hooks resources/read only: the filter was not applied at all
+        raise NotObserved(f"the list filtered by {EVENT} holds {RESPONSE_ONLY}, which hooks {RESPONSE_ONLY_EVENT} only: "
+                          "the filter was not applied, so what the pattern matches was not seen (follows from "
+                          "interceptors/server/list-filter-by-event)", actual=sorted(map(str, names)))
+    if DOT_STAR in names:
+        raise Violation(f"the list filtered by {EVENT} holds {DOT_STAR}, whose only hook is {DOT_STAR_PATTERN!r}: the "
+                        f"pattern was matched as a regular expression (as a glob, '.' is a literal dot and "
+                        f"{DOT_STAR_PATTERN!r} matches only events that start with 'tools/.')",
+                        expected=f"{DOT_STAR} left out of the list filtered by {EVENT}", actual=sorted(map(str, names)))
+    return f"{DOT_STAR} ({DOT_STAR_PATTERN!r}) not selected by {EVENT}: a glob (or literal) reading"
+
+
 @check("interceptors/server/custom-events-namespaced",
        does="reads every event of every listed hook and holds those the SEP does not define (and that are not "
             "patterns) to the namespace/operation form",
@@ -796,9 +840,11 @@ def invalid_config_rejected(rec: Recording):
 
 
 @check("interceptors/server/timeout-cancels",
-       does=f"invokes {SLOW} (runs {SLOW_SECONDS:g} s) with timeoutMs {TIMEOUT_MS} and times the answer",
+       does=f"invokes {SLOW} (runs {SLOW_SECONDS:g} s) with timeoutMs {TIMEOUT_MS}, times the answer, then times "
+            f"the next request ({VALIDATOR} on a clean payload, or ping)",
        must="an invocation that exceeds its timeoutMs is cancelled: the error comes back near timeoutMs (within "
-            f"{TIMEOUT_MARGIN} times it), long before the interceptor would have finished",
+            f"{TIMEOUT_MARGIN} times it), long before the interceptor would have finished, and its work stops: the "
+            "next request is not held behind it",
        needs=(f"interceptors:{SLOW}@3",))
 @diagnosed
 def timeout_cancels(rec: Recording):
@@ -820,7 +866,23 @@ def timeout_cancels(rec: Recording):
                         f"(allowed: {limit:g} s; the fixture runs {SLOW_SECONDS:g} s)",
                         expected=f"an error within {limit:g} s", actual={"elapsedSeconds": ex.elapsed,
                                                                           "error": ex.error})
-    return f"cancelled: error after {took} (timeoutMs {TIMEOUT_MS}, limit {limit:g} s)"
+    # The work must stop, not only the answer come: the next request, sent when the error came, is answered within
+    # the same limit. Work left running SLOW_SECONDS in all would hold it for the rest of that (over 5 s when the
+    # error came within the limit), so the verdict keeps the tenfold margin.
+    after = rec.exchanges.get(AFTER_TIMEOUT)
+    if after is None:
+        raise NotObserved("no request followed the timed-out invocation, so whether its work stopped was not seen")
+    rec.cite(AFTER_TIMEOUT)
+    waited = f"{after.elapsed:.2f} s" if after.elapsed is not None else "an unknown time"
+    if not (after.has_result or after.has_error) or after.elapsed is None or after.elapsed > limit:
+        raise Violation(f"the timeout error came after {took}, but the next request ({after.method}) waited {waited} "
+                        f"for {'an' if after.has_result or after.has_error else 'no'} answer: the timed-out "
+                        f"invocation went on running and the request queued behind it (allowed: {limit:g} s)",
+                        expected=f"the work stopped at the timeout: the next request answered within {limit:g} s",
+                        actual={"timeoutErrorSeconds": ex.elapsed, "nextRequestSeconds": after.elapsed,
+                                "nextRequest": after.outcome_text()})
+    return (f"cancelled: error after {took} (timeoutMs {TIMEOUT_MS}, limit {limit:g} s); the next request was "
+            f"answered after {waited}")
 
 
 @check("interceptors/server/timeout-error-code",
@@ -835,6 +897,24 @@ def timeout_error_code(rec: Recording):
         raise Violation(f"the timeout was answered with code {err.get('code')}", expected=-32000,
                         actual=short(err))
     return "answered -32000"
+
+
+@check("interceptors/server/timeout-error-data",
+       does=f"invokes {SLOW} with timeoutMs {TIMEOUT_MS} and reads the timeout error's data",
+       must="a timed-out invocation's error carries data {interceptor, timeoutMs, phase}: the interceptor's name, the "
+            "timeoutMs it was given and the phase it ran in (the SEP's timeout error example)",
+       needs=(f"interceptors:{SLOW}@3",))
+@diagnosed
+def timeout_error_data(rec: Recording):
+    err = require_error(rec, "invoke slow with timeout", f"an invocation that exceeds timeoutMs {TIMEOUT_MS}")
+    data = err.get("data")
+    want = {"interceptor": SLOW, "timeoutMs": TIMEOUT_MS, "phase": "request"}
+    got = {key: data.get(key) for key in want} if isinstance(data, dict) else None
+    if got != want:
+        raise Violation("the timeout error's data does not name the interceptor, its timeoutMs and the phase",
+                        expected={"code": -32000, "message": "Interceptor execution timeout", "data": want},
+                        actual=short(err))
+    return f"data names {SLOW}, timeoutMs {TIMEOUT_MS} and phase request"
 
 
 @check("interceptors/server/oversized-payload-survived",
@@ -864,6 +944,23 @@ def oversized_payload_survived(rec: Recording):
 
 
 # -- the server as an invoker (fixture contract version 5) --------------------------------------------------------
+def last_valid_problems(data: dict, request) -> list[str]:
+    """What is wrong with data.lastValidPayload of the guarded failing call: it must be the payload the failed
+    mutation was given, the call as received (conformance_failing is the chain's first and only mutation), so
+    `{method: "tools/call", params: {name, arguments}}` with the suite's name and arguments; other members of
+    params (_meta) may come along."""
+    if "lastValidPayload" not in data:
+        return ["no data.lastValidPayload"]
+    sent = (request or {}).get("params") or {}
+    want = {"method": "tools/call", "params": {"name": sent.get("name"), "arguments": sent.get("arguments")}}
+    got = data["lastValidPayload"]
+    params = got.get("params") if isinstance(got, dict) else None
+    if isinstance(params, dict) and got.get("method") == want["method"] and \
+            {k: params.get(k) for k in ("name", "arguments")} == want["params"]:
+        return []
+    return [f"data.lastValidPayload is {short(got)!r}, not the payload {FAILING} was given ({want!r})"]
+
+
 def echoed(result) -> str | None:
     """The text of a tool result's text blocks, joined; None when it has none."""
     blocks = result.get("content") if isinstance(result, dict) else None
@@ -954,7 +1051,8 @@ def invoker_validation_error_shape(rec: Recording):
 @check("interceptors/server/invoker-mutation-failure-error",
        does=f"calls {GUARDED_FAILING} (guarded by {FAILING}, fail-closed) and reads the answer",
        must="a mutation that fails halts the chain: the call is answered with a JSON-RPC error, -32603 with "
-            "data.failedInterceptor and data.lastValidPayload, and the tool never runs",
+            "data.failedInterceptor and data.lastValidPayload (the payload the failed mutation was given), and the "
+            "tool never runs",
        needs=(f"tool:{GUARDED_FAILING}@5", f"interceptors:{FAILING}"))
 def invoker_mutation_failure_error(rec: Recording):
     ex = rec.cite("guarded failing")
@@ -973,11 +1071,13 @@ def invoker_mutation_failure_error(rec: Recording):
     problems = ([f"code {err.get('code')}, not -32603"] if err.get("code") != -32603 else []) + \
                ([] if data.get("failedInterceptor") == FAILING else
                 [f"data.failedInterceptor is {short(data.get('failedInterceptor'))!r}, not {FAILING}"]) + \
-               ([] if "lastValidPayload" in data else ["no data.lastValidPayload"])
+               last_valid_problems(data, ex.request)
     if problems:
         raise Violation(f"the mutation failure's error: {'; '.join(problems)}",
                         expected={"code": -32603, "message": "Interceptor mutation failed",
-                                  "data": {"failedInterceptor": FAILING, "lastValidPayload": "..."}},
+                                  "data": {"failedInterceptor": FAILING, "lastValidPayload": {
+                                      "method": "tools/call", "params": {"name": GUARDED_FAILING,
+                                                                         "arguments": {"text": GUARDED_CLEAN}}}}},
                         actual=short(err), level="SHOULD")
     return f"halted: -32603 naming {FAILING}, with lastValidPayload"
 

@@ -68,7 +68,7 @@ MUTANTS = {
     "ignores-response-mutations": ({IC + "response-mutations-applied"}, "invokes response-phase mutators but gives the model the unmutated result"),
     "sends-original-request": ({IC + "mutated-request-sent"}, "runs the request chain, then sends the tool call as the model wrote it"),
     "unchained-mutations": ({IC + "mutations-chained"}, "gives every mutator the original payload and sends the last one's output"),
-    "ignores-priority": ({IC + "priority-order", IC + "override-priority-precedence"}, "runs mutators in the order interceptors/list gave them"),
+    "ignores-priority": ({IC + "priority-order", IC + "override-priority-precedence", IC + "override-priority-other-phase"}, "runs mutators in the order interceptors/list gave them"),
     "ties-in-list-order": ({IC + "priority-order"}, "orders mutators by priorityHint, ties in list order instead of by name"),
     "applies-audit-mutations": ({IC + "audit-mutation-not-applied"}, "applies an audit-mode mutator's payload"),
     "audit-validators-block": ({IC + "audit-validator-never-blocks", IC + "override-audit-mode"}, "lets an audit-mode validator's rejection block the call"),
@@ -84,11 +84,16 @@ MUTANTS = {
     "forwards-rejected-results": ({IC + "response-rejection-withholds-result"}, "gives the model a result a response validator rejected"),
     "sends-after-failure": ({IC + "fail-closed-by-default"}, "stops the chain when a fail-closed mutator fails, then sends the request as it stands"),
     "continues-after-failure": ({IC + "mutation-failure-halts-chain"}, "goes on with the chain after a fail-closed mutator failed (and blocks at the end)"),
-    "fails-closed-always": ({IC + "fail-open-proceeds", IC + "override-timeout-fail-open-proceeds"}, "blocks when any interceptor fails, failOpen: true or not"),
-    "ignores-priority-override": ({IC + "override-priority-precedence"}, "orders mutators by their declared priorityHint, ignoring the config's overrides"),
+    "fails-closed-always": ({IC + "fail-open-proceeds", IC + "override-timeout-fail-open-proceeds", IC + "override-fail-open"}, "blocks when any interceptor fails, failOpen: true or not"),
+    "ignores-priority-override": ({IC + "override-priority-precedence", IC + "override-priority-other-phase"}, "orders mutators by their declared priorityHint, ignoring the config's overrides"),
     "ignores-mode-override": ({IC + "override-audit-mode"}, "runs interceptors in their declared mode, ignoring a mode override"),
+    "ignores-fail-open-override": ({IC + "override-fail-open"}, "routes a failure by the declared failOpen, ignoring a failOpen override"),
+    "merges-priority-override": ({IC + "override-priority-other-phase"}, "merges an object priorityHint override into the declared object, keeping the phases it does not name"),
+    "named-entry-whole-server": ({IC + "named-entry-only"}, "takes an entry that names one interceptor for its whole server: also uses the ones no entry names"),
     "ignores-narrowed-hooks": ({IC + "override-narrowed-hooks"}, "invokes interceptors on every hook they declare, ignoring narrowing overrides"),
-    "applies-widened-hooks": ({IC + "override-widening-rejected"}, "applies override hooks as given, also when they widen the declared ones"),
+    # The widened response hook is one guard does not serve: that invocation fails, fail-closed, and the result's
+    # mutators never run, so their order on the result is not observed either.
+    "applies-widened-hooks": ({IC + "override-widening-rejected", IC + "override-priority-other-phase"}, "applies override hooks as given, also when they widen the declared ones"),
     "timeouts-fail-closed": ({IC + "override-timeout-fail-open-proceeds"}, "blocks when a failOpen: true interceptor times out (other failures as declared)"),
     "timeouts-proceed": ({IC + "override-timeout-fail-closed-blocks"}, "lets the message proceed when an interceptor times out, failOpen or not"),
     "audit-timeouts-block": ({IC + "override-timeout-audit-never-blocks"}, "lets an audit-mode interceptor without failOpen block the call when it times out"),
@@ -174,9 +179,12 @@ class Host:
             entries[w["server"]].append(w)
         for server in dict.fromkeys(wanted_servers):  # a server named by several entries is listed once
             listed = self.servers[server].request("interceptors/list", {})["result"]["interceptors"]
+            named = {w.get("name") for w in entries.get(server) or ()}
             for w in entries.get(server) or [{}]:
                 self.interceptors += [(server, self.policy(d, w.get("overrides") or {})) for d in listed
                                       if w.get("name") in (None, d["name"])]
+            if self.m == "named-entry-whole-server" and None not in named:
+                self.interceptors += [(server, d) for d in listed if d["name"] not in named]
             self.interceptors = [(s, d) for s, d in self.interceptors if d is not None]
         self.history: list[dict] = []
         self.turn = 0
@@ -188,8 +196,12 @@ class Host:
         merged = dict(d)
         for key in ("priorityHint", "mode", "failOpen", "timeoutMs"):
             if key in overrides and self.m != {"priorityHint": "ignores-priority-override", "mode": "ignores-mode-override",
+                                               "failOpen": "ignores-fail-open-override",
                                                "timeoutMs": "ignores-timeout-override"}.get(key):
                 merged[key] = overrides[key]
+        if self.m == "merges-priority-override" and isinstance(d.get("priorityHint"), dict) and \
+                isinstance(overrides.get("priorityHint"), dict):
+            merged["priorityHint"] = {**d["priorityHint"], **overrides["priorityHint"]}
         if "hooks" in overrides:
             declared = {(e, h["phase"]) for h in d["hooks"] for e in h["events"]}
             wanted = {(e, h["phase"]) for h in overrides["hooks"] for e in h["events"]}

@@ -15,6 +15,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,7 +34,9 @@ MUTANTS = {
     "enforce-mode": ({P + "list-result-valid", P + "fixtures-declared"},
                      "declares the audit fixture with mode \"enforce\" (the older spelling)"),
     "fail-open-default": ({P + "fixtures-declared"}, "declares conformance_validator failOpen: true"),
-    "filter-ignored": ({P + "list-filter-by-event"}, "interceptors/list ignores the event filter"),
+    # Unfiltered, the list cannot show what a pattern matches: the wildcard check says it follows from the filter.
+    "filter-ignored": ({P + "list-filter-by-event", P + "custom-wildcards-match-as-glob"},
+                       "interceptors/list ignores the event filter"),
     "filter-no-wildcard": ({P + "list-filter-by-event"}, "the event filter forgets \"*\" hooks"),
     "real-bad-result": ({P + "invoke-result-valid"}, "a real validator answers valid as a string"),
     "message-without-severity": ({P + "invoke-result-valid"}, "a real validator's messages carry no severity"),
@@ -52,10 +55,13 @@ MUTANTS = {
     "config-unchecked": ({P + "invalid-config-rejected"}, "ignores the validator's configSchema"),
     "config-unknown-keys": ({P + "invalid-config-rejected"}, "ignores config keys its configSchema does not name"),
     "config-required-unchecked": ({P + "invalid-config-rejected"}, "runs without a config key the schema requires"),
-    "timeout-ignored": ({P + "timeout-cancels", P + "timeout-error-code"},
+    "timeout-ignored": ({P + "timeout-cancels", P + "timeout-error-code", P + "timeout-error-data"},
                         "runs the slow fixture to its end whatever timeoutMs says"),
     "timeout-own-limit": ({P + "timeout-cancels"}, "ignores timeoutMs but stops at a limit of its own (4 s)"),
     "timeout-code": ({P + "timeout-error-code"}, "answers a timeout with -32603"),
+    "timeout-bare": ({P + "timeout-error-data"}, "answers a timeout -32000 without data"),
+    "timeout-keeps-working": ({P + "timeout-cancels"},
+                              "answers -32000 at timeoutMs but runs the slow fixture on, so the next request waits"),
     # The server as an invoker (fixture contract version 5): its guarded tools.
     "invoker-mutates-first": ({P + "invoker-rejects-invalid-call", P + "invoker-validation-error-shape"},
                               "runs the receiving chain mutate-then-validate, as if it were sending"),
@@ -68,6 +74,8 @@ MUTANTS = {
     "invoker-fail-open": ({P + "invoker-mutation-failure-error"}, "skips a failing mutation and runs the tool"),
     "invoker-mutation-shape": ({P + "invoker-mutation-failure-error"},
                                "answers a failed mutation -32602 without failedInterceptor or lastValidPayload"),
+    "invoker-wrong-last-valid": ({P + "invoker-mutation-failure-error"},
+                                 "answers a failed mutation -32603 whose lastValidPayload has lost the arguments"),
     # Known variants (named in the reasons, see NAMED in tests/test_interceptor_mutants.py).
     "nested-validation": ({P + "invoke-result-valid", P + "validator-reports-violation", P + "wildcard-hook-any-event"},
                           "validators answer {validation: {valid, severity, messages}}"),
@@ -80,7 +88,8 @@ MUTANTS = {
                        P + "validator-reports-violation", P + "validator-does-not-modify",
                        P + "mutator-transforms-payload", P + "mutator-unchanged-not-modified",
                        P + "wildcard-hook-any-event", P + "invoke-outside-hooks-rejected", P + "failure-is-error",
-                       P + "invalid-config-rejected", P + "timeout-cancels", P + "timeout-error-code"},
+                       P + "invalid-config-rejected", P + "timeout-cancels", P + "timeout-error-code",
+                       P + "timeout-error-data"},
                       "serves interceptors/invoke instead of interceptor/invoke"),
     "oversized-dies": ({P + "oversized-payload-survived"},
                        "exits, as a server out of memory is killed, on a payload of over 4 Mi characters"),
@@ -89,6 +98,8 @@ MUTANTS = {
     "bad-envelope": ({P + "wire-messages-valid"}, "answers interceptors/list with jsonrpc \"1.0\""),
     "custom-wildcard-regex": ({P + "custom-wildcards-glob"},
                               "a real interceptor hooks the regular expression \"tools/(call|list)\", not a glob"),
+    "custom-wildcard-regex-match": ({P + "custom-wildcards-match-as-glob"},
+                                    "matches hook patterns as regular expressions: \"tools/.*\" selects tools/call"),
     "custom-event-bare": ({P + "custom-events-namespaced"},
                           "a real interceptor hooks the custom event \"usageRecord\" (no namespace)"),
 }
@@ -146,6 +157,7 @@ class InterceptorServer(FixtureServer):
         super().__init__(plain=True)
         self.m = mutant or ""
         self.offers = not plain
+        self.backlog = 0.0  # seconds of timed-out work still running (timeout-keeps-working), served one at a time
 
     def broken(self, name: str) -> bool:
         return self.m == name
@@ -163,6 +175,8 @@ class InterceptorServer(FixtureServer):
             {"name": "conformance_response_only", "type": "validation", "hooks": [hook([RESPONSE_ONLY_EVENT], "response")]},
             {"name": "conformance_failing", "type": "mutation", "failOpen": False, "hooks": [hook([EVENT], "request")]},
             {"name": "conformance_slow", "type": "validation", "hooks": [hook([EVENT], "request")]},
+            # Contract version 6; this server supports no custom pattern, so the hook is a literal event name.
+            {"name": "conformance_dot_star", "type": "validation", "hooks": [hook(["tools/.*"], "request")]},
             {"name": "secret-scanner", "description": "a real validator", "type": "validation",
              "hooks": [hook([EVENT, "prompts/get"], "request")],
              "configSchema": {"type": "object", "properties": {"entropy": {"type": "string"}},
@@ -258,6 +272,8 @@ class InterceptorServer(FixtureServer):
                 return payload
             if self.broken("invoker-mutation-shape"):
                 raise RpcError(-32602, "Interceptor mutation failed") from None
+            if self.broken("invoker-wrong-last-valid"):
+                payload = {**payload, "params": {**payload["params"], "arguments": {}}}
             raise RpcError(-32603, "Interceptor mutation failed",
                            {"failedInterceptor": interceptor, "lastValidPayload": payload}) from None
 
@@ -266,6 +282,12 @@ class InterceptorServer(FixtureServer):
         if method == "interceptors/list" and self.broken("bad-envelope"):
             message["jsonrpc"] = "1.0"
         return message
+
+    def handle(self, msg) -> list[dict]:
+        if self.backlog and isinstance(msg, dict) and "id" in msg:
+            time.sleep(self.backlog)  # one request at a time: the next one waits for the work left running
+            self.backlog = 0.0
+        return super().handle(msg)
 
     def dispatch(self, method, params, out):
         if method == "tools/call":
@@ -306,6 +328,9 @@ class InterceptorServer(FixtureServer):
         items = self.interceptors()
         if event is None or self.broken("filter-ignored"):
             return items
+        if self.broken("custom-wildcard-regex-match"):
+            return [i for i in items if self.hooks(i, event) or any(regex_matches(e, event) for h in i["hooks"]
+                                                                     for e in h["events"])]
         return [i for i in items if self.hooks(i, event, wildcard=not self.broken("filter-no-wildcard"))]
 
     def invoke_interceptor(self, params):
@@ -352,7 +377,10 @@ class InterceptorServer(FixtureServer):
             time.sleep(SLOW_SECONDS)
             return
         time.sleep(limit)
+        if self.broken("timeout-keeps-working"):  # answered on time, but the work goes on before the next request
+            self.backlog = SLOW_SECONDS - limit
         raise RpcError(-32603 if self.broken("timeout-code") else -32000, "Interceptor execution timeout",
+                       None if self.broken("timeout-bare") else
                        {"interceptor": "conformance_slow", "timeoutMs": timeout_ms, "phase": phase})
 
     def run(self, name, payload) -> dict:
@@ -386,6 +414,13 @@ class InterceptorServer(FixtureServer):
         if name == "secret-scanner" and self.broken("message-without-severity"):
             return {"valid": False, "severity": "warn", "messages": [{"message": "high-entropy string"}]}
         return {"valid": True}
+
+
+def regex_matches(pattern: str, event: str) -> bool:
+    try:
+        return re.fullmatch(pattern, event) is not None
+    except re.error:  # "*" and other globs that are no regular expression
+        return False
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from conformance.gateway.upstream import (  # noqa: E402
     SATISFIED,
     FixtureServer,
     Log,
+    RpcError,
     error_result,
     serve_stdio,
     text_result,
@@ -56,6 +57,7 @@ MUTANTS = {
     "context-middleware/list-result-valid": ({"context-middleware/server/list-result-valid"}, "lists conformance_identity twice"),
     "context-middleware/invoke-result-valid": ({"context-middleware/server/invoke-result-valid"}, "a real middleware returns metadata as a string"),
     "context-middleware/identity-preserves-every-content-type": ({"context-middleware/server/identity-preserves-every-content-type"}, "identity drops annotations"),
+    "context-middleware/identity-merges-text": ({"context-middleware/server/identity-preserves-every-content-type"}, "identity merges adjacent text blocks into one"),
     "context-middleware/uppercase-transforms-text": ({"context-middleware/server/uppercase-transforms-text"}, "uppercase counts every block as changed"),
     "context-middleware/uppercase-leaves-non-text-unchanged": ({"context-middleware/server/uppercase-leaves-non-text-unchanged"}, "uppercase shouts embedded resources too"),
     "context-middleware/invalid-arguments-rejected": ({"context-middleware/server/invalid-arguments-rejected"}, "strict_args accepts anything"),
@@ -68,12 +70,17 @@ MUTANTS = {
     "augmentation/list-result-valid": ({"augmentation/server/list-result-valid"}, "an augmentation without inputSchema"),
     "augmentation/augment-result-valid": ({"augmentation/server/augment-result-valid"}, "a real augmentation returns bare content blocks"),
     "augmentation/identity-returns-context": ({"augmentation/server/identity-returns-context"}, "identity drops the audio block"),
+    "augmentation/identity-merges-text": ({"augmentation/server/identity-returns-context"}, "identity merges adjacent text blocks into one"),
+    "augmentation/identity-drops-annotations": ({"augmentation/server/identity-returns-context"}, "identity drops the blocks' annotations"),
     "augmentation/prepend-note-hint": ({"augmentation/server/prepend-note-hint"}, "prepend_note hints append"),
     "augmentation/unknown-augmentation-rejected": ({"augmentation/server/unknown-augmentation-rejected"}, "an unknown name returns empty content"),
     "augmentation/malformed-augment-rejected": ({"augmentation/server/malformed-augment-rejected"}, "a missing context is taken as empty"),
     "augmentation/unadvertised-method-rejected": ({"augmentation/server/unadvertised-method-rejected"}, "answers augmentation/list without advertising it"),
     "augmentation/wire-messages-valid": ({"augmentation/server/wire-messages-valid"}, "an invalid log notification before the augmentation list"),
     "augmentation/list-changed-notified": ({"augmentation/server/list-changed-notified"}, "advertises listChanged: true, but conformance_list_toggle changes the list without notifying"),
+    "augmentation/list-changed-additions-only": ({"augmentation/server/list-changed-notified"}, "notifies right after initialized and when conformance_list_toggle adds conformance_transient, never when it removes it (two notifications for two changes)"),
+    "augmentation/list-changed-after-initialized": ({"augmentation/server/list-changed-notified"}, "sends list_changed right after initialized and with its first augmentation/list answer, never when the list changes (two notifications, both before any change)"),
+    "augmentation/transient-augmentation-answers": ({"augmentation/server/transient-augmentation-answers"}, "lists conformance_transient but answers it -32602 unknown augmentation"),
 }
 
 # Fixture contract version 4 (the base upstream server does not offer it): conformance_list_toggle adds
@@ -98,6 +105,7 @@ class Mutant(FixtureServer):
         self.meta_carriage = meta_carriage
         self.near_miss = near_miss
         self.transient = False  # whether conformance_transient is listed
+        self.listed_once = False  # whether augmentation/list was answered yet
 
     def broken(self, name: str) -> bool:
         return self.m == name
@@ -160,6 +168,18 @@ class Mutant(FixtureServer):
         return items
 
     # -- behaviour -------------------------------------------------------------------------
+    def handle(self, msg) -> list[dict]:
+        early = self.m in ("augmentation/list-changed-after-initialized", "augmentation/list-changed-additions-only")
+        if isinstance(msg, dict) and msg.get("method") == "notifications/initialized" and early:
+            return [dict(LIST_CHANGED)]  # before any change: it tells the client nothing
+        out = super().handle(msg)
+        if isinstance(msg, dict) and msg.get("method") == "augmentation/list" and not self.listed_once and \
+                self.broken("augmentation/list-changed-after-initialized"):
+            out.append(dict(LIST_CHANGED))  # with the first listing, still before any change
+        if isinstance(msg, dict) and msg.get("method") == "augmentation/list":
+            self.listed_once = True
+        return out
+
     def reply(self, method, params, message):
         if method == "tools/call" and params.get("name") == "conformance_side_effects" and \
                 self.broken("execution-requirements/wire-messages-valid"):
@@ -174,7 +194,9 @@ class Mutant(FixtureServer):
         if method == "augmentation/augment" and self.serves("augmentation") and not self.plain and \
                 isinstance(params, dict) and params.get("name") == TOGGLE and isinstance(params.get("context"), list):
             self.transient = not self.transient
-            if not self.broken("augmentation/list-changed-notified"):
+            silent = self.m in ("augmentation/list-changed-notified", "augmentation/list-changed-after-initialized") or \
+                (self.broken("augmentation/list-changed-additions-only") and not self.transient)
+            if not silent:
                 out.append(dict(LIST_CHANGED))
             return {"content": []}
         return super().dispatch(method, params, out)
@@ -234,6 +256,8 @@ class Mutant(FixtureServer):
         if name == "conformance_identity" and self.broken("context-middleware/identity-preserves-every-content-type"):
             for block in result["content"]:
                 block.pop("annotations", None)
+        if name == "conformance_identity" and self.broken("context-middleware/identity-merges-text"):
+            result["content"] = merged_text(result["content"])
         if name == "conformance_uppercase":
             if self.broken("context-middleware/uppercase-transforms-text"):
                 result["metadata"]["changed"] = len(result["content"])
@@ -257,10 +281,17 @@ class Mutant(FixtureServer):
                 self.broken("augmentation/unknown-augmentation-rejected"):
             return {"content": []}
         if name == TRANSIENT and self.transient:
+            if self.broken("augmentation/transient-augmentation-answers"):
+                raise RpcError(-32602, f"unknown augmentation: {name}")
             return {"content": []}
         result = super().augment(params)
         if name == "conformance_identity" and self.broken("augmentation/identity-returns-context"):
             result["content"] = [item for item in result["content"] if item["content"].get("type") != "audio"]
+        if name == "conformance_identity" and self.broken("augmentation/identity-merges-text"):
+            result["content"] = [{"content": block} for block in merged_text([i["content"] for i in result["content"]])]
+        if name == "conformance_identity" and self.broken("augmentation/identity-drops-annotations"):
+            for item in result["content"]:
+                item["content"].pop("annotations", None)
         if name == "conformance_prepend_note" and self.broken("augmentation/prepend-note-hint"):
             result["hint"] = "append"
         return result
@@ -288,6 +319,18 @@ NEAR_MISSES = {
     "annotations": lambda tool: (_move(tool, "preprocessor", "annotations", "preprocessor"),
                                  _move(tool, "requirements", "annotations", "execution", "requirements")),
 }
+
+
+def merged_text(content: list[dict]) -> list[dict]:
+    """Adjacent text blocks joined into one (the first one's other fields kept): a pass-through that does this
+    changes the context."""
+    out: list[dict] = []
+    for block in content:
+        if out and block.get("type") == "text" and out[-1].get("type") == "text":
+            out[-1] = {**out[-1], "text": out[-1]["text"] + "\n" + block["text"]}
+        else:
+            out.append(dict(block))
+    return out
 
 
 def main() -> None:

@@ -58,7 +58,7 @@ SERVER_CHECKS = {
     ],
     "augmentation": [
         "capability-advertised", "list-result-valid", "augment-result-valid", "identity-returns-context",
-        "prepend-note-hint", "list-changed-notified", "unknown-augmentation-rejected", "malformed-augment-rejected",
+        "prepend-note-hint", "list-changed-notified", "transient-augmentation-answers", "unknown-augmentation-rejected", "malformed-augment-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
     ],
     "interceptors": [
@@ -67,7 +67,7 @@ SERVER_CHECKS = {
         "list-filter-by-event", "invoke-result-valid", "result-names-interceptor-and-phase",
         "validator-reports-violation", "validator-does-not-modify", "mutator-transforms-payload",
         "mutator-unchanged-not-modified", "wildcard-hook-any-event", "invoke-outside-hooks-rejected",
-        "failure-is-error", "invalid-config-rejected", "timeout-cancels", "timeout-error-code",
+        "failure-is-error", "invalid-config-rejected", "timeout-cancels", "timeout-error-code", "timeout-error-data", "custom-wildcards-match-as-glob",
         "invoker-rejects-invalid-call", "invoker-applies-mutations", "invoker-validation-error-shape",
         "invoker-mutation-failure-error", "oversized-payload-survived", "unknown-interceptor-rejected", "malformed-invoke-rejected",
         "unadvertised-method-rejected", "wire-messages-valid",
