@@ -396,6 +396,15 @@ def selected_role(getoption: Callable[[str], Any]) -> Role | None:
 
 # -- the CLI side ------------------------------------------------------------------------------------------
 
+def add_named(parser, helps: dict[str, str], role: str) -> None:
+    """Some of `role`'s options, by name, with their flags and checkers, and the help given (the hand tool's
+    target options)."""
+    for name, help_text in helps.items():
+        option = BY_NAME[name]
+        assert role in option.roles, (name, role)
+        parser.add_argument(f"--{name}", **_argparse_kw(option, option.attr, help_text, option.default))
+
+
 def add_cli_options(parser, role: str) -> None:
     for option in for_role(role):
         flags = {"k": ["-k"], "verbose": ["-v", "--verbose"]}.get(option.name, [f"--{option.name}"])
