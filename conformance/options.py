@@ -103,6 +103,13 @@ def header(text: str) -> str:
     return text
 
 
+def sdk_release(text: str) -> str:
+    """NAME[@VERSION] of a measured SDK (conformance/server/sdk-drops.json)."""
+    from .server.sdk import parse
+
+    return parse(text)
+
+
 def readable_file(text: str) -> str:
     if not os.path.isfile(text) or not os.access(text, os.R_OK):
         raise ValueError(f"{text!r} is not a readable file")
@@ -247,6 +254,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("fixture-contract", SERVER, "the fixture contract version your server meets (docs/fixture-contract.md); "
            "fixtures of a later version are reported when missing, never a failure (default 1)",
            parse=int, choices=(1, 2, 3, 4, 5), default=1, metavar="N"),
+    Option("sdk", SERVER, "the SDK your server is built on, NAME@VERSION (mcp@2.3.0, fastmcp@4.2.3, typescript@1.32.2, "
+           "typescript-v2@2.4.0): a failure caused by what that release drops says so", parse=sdk_release,
+           metavar="NAME@VERSION"),
     Option("env", ALL, "KEY=VALUE for a started target, which otherwise gets a scrubbed environment (repeatable)",
            parse=key_value, many=True, metavar="KEY=VALUE"),
     Option("timeout", ALL, "seconds to wait for any one response (default 10; host: one turn's answer, default "
