@@ -318,7 +318,7 @@ def hosts_third_party(session):
 def ecosystem_snapshot(session):
     """Every column of the ecosystem dashboard, regenerated: the reference implementations, the SDK releases
     (the naive Python server on each of SDK_RELEASES, FastMCP's servers on each of FASTMCP_RELEASES, the
-    TypeScript SDK servers on each of TS_SDK_RELEASES),
+    TypeScript SDK servers on each of TS_SDK_RELEASES and on its v2 packages, TS_V2_RELEASES),
     the npm server-everything, and every third party judged in this repository, installed as their pinning
     sessions install them (hangar_third_party, gateway_third_party, hosts_third_party). Writes
     reports/ecosystem/runs/<name>/ and reports/ecosystem/dashboard.json (git keeps the JSON and Markdown),
@@ -350,6 +350,8 @@ def ecosystem_snapshot(session):
     if shutil.which("npm"):
         for release in TS_SDK_RELEASES:
             extra += ["--node-sdk", str(npm_install(session, f"@modelcontextprotocol/sdk@{release}"))]
+        for release in TS_V2_RELEASES:
+            extra += ["--node-sdk-v2", str(npm_install(session, f"@modelcontextprotocol/server@{release}"))]
         everything = npm_install(session, SERVER_EVERYTHING)
         extra += ["--server-everything", str(everything / ".bin" / "mcp-server-everything")]
     else:
