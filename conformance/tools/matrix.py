@@ -144,6 +144,8 @@ EXTENSION_CELL = {"extensions": "✅ in `extensions`", "experimental": "⚠️ u
 EXTENSION_SEAM = {
     "python": "put it back on the initialize result in the same `Server.middleware` entry "
               "(examples/python-mcp2)",
+    "python-1": "put it in the initialize result as the reference server's 1.x adapter does "
+                "(reference_servers/sdk/_v1.py)",
     "fastmcp": "put it back on the initialize result below FastMCP (examples/fastmcp4)",
 }
 
@@ -206,7 +208,9 @@ def must_do(row: dict) -> str:
             if set(best["capabilities"].values()) == {"top-level"} else "patch the initialize result below the SDK"
         steps.append(f"Capabilities: {_caps(naive['capabilities'])}; {fix}.")
     if naive.get("extension") not in ("extensions", None):
-        seam = EXTENSION_SEAM.get(sdk, "pass it in the capabilities the low-level `Server` is given")
+        major = f"{sdk}-{row['version'].split('.')[0]}"
+        seam = EXTENSION_SEAM.get(major, EXTENSION_SEAM.get(sdk, "pass it in the capabilities the low-level "
+                                                                  "`Server` is given"))
         steps.append(f"The `extensions` capability (interceptors): {_extension(naive['extension'])}; {seam}.")
     if set(naive["methods"].values()) != {"answered"}:
         major = f"{sdk}-{row['version'].split('.')[0]}"
