@@ -10,6 +10,7 @@
                                  registry into a fresh virtualenv, `demo` run there (tests/test_packaging.py)
     nox -s matrix_fastmcp        field survival on FastMCP's newest two majors -> reports/ecosystem/sdk-survival.md
     nox -s matrix_typescript     field survival on the TypeScript SDK (npm)    -> reports/ecosystem/sdk-survival.md
+    nox -s matrix_typescript_v2  the same on its v2 packages (@modelcontextprotocol/server, /client)
     nox -s dashboard             the reference implementations, SDK and npm servers -> reports/ecosystem/index.html
     nox -s ecosystem_snapshot    every column of the ecosystem dashboard: the above and every third party judged
                                  here (hangar, gateways, pipelines, agent frameworks) -> reports/ecosystem/
@@ -36,18 +37,20 @@ SDK_RELEASES = ["1.9.4", "1.23.3", "1.30.0", "2.0.0", "2.3.0"]
 # Field-survival rows beside them: FastMCP's newest two majors that install from the registry here (4.1.6 and
 # 3.4.11 need a newer certifi than the mirror has), and the TypeScript SDK around its 1.22.0 and 1.24.0 schema
 # changes (1.22.0: the client drops unknown Tool fields and `execution`; 1.24.0: `execution` keeps `taskSupport`).
-FASTMCP_RELEASES = ["3.4.10", "4.1.2"]
+FASTMCP_RELEASES = ["3.4.10", "4.1.2", "4.2.3"]
 TS_SDK_RELEASES = ["1.21.2", "1.22.0", "1.24.0", "1.32.2"]
+TS_V2_RELEASES = ["2.4.0"]  # @modelcontextprotocol/server and /client, the TypeScript SDK's v2 packages
 SURVIVAL = "reports/ecosystem/sdk-survival"
 SERVER_EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 
 
-def npm_install(session, package: str) -> Path:
-    """`package` installed under the session's virtualenv (never the repository); its node_modules."""
+def npm_install(session, package: str, *more: str) -> Path:
+    """`package` (and `more` beside it) installed under the session's virtualenv (never the repository); its
+    node_modules."""
     if not shutil.which("npm"):
         session.skip("npm is not installed")
     prefix = Path(session.virtualenv.location) / "npm" / package.replace("/", "+")
-    session.run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), package,
+    session.run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), package, *more,
                 external=True)
     return prefix / "node_modules"
 
@@ -103,6 +106,15 @@ def matrix_typescript(session, sdk):
     """One @modelcontextprotocol/sdk release (npm): naive and low-level servers and a client, probed raw."""
     node_modules = npm_install(session, f"@modelcontextprotocol/sdk@{sdk}")
     session.run("python", "ecosystem/probe.py", "row", "typescript", SURVIVAL, env={"NODE_PATH": str(node_modules)})
+    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+
+
+@nox.session
+@nox.parametrize("sdk", TS_V2_RELEASES)
+def matrix_typescript_v2(session, sdk):
+    """One release of the TypeScript SDK's v2 packages (npm): naive and low-level servers and a client, probed raw."""
+    node_modules = npm_install(session, f"@modelcontextprotocol/server@{sdk}", f"@modelcontextprotocol/client@{sdk}")
+    session.run("python", "ecosystem/probe.py", "row", "typescript-v2", SURVIVAL, env={"NODE_PATH": str(node_modules)})
     session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
@@ -324,7 +336,7 @@ def hosts_third_party(session):
 def ecosystem_snapshot(session):
     """Every column of the ecosystem dashboard, regenerated: the reference implementations, the SDK releases
     (the naive Python server on each of SDK_RELEASES, FastMCP's servers on each of FASTMCP_RELEASES, the
-    TypeScript SDK servers on each of TS_SDK_RELEASES),
+    TypeScript SDK servers on each of TS_SDK_RELEASES and on its v2 packages, TS_V2_RELEASES),
     the npm server-everything, and every third party judged in this repository, installed as their pinning
     sessions install them (hangar_third_party, gateway_third_party, hosts_third_party). Writes
     reports/ecosystem/runs/<name>/ and reports/ecosystem/dashboard.json (git keeps the JSON and Markdown),
@@ -356,6 +368,8 @@ def ecosystem_snapshot(session):
     if shutil.which("npm"):
         for release in TS_SDK_RELEASES:
             extra += ["--node-sdk", str(npm_install(session, f"@modelcontextprotocol/sdk@{release}"))]
+        for release in TS_V2_RELEASES:
+            extra += ["--node-sdk-v2", str(npm_install(session, f"@modelcontextprotocol/server@{release}"))]
         everything = npm_install(session, SERVER_EVERYTHING)
         extra += ["--server-everything", str(everything / ".bin" / "mcp-server-everything")]
     else:

@@ -6,6 +6,7 @@
     mcp-ext-conformance list   [--role R] [--profile P]
     mcp-ext-conformance demo
     mcp-ext-conformance dashboard [NAME=]RESULTS.json... --out DIR
+    mcp-ext-conformance interceptors|middleware list|invoke ...   (one request by hand, judged on the spot)
 
 Exit codes: 0 nothing unexpected failed, 1 a check failed, 2 bad usage or the
 target unreachable. The user never sees a traceback: anything unexpected is
@@ -78,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="PROFILE")
     lister.add_argument("--json", action="store_true", help="as JSON")
 
+    from .server import hand
+
+    for kind in ("interceptors", "middleware"):
+        hand.add_arguments(sub, kind)
+
     demo = sub.add_parser("demo", help="run every role against the bundled reference implementations")
     demo.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR", type=_checked(options.writable_dir))
 
@@ -141,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_role(args)
         if args.subcommand == "demo":
             return cmd_demo(args)
+        if args.subcommand in ("interceptors", "middleware"):
+            return cmd_hand(args)
         if args.subcommand == "dashboard":
             from .report.dashboard import cmd_dashboard
 
@@ -154,6 +162,32 @@ def main(argv: list[str] | None = None) -> int:
         print(redact.text(f"mcp-ext-conformance: error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return 2
     return 2
+
+
+def cmd_hand(args) -> int:
+    """`interceptors|middleware list|invoke`: one request by hand, judged on the spot (conformance/server/hand.py)."""
+    import anyio
+
+    from .server import hand
+    from .targets import TargetUnavailable
+
+    if bool(args.command) == bool(args.url):
+        print(f"mcp-ext-conformance {args.subcommand}: error: give one target, --command or --url", file=sys.stderr)
+        return 2
+    try:
+        params = hand.params_from(args)
+    except ValueError as exc:
+        print(f"mcp-ext-conformance {args.subcommand}: error: {exc}", file=sys.stderr)
+        return 2
+    spec = hand.target_spec(args)
+    try:
+        verdict = anyio.run(lambda: hand.exchange(spec, args.subcommand, args.action, params,
+                                                  getattr(args, "event", None) if args.action == "list" else None))
+    except (TargetUnavailable, hand.Unreachable) as exc:
+        print(f"mcp-ext-conformance {args.subcommand}: the target could not be reached: {exc}", file=sys.stderr)
+        return 2
+    print(hand.as_json(verdict) if args.json else hand.render(verdict))
+    return 1 if verdict.problems else 0
 
 
 def threading_main() -> bool:

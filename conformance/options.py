@@ -103,6 +103,13 @@ def header(text: str) -> str:
     return text
 
 
+def sdk_release(text: str) -> str:
+    """NAME[@VERSION] of a measured SDK (conformance/server/sdk-drops.json)."""
+    from .server.sdk import parse
+
+    return parse(text)
+
+
 def readable_file(text: str) -> str:
     if not os.path.isfile(text) or not os.access(text, os.R_OK):
         raise ValueError(f"{text!r} is not a readable file")
@@ -248,6 +255,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("fixture-contract", SERVER, "the fixture contract version your server meets (docs/fixture-contract.md); "
            "fixtures of a later version are reported when missing, never a failure (default 1)",
            parse=int, choices=(1, 2, 3, 4, 5, 6), default=1, metavar="N"),
+    Option("sdk", SERVER, "the SDK your server is built on, NAME@VERSION (mcp@2.3.0, fastmcp@4.2.3, typescript@1.32.2, "
+           "typescript-v2@2.4.0): a failure caused by what that release drops says so", parse=sdk_release,
+           metavar="NAME@VERSION"),
     Option("env", ALL, "KEY=VALUE for a started target, which otherwise gets a scrubbed environment (repeatable)",
            parse=key_value, many=True, metavar="KEY=VALUE"),
     Option("secret-env", ALL, "KEY=VALUE as --env, its value a secret: replaced by [redacted:env KEY] in every report "
@@ -407,6 +417,15 @@ def selected_role(getoption: Callable[[str], Any]) -> Role | None:
 
 
 # -- the CLI side ------------------------------------------------------------------------------------------
+
+def add_named(parser, helps: dict[str, str], role: str) -> None:
+    """Some of `role`'s options, by name, with their flags and checkers, and the help given (the hand tool's
+    target options)."""
+    for name, help_text in helps.items():
+        option = BY_NAME[name]
+        assert role in option.roles, (name, role)
+        parser.add_argument(f"--{name}", **_argparse_kw(option, option.attr, help_text, option.default))
+
 
 def add_cli_options(parser, role: str) -> None:
     for option in for_role(role):

@@ -2,7 +2,7 @@
 
     python ecosystem/probe.py server OUT.json -- CMD ARGS...   # what a server sends, raw
     python ecosystem/probe.py client OUT.json -- CMD ARGS...   # what a client program reports seeing
-    python ecosystem/probe.py row python|fastmcp|typescript OUT_DIR  # one SDK release: both, every variant
+    python ecosystem/probe.py row python|fastmcp|typescript|typescript-v2 OUT_DIR  # one SDK release: both, every variant
 
 `row` runs with the SDK under test installed beside this interpreter (python,
 fastmcp) or in NODE_PATH (typescript) and writes OUT_DIR/<sdk>@<version>.json.
@@ -30,9 +30,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 30.0
-INIT = {"protocolVersion": "2025-06-18", "capabilities": {},
+# 2025-11-25: the first version with the SEP-2133 `capabilities.extensions` map (where the interceptors
+# extension is advertised); an SDK that predates it answers with a version of its own.
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "mcp-ext-conformance-probe", "version": "0.1.0"}}
 METHODS = ("middleware/list", "augmentation/list")
+INTERCEPTORS_EXTENSION = "io.modelcontextprotocol/interceptors"
 
 
 class Stdio:
@@ -127,6 +130,18 @@ def judge_capabilities(capabilities) -> dict:
             for name in ("contextMiddleware", "augmentation")}
 
 
+def judge_extension(capabilities) -> str:
+    """Where the interceptors extension is advertised: "extensions" (the SEP-2133 map), "experimental",
+    "absent", or "not read"."""
+    if capabilities is None:
+        return "not read"
+    capabilities = capabilities if isinstance(capabilities, dict) else {}
+    for where in ("extensions", "experimental"):
+        if isinstance(capabilities.get(where), dict) and INTERCEPTORS_EXTENSION in capabilities[where]:
+            return where
+    return "absent"
+
+
 def judge_method(answer: dict) -> str:
     if "result" in answer:
         return "answered"
@@ -141,6 +156,7 @@ def judge_server(record: dict) -> dict:
     return {"reached": "result" in init,
             "failure": None if "result" in init else judge_method(init),
             "capabilities": judge_capabilities(init.get("result", {}).get("capabilities")),
+            "extension": judge_extension(init.get("result", {}).get("capabilities")),
             "tools": judge_tools(tools),
             "methods": {m: judge_method(record[m]) for m in METHODS}}
 
@@ -167,6 +183,7 @@ def judge_client(record: dict) -> dict:
         seen = record.get(path) or {}
         out[path] = {"tools": judge_tools(seen.get("tools")),
                      "capabilities": judge_capabilities(seen.get("capabilities")),
+                     "extension": judge_extension(seen.get("capabilities")),
                      "error": seen.get("error")}
     out["methods"] = {m: (record.get("methods") or {}).get(m, "not tried") for m in METHODS}
     return out
@@ -181,6 +198,9 @@ ROWS = {
     "typescript": ("@modelcontextprotocol/sdk", ["node", "ecosystem/typescript/naive_server.cjs", "naive"],
                    ["node", "ecosystem/typescript/naive_server.cjs", "lowlevel"],
                    ["node", "ecosystem/typescript/naive_client.cjs"]),
+    "typescript-v2": ("@modelcontextprotocol/server", ["node", "ecosystem/typescript-v2/naive_server.cjs", "naive"],
+                      ["node", "ecosystem/typescript-v2/naive_server.cjs", "lowlevel"],
+                      ["node", "ecosystem/typescript-v2/naive_client.cjs"]),
 }
 
 

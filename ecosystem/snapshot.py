@@ -1,7 +1,7 @@
 """The ecosystem snapshot: every implementation the repository can run or has judged, checked, on one dashboard.
 
     python ecosystem/snapshot.py OUT_DIR [--python-sdk PYTHON]... [--fastmcp PYTHON]... [--node-sdk DIR]...
-                                 [--server-everything BIN] [--only NAME]...
+                                 [--node-sdk-v2 DIR]... [--server-everything BIN] [--only NAME]...
     python ecosystem/snapshot.py OUT_DIR --pages-only
 
 Runs the suite (`python -m conformance`) against, column by column:
@@ -11,7 +11,9 @@ Runs the suite (`python -m conformance`) against, column by column:
 - SDKs: the naive Python SDK server (tests/servers/naive_sdk_server.py) on the installed mcp and on the
   mcp of each --python-sdk interpreter; FastMCP's servers in ecosystem/fastmcp/ (naive and subclass; one
   pair per --fastmcp interpreter); the TypeScript SDK servers in ecosystem/typescript/ (naive and
-  low-level; one pair per --node-sdk, a node_modules directory holding @modelcontextprotocol/sdk);
+  low-level; one pair per --node-sdk, a node_modules directory holding @modelcontextprotocol/sdk), and on its
+  v2 packages in ecosystem/typescript-v2/ (one pair per --node-sdk-v2, a node_modules directory holding
+  @modelcontextprotocol/server);
 - third parties, each found through the variable its pinning test reads (tests/test_*_third_party.py), so
   one installation serves both: the npm server-everything (--server-everything, its binary); the agent
   frameworks as hosts, stock and through their recipes (MCPX_FW_*); the gateways in front of the suite's
@@ -99,8 +101,8 @@ def slim(doc: dict) -> dict:
     return doc
 
 
-def node_sdk_version(node_modules: Path) -> str:
-    return json.loads((node_modules / "@modelcontextprotocol" / "sdk" / "package.json").read_text())["version"]
+def node_sdk_version(node_modules: Path, package: str = "sdk") -> str:
+    return json.loads((node_modules / "@modelcontextprotocol" / package / "package.json").read_text())["version"]
 
 
 def pages(out: Path) -> int:
@@ -174,6 +176,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ecosystem/snapshot.py")
     parser.add_argument("out")
     parser.add_argument("--node-sdk", action="append", default=[], metavar="NODE_MODULES")
+    parser.add_argument("--node-sdk-v2", action="append", default=[], metavar="NODE_MODULES",
+                        help="node_modules with @modelcontextprotocol/server: the v2 servers on it (repeatable)")
     parser.add_argument("--python-sdk", action="append", default=[], metavar="PYTHON",
                         help="an interpreter with another mcp release: the naive server on it (repeatable)")
     parser.add_argument("--fastmcp", action="append", default=[], metavar="PYTHON",
@@ -248,15 +252,17 @@ def main(argv: list[str]) -> int:
                 {"version": release, "kind": "sdk",
                  "via": f"ecosystem/fastmcp/naive_server.py {variant} (the field-survival probe: two fixture tools, "
                         "so the checks needing the others are not run)"})
-    for node_modules in map(Path, args.node_sdk):
-        release = node_sdk_version(node_modules)
+    node_sdks = [(Path(d), "sdk", "typescript", "TypeScript SDK") for d in args.node_sdk] + \
+        [(Path(d), "server", "typescript-v2", "TypeScript SDK v2") for d in args.node_sdk_v2]
+    for node_modules, package, folder, title in node_sdks:
+        release = node_sdk_version(node_modules, package)
         env = {"NODE_PATH": str(node_modules.resolve())}
         for variant in ("naive", "lowlevel"):
-            run(f"TypeScript SDK {release} ({'McpServer' if variant == 'naive' else 'low-level Server'})",
-                f"typescript-{release}-{variant}",
-                ["server", "--command", f"node ecosystem/typescript/naive_server.cjs {variant}",
+            run(f"{title} {release} ({'McpServer' if variant == 'naive' else 'low-level Server'})",
+                f"{folder}-{release}-{variant}",
+                ["server", "--command", f"node ecosystem/{folder}/naive_server.cjs {variant}",
                  "--env", f"NODE_PATH={env['NODE_PATH']}", *CLAIM_SERVER_FIELDS],
-                {"version": release, "kind": "sdk", "via": f"ecosystem/typescript/naive_server.cjs {variant}"}, env)
+                {"version": release, "kind": "sdk", "via": f"ecosystem/{folder}/naive_server.cjs {variant}"}, env)
     if args.server_everything:
         run("server-everything (npm)", "server-everything",
             ["server", "--command", f"{shlex.quote(args.server_everything)} stdio"],

@@ -6,7 +6,8 @@ Newline-delimited JSON-RPC over stdio, standard library only, so what an SDK's
 client shows its user is measured against a wire that certainly carries the
 fields: `contextMiddleware` and `augmentation` capabilities, a tool with
 `"preprocessor": true`, a tool with `execution.requirements` (beside
-`taskSupport`), `_meta` on both, and answers to `middleware/list` and
+`taskSupport`), `_meta` on both, the interceptors extension in the SEP-2133
+`capabilities.extensions` map, and answers to `middleware/list` and
 `augmentation/list`.
 """
 
@@ -35,7 +36,8 @@ ANSWERS = {
 
 def initialize(params: dict) -> dict:
     return {"protocolVersion": params.get("protocolVersion") or "2025-06-18",
-            "capabilities": {"tools": {}, "contextMiddleware": {}, "augmentation": {"listChanged": False}},
+            "capabilities": {"tools": {}, "contextMiddleware": {}, "augmentation": {"listChanged": False},
+                             "extensions": {"io.modelcontextprotocol/interceptors": {"supportedEvents": ["tools/call"]}}},
             "serverInfo": {"name": "conformance-wire-server", "version": "0.1.0"}}
 
 

@@ -50,6 +50,8 @@ def evaluate(check: Check, rec) -> Result:
     result = Result(check.id, level, "pass", [r.id for r in rows], check.must, check.does, claim=claim_of(rec))
 
     def finish(outcome: str, reason: str | None = None, **kw) -> Result:
+        if outcome in ("fail", "warn") and rec.claimed and hasattr(rec, "explain"):
+            reason = rec.explain(reason)  # the server's SDK, where it is the cause (server/sdk.py)
         result.outcome, result.reason = outcome, once(reason) if reason else reason
         for key, value in kw.items():
             setattr(result, key, value)

@@ -104,4 +104,5 @@ def record_run(run, profiles: list[str], claimed: set[str],
                                  run_timeout=run.run_timeout, progress=progress_lines(say))
     for rec in recordings.values():
         rec.fixture_contract = run.fixture_contract
+        rec.sdk = run.sdk
     return recordings

@@ -30,6 +30,13 @@ class Recording(Citing):
     stderr_tail: str | None = None  # what a started target last wrote on stderr, kept when initialize failed
     listing: dict[str, list[dict] | None] = field(default_factory=dict)  # extension lists, by kind
     fixture_contract: int = 1  # the fixture contract version the run requires (--fixture-contract)
+    sdk: str | None = None  # the SDK the server is built on (--sdk NAME@VERSION), named where it is the cause
+
+    def explain(self, reason: str | None) -> str | None:
+        """A failure's reason with the SDK named where what the profile needs is missing on the wire (sdk.py)."""
+        from .sdk import explain
+
+        return explain(self, reason, self.sdk)
 
     # -- what judges use -----------------------------------------------------------------
     def never_observed(self, label: str) -> str:

@@ -9,7 +9,8 @@ extension fields put straight on the SDK's Tool, no adapter) over stdio, each
 with every server profile it offers claimed. Results go to OUT/<release>/<target>/.
 `nox -s matrix` runs it once per release of the matrix, then writes the table.
 
-    python -m conformance.tools.matrix survival     # (re)write reports/ecosystem/sdk-survival.md
+    python -m conformance.tools.matrix survival     # (re)write reports/ecosystem/sdk-survival.md and
+                                                    # conformance/server/sdk-drops.json (what the suite ships)
 
 The field-survival table: per SDK release (Python `mcp`, FastMCP, the
 TypeScript SDK), whether a server built on it puts the extension fields,
@@ -109,14 +110,16 @@ def table(out_root: Path) -> str:
 
 
 SURVIVAL_DIR = ROOT / "reports" / "ecosystem" / "sdk-survival"
-SDK_ORDER = {"python": 0, "fastmcp": 1, "typescript": 2}
-SDK_TITLE = {"python": "Python `mcp`", "fastmcp": "FastMCP", "typescript": "TypeScript SDK"}
+SDK_ORDER = {"python": 0, "fastmcp": 1, "typescript": 2, "typescript-v2": 3}
+SDK_TITLE = {"python": "Python `mcp`", "fastmcp": "FastMCP", "typescript": "TypeScript SDK",
+             "typescript-v2": "TypeScript SDK v2 (`@modelcontextprotocol/server`, `/client`)"}
 # How each SDK's user gets past what the measurements show missing (checked by ecosystem/probe.py's runs).
 SERVER_SEAM = {
     "python": "put them back on the result in a `Server.middleware` entry (reference_servers/sdk/_v2.py)",
     "fastmcp": "a `FunctionTool` subclass whose `to_mcp_tool` rebuilds the SDK's Tool with them works while mcp "
                "1.x is underneath; on mcp 2.x nothing in FastMCP keeps them: serve `tools/list` below it",
     "typescript": "use the low-level `Server` and return plain objects from a `tools/list` handler",
+    "typescript-v2": "use the low-level `Server` and return plain objects from a `tools/list` handler",
 }
 METHOD_SEAM = {
     "python": "unknown methods are refused before any handler; serve them in a `Server.middleware` entry "
@@ -125,12 +128,25 @@ METHOD_SEAM = {
                 "any handler; serve them under the session, on its message streams (reference_servers/sdk/_v1.py)",
     "fastmcp": "FastMCP has no custom-method API: serve them below it",
     "typescript": "`setRequestHandler` with a zod schema of the method's own",
+    "typescript-v2": "`setRequestHandler(method, {params: schema}, handler)`",
 }
 RAW_CLIENT = {
     "python": "`session.send_request(FreeRequest, RawResult)` (a result model with `extra=\"allow\"`)",
     "fastmcp": "`client.session.send_request(FreeRequest, RawResult)` on the `mcp` session underneath",
     "typescript": "`client.request({method}, z.object({}).passthrough())`; capabilities from the transport's "
                   "initialize message",
+    "typescript-v2": "`client.request({method}, z.looseObject({}))`; capabilities from the transport's initialize "
+                     "message",
+}
+# Where the SEP-2133 `capabilities.extensions` map (which holds the interceptors extension) ends up.
+EXTENSION_CELL = {"extensions": "✅ in `extensions`", "experimental": "⚠️ under `experimental`",
+                  "absent": "❌ absent", "not read": "not read"}
+EXTENSION_SEAM = {
+    "python": "put it back on the initialize result in the same `Server.middleware` entry "
+              "(examples/python-mcp2)",
+    "python-1": "put it in the initialize result as the reference server's 1.x adapter does "
+                "(reference_servers/sdk/_v1.py)",
+    "fastmcp": "put it back on the initialize result below FastMCP (examples/fastmcp4)",
 }
 
 
@@ -169,6 +185,10 @@ def _methods(methods: dict) -> str:
     return "✅ answered" if states == {"answered"} else "❌ " + "; ".join(sorted(states))
 
 
+def _extension(where: str | None) -> str:
+    return EXTENSION_CELL.get(where or "", "not measured")
+
+
 def _release(row: dict) -> str:
     return f"{row['version']}" + (f" (mcp {row['mcp']})" if row.get("mcp") else "")
 
@@ -187,6 +207,11 @@ def must_do(row: dict) -> str:
         fix = "put them top-level as the best-effort server does" \
             if set(best["capabilities"].values()) == {"top-level"} else "patch the initialize result below the SDK"
         steps.append(f"Capabilities: {_caps(naive['capabilities'])}; {fix}.")
+    if naive.get("extension") not in ("extensions", None):
+        major = f"{sdk}-{row['version'].split('.')[0]}"
+        seam = EXTENSION_SEAM.get(major, EXTENSION_SEAM.get(sdk, "pass it in the capabilities the low-level "
+                                                                  "`Server` is given"))
+        steps.append(f"The `extensions` capability (interceptors): {_extension(naive['extension'])}; {seam}.")
     if set(naive["methods"].values()) != {"answered"}:
         major = f"{sdk}-{row['version'].split('.')[0]}"
         steps.append(f"Methods: {METHOD_SEAM.get(major, METHOD_SEAM[sdk])}.")
@@ -201,6 +226,9 @@ def must_do(row: dict) -> str:
             meta = " `_meta` survives the typed API." if typed["_meta"] else ""
             steps.append(f"Client: the typed API drops them; read `tools/list` and `initialize` raw: "
                          f"{RAW_CLIENT[sdk]}.{meta}")
+        if client["typed"].get("extension") not in ("extensions", None):
+            steps.append(f"The `extensions` capability: {_extension(client['typed']['extension'])} in the typed API; "
+                         "read the initialize result raw.")
         if set(client["methods"].values()) == {"answered"}:
             steps.append("Extension methods: the raw request path sends them.")
     return " ".join(steps)
@@ -212,44 +240,85 @@ def survival_table(directory: Path = SURVIVAL_DIR) -> str:
              "Measured by ecosystem/probe.py with the servers and clients in ecosystem/, written as each SDK's docs "
              "teach. A server is judged on its raw stdio output (no SDK between wire and verdict); a client talks to "
              "ecosystem/wire_server.py, which sends every field, and reports what its typed API and its raw request "
-             "path returned. Regenerate with `nox -s matrix matrix_fastmcp matrix_typescript`.", "",
+             "path returned. Regenerate with `nox -s matrix matrix_fastmcp matrix_typescript matrix_typescript_v2`. "
+             "Every probe initializes with protocol version 2025-11-25, the first with the SEP-2133 "
+             "`capabilities.extensions` map, where the interceptors extension is advertised.", "",
              "Naive server: Python — the SDK's `Tool` with the fields as keyword arguments, `experimental_capabilities`; "
              "FastMCP — `@mcp.tool(meta=…)`, `experimental_capabilities`; TypeScript — `McpServer.registerTool` with "
-             "the fields in its config, capabilities in the constructor. Best-effort server: Python — the reference "
+             "the fields in its config, capabilities in the constructor (the v2 packages alike). The interceptors extension goes in the SDK's `extensions` argument where it has one (Python `mcp` 2.x), else in the capabilities given (TypeScript) or under `experimental` (FastMCP, `mcp` 1.x). Best-effort server: Python — the reference "
              "server's SDK adapter (reference_servers/sdk/; it sends no `_meta`); FastMCP — a `FunctionTool` subclass whose `to_mcp_tool` "
              "adds the fields; TypeScript — the low-level `Server` with plain-object handlers and `setRequestHandler` "
              "for the extension methods.", "",
              "## Server: what reaches the wire", "",
-             "| SDK | release | naive: tool fields | naive: capabilities | naive: methods | best-effort: tool fields "
-             "| best-effort: capabilities | best-effort: methods |", "|---|---|---|---|---|---|---|---|"]
+             "| SDK | release | naive: tool fields | naive: capabilities | naive: `extensions` | naive: methods "
+             "| best-effort: tool fields | best-effort: capabilities | best-effort: `extensions` | best-effort: methods |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         cells = []
         for use in ("naive", "best-effort"):
             server = row["server"][use]
             if not server["reached"]:
-                cells += [f"❌ unreachable: {server['failure']}", "", ""]
+                cells += [f"❌ unreachable: {server['failure']}", "", "", ""]
                 continue
-            cells += [_fields(server["tools"]), _caps(server["capabilities"]), _methods(server["methods"])]
+            cells += [_fields(server["tools"]), _caps(server["capabilities"]), _extension(server.get("extension")),
+                      _methods(server["methods"])]
         lines.append(f"| {SDK_TITLE[row['sdk']]} | {_release(row)} | " + " | ".join(cells) + " |")
     lines += ["", "## Client: what its user sees", "",
-              "| SDK | release | typed: tool fields | typed: capabilities | raw: tool fields | raw: capabilities "
-              "| raw: extension methods |", "|---|---|---|---|---|---|---|"]
+              "| SDK | release | typed: tool fields | typed: capabilities | typed: `extensions` | raw: tool fields "
+              "| raw: capabilities | raw: `extensions` | raw: extension methods |", "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         client = row["client"]
         if "failure" in client:
-            lines.append(f"| {SDK_TITLE[row['sdk']]} | {_release(row)} | ❌ {client['failure']} | | | | |")
+            lines.append(f"| {SDK_TITLE[row['sdk']]} | {_release(row)} | ❌ {client['failure']} | | | | | | |")
             continue
         lines.append(f"| {SDK_TITLE[row['sdk']]} | {_release(row)} | {_fields(client['typed']['tools'])} | "
-                     f"{_caps(client['typed']['capabilities'])} | {_fields(client['raw']['tools'])} | "
-                     f"{_caps(client['raw']['capabilities'])} | {_methods(client['methods'])} |")
+                     f"{_caps(client['typed']['capabilities'])} | {_extension(client['typed'].get('extension'))} | "
+                     f"{_fields(client['raw']['tools'])} | {_caps(client['raw']['capabilities'])} | "
+                     f"{_extension(client['raw'].get('extension'))} | {_methods(client['methods'])} |")
     lines += ["", "## What an implementer must do", ""]
     lines += [f"- **{SDK_TITLE[row['sdk']]} {_release(row)}**: {must_do(row)}" for row in rows]
     return "\n".join(lines) + "\n"
 
 
+# The example to copy per SDK (examples/), named in the reasons of a run on that SDK (conformance/server/sdk.py).
+EXAMPLE = {"python": "examples/python-mcp2", "fastmcp": "examples/fastmcp4", "typescript": "examples/typescript-sdk1",
+           "typescript-v2": "examples/typescript-v2"}
+SDK_DROPS = ROOT / "conformance" / "server" / "sdk-drops.json"
+
+
+def drops(row: dict) -> dict[str, str]:
+    """What a server written the SDK's natural way loses on the wire, by field, with how (a short phrase)."""
+    naive = row["server"]["naive"]
+    if not naive["reached"]:
+        return {}
+    out = {}
+    for field in ("preprocessor", "execution.requirements"):
+        if not naive["tools"][field]:
+            out[field] = "drops it from its Tool type"
+    for capability, where in naive["capabilities"].items():
+        if where != "top-level":
+            out[f"capabilities.{capability}"] = ("puts it under capabilities.experimental" if where == "experimental"
+                                                 else "leaves it out of the initialize result")
+    if naive.get("extension") not in ("extensions", None):
+        out["capabilities.extensions"] = ("has no place for the extensions map (it goes under experimental)"
+                                          if naive["extension"] == "experimental"
+                                          else "drops the extensions map from the initialize result")
+    answers = set(naive["methods"].values())
+    if answers != {"answered"}:
+        out["methods"] = f"refuses methods it does not know before any handler ({', '.join(sorted(answers))})"
+    return out
+
+
+def sdk_drops(directory: Path = SURVIVAL_DIR) -> list[dict]:
+    """The measured rows as the suite ships them, for reasons that name the SDK as the cause."""
+    return [{"sdk": row["sdk"], "package": row["package"], "version": row["version"], "title": SDK_TITLE[row["sdk"]],
+             "example": EXAMPLE[row["sdk"]], "drops": drops(row)} for row in survival_rows(directory)]
+
+
 def write_survival(directory: Path = SURVIVAL_DIR) -> str:
     text = survival_table(directory)
     (directory.parent / "sdk-survival.md").write_text(text, encoding="utf-8")
+    SDK_DROPS.write_text(json.dumps(sdk_drops(directory), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return text
 
 

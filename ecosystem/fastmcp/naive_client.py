@@ -57,7 +57,7 @@ async def main(argv: list[str]) -> dict:
     async with Client(transport, auto_initialize=False) as client:
         try:
             result = await client.session.send_request(FreeRequest(method="initialize", params={
-                "protocolVersion": "2025-06-18", "capabilities": {},
+                "protocolVersion": "2025-11-25", "capabilities": {},
                 "clientInfo": {"name": "naive", "version": "0"}}), RawResult)
             seen["raw"]["capabilities"] = dump(result)["capabilities"]
         except Exception as exc:  # noqa: BLE001

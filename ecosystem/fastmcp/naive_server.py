@@ -4,7 +4,8 @@
 
 naive: `@mcp.tool(meta=...)` decorated functions (the decorator has no place
 for `preprocessor` or `execution.requirements`, so only `_meta` is given) and
-`experimental_capabilities` for the two capabilities.
+`experimental_capabilities` for the two capabilities and the interceptors
+extension (FastMCP takes no SEP-2133 `extensions` map).
 subclass: the best a FastMCP user can do without leaving its API: a
 `FunctionTool` subclass whose `to_mcp_tool` rebuilds the SDK Tool it returns
 with the extension fields added. FastMCP documents no way to serve custom methods, so
@@ -21,7 +22,8 @@ from fastmcp.tools import FunctionTool
 EXTRA = {"conformance_memories": {"preprocessor": True},
          "conformance_gated_ok": {"execution": {"taskSupport": "forbidden",
                                                 "requirements": ["conformance:satisfied"]}}}
-EXPERIMENTAL = {"contextMiddleware": {}, "augmentation": {}}
+EXPERIMENTAL = {"contextMiddleware": {}, "augmentation": {},
+                "io.modelcontextprotocol/interceptors": {"supportedEvents": ["tools/call"]}}
 
 
 def conformance_memories(query: str) -> str:

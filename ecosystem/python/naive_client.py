@@ -61,7 +61,7 @@ async def main(argv: list[str]) -> dict:
         async with ClientSession(read, write) as session:
             try:
                 seen["raw"]["capabilities"] = (await raw(session, "initialize", {
-                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "protocolVersion": "2025-11-25", "capabilities": {},
                     "clientInfo": {"name": "naive", "version": "0"}}))["capabilities"]
             except Exception as exc:  # noqa: BLE001
                 seen["raw"]["error"] = f"{type(exc).__name__}: {exc}"

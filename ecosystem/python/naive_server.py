@@ -5,13 +5,16 @@
 Tools are the SDK's `Tool` model with the extension fields passed as keyword
 arguments (`preprocessor=True`, `execution={"requirements": [...]}`) and a
 `_meta` beside them; the two capabilities go where the SDK takes
-non-standard ones (`experimental_capabilities`); no handler is written for
+non-standard ones (`experimental_capabilities`), the interceptors extension
+in its SEP-2133 `extensions` argument (2.x; 1.x has none, so it goes with the
+experimental ones); no handler is written for
 `middleware/list` or `augmentation/list`, since the SDK documents none. What
 reaches the wire is up to the installed release (ecosystem/probe.py).
 """
 
 from __future__ import annotations
 
+import inspect
 from importlib.metadata import version
 
 import anyio
@@ -21,6 +24,7 @@ from mcp.server.stdio import stdio_server
 
 OBJ = {"type": "object", "properties": {}}
 EXPERIMENTAL = {"contextMiddleware": {}, "augmentation": {}}
+EXTENSIONS = {"io.modelcontextprotocol/interceptors": {"supportedEvents": ["tools/call"]}}
 
 
 def tools() -> list[types.Tool]:
@@ -51,7 +55,11 @@ def build() -> Server:
 async def main() -> None:
     server = build()
     async with stdio_server() as (read_stream, write_stream):
-        options = server.create_initialization_options(experimental_capabilities=EXPERIMENTAL)
+        if "extensions" in inspect.signature(server.create_initialization_options).parameters:
+            options = server.create_initialization_options(experimental_capabilities=EXPERIMENTAL,
+                                                           extensions=EXTENSIONS)
+        else:
+            options = server.create_initialization_options(experimental_capabilities={**EXPERIMENTAL, **EXTENSIONS})
         await server.run(read_stream, write_stream, options)
 
 

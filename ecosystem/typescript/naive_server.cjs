@@ -24,7 +24,8 @@ const GATED = {
   conformance_gated_case: ["Conformance:Satisfied"],
 };
 const OBJ = { type: "object", properties: {} };
-const CAPABILITIES = { tools: {}, contextMiddleware: {}, augmentation: {} };
+const CAPABILITIES = { tools: {}, contextMiddleware: {}, augmentation: {},
+  extensions: { "io.modelcontextprotocol/interceptors": { supportedEvents: ["tools/call"] } } };
 let runs = 0;
 
 // name -> [JSON Schema, zod shape (McpServer), extension fields, body]
