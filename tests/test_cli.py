@@ -1,8 +1,8 @@
 """The command line, end to end: exit codes, reports, and no traceback at the user."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 

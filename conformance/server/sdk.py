@@ -102,7 +102,8 @@ def missing_on_wire(rec) -> tuple[str, str] | None:
             return None
         return PROFILE_FIELD[profile], f"{PROFILE_FIELD[profile]} is on no tool of tools/list"
     listed = rec.exchanges.get(LIST_METHOD[profile])
-    if isinstance(listed, object) and getattr(listed, "error", None) and listed.error.get("code") == -32601:
+    error = listed.error if listed is not None else None
+    if isinstance(error, dict) and error.get("code") == -32601:
         return "methods", f"{LIST_METHOD[profile]} is answered -32601 (method not found)"
     capabilities = rec.capabilities or {}
     if profile == "interceptors":
