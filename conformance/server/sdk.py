@@ -118,7 +118,10 @@ def missing_on_wire(rec) -> tuple[str, str] | None:
 def explain(rec, reason: str | None, sdk: str | None) -> str | None:
     """`reason` with the SDK named as the cause, where what the profile needs is missing on the wire and a
     measured SDK release drops exactly that; else `reason` unchanged."""
-    missing = missing_on_wire(rec) if getattr(rec, "tools", None) is not None or rec.profile in LIST_METHOD else None
+    init = rec.exchanges.get("initialize")
+    if init is None or not init.has_result:  # nothing was seen on the wire to name a cause from
+        return reason
+    missing = missing_on_wire(rec)
     if missing is None:
         return reason
     why = cause(missing[0], sdk)
