@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..core.judging import canonical_sorted
 from ..core.model import Violation, check
-from ..server.common import AUDIO_BLOCK, EMBEDDED_BLOCK, IMAGE_BLOCK, TEXT_BLOCK, blocks
+from ..server.augmentation import AUGMENT_CONTENT_TYPES
+from ..server.common import TEXT_BLOCK, blocks
 from ..server.recording import Recording
 from ..server.session import Plan
 from .common import UNKNOWN_KEY, claimer, extras, received, require_mark, run_mark, wire_check
@@ -13,8 +14,9 @@ from .methods import Methods
 PROFILE = "augmentation"
 PREPEND_NOTE = {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
 
-# Blocks the augmentation schema allows in a context (no resource_link), with annotations and _meta.
-AUGMENT_CONTEXT = blocks(TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK)
+# Blocks the augmentation schema allows in a context (no resource_link), two texts adjacent (merging them is a
+# change), with annotations and _meta: the server role's identity probe.
+AUGMENT_CONTEXT = blocks(*AUGMENT_CONTENT_TYPES)
 
 AUGMENTATION = Methods("augmentation", "augmentation", "augmentation/list", "augmentations", "augmentation/augment",
                        {"conformance_identity": {"arguments": {}, "context": AUGMENT_CONTEXT},

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..core.judging import canonical_sorted
 from ..core.model import Violation, check
-from ..server.common import EVERY_CONTENT_TYPE, blocks
+from ..server.common import blocks
+from ..server.context_middleware import PASS_THROUGH_CONTEXT
 from ..server.recording import Recording
 from ..server.session import Plan
 from .common import claimer, extras, received, require_mark, run_mark, wire_check
@@ -13,7 +14,7 @@ from .methods import Methods
 PROFILE = "context-middleware"
 
 MIDDLEWARE = Methods("context-middleware", "contextMiddleware", "middleware/list", "middleware", "middleware/invoke",
-                     {"conformance_identity": {"arguments": {}, "context": blocks(*EVERY_CONTENT_TYPE)}})
+                     {"conformance_identity": {"arguments": {}, "context": blocks(*PASS_THROUGH_CONTEXT)}})
 
 MIDDLEWARE.register("context-middleware/gateway/capability-forwarded-or-refused",
                     "context-middleware/gateway/invoke-params-arrive-unchanged")
@@ -22,8 +23,9 @@ MIDDLEWARE.register_optional("context-middleware/gateway/optional-fields-arrive-
 
 
 @check("context-middleware/gateway/invoke-every-content-type-unchanged",
-       does="invokes conformance_identity through the gateway with one block of every content type "
-            "(text, image, audio, resource_link, embedded resource; annotations and _meta on some)",
+       does="invokes conformance_identity through the gateway with a block of every content type "
+            "(text, image, audio, resource_link, embedded resource; two text blocks adjacent; annotations and _meta "
+            "on some)",
        must="the middleware/invoke result comes back unchanged: the upstream's content, block for block, field for field")
 def invoke_every_content_type_unchanged(rec: Recording):
     result = MIDDLEWARE.result_of(rec, "conformance_identity")

@@ -56,6 +56,11 @@ MUTANTS = {
     "forward-augmentation-unadvertised": ({AUG + "capability-forwarded-or-refused"},
                                           "drops the augmentation capability but forwards its methods"),
     "drop-hint": ({AUG + "augment-every-content-type-unchanged"}, "drops hint from augmentation/augment results"),
+    "merge-middleware-text": ({CM + "invoke-every-content-type-unchanged"},
+                              "joins adjacent text blocks of middleware/invoke results into one"),
+    "merge-augmented-text": ({AUG + "augment-every-content-type-unchanged", AUG + OPTIONAL},
+                             "joins adjacent text items of augmentation/augment results into one (the second "
+                             "item's properties go with it)"),
     "inject-augment-argument": ({AUG + "augment-params-arrive-unchanged"},
                                 "adds an argument to augmentation/augment on the way upstream"),
     "invalid-note-augmentation": ({AUG + "wire-messages-valid"}, "an invalid log notification before augmentation/list"),
@@ -253,6 +258,19 @@ class Broken:
             for block in result.get("content") or ():
                 if isinstance(block, dict) and block.get("type") == "image":
                     block["data"] = block["data"].rstrip("=")  # "harmless" re-encoding: not the same bytes
+        if result is not None and method == "middleware/invoke" and m == "merge-middleware-text":
+            result["content"] = merged_text(result.get("content") or [])
+        if result is not None and method == "augmentation/augment" and m == "merge-augmented-text":
+            kept: list = []  # item by item: a text item after a text item is folded into it (its own fields go)
+            for item in result.get("content") or ():
+                last = kept[-1].get("content") if kept and isinstance(kept[-1], dict) else None
+                pair = [last.get("type") if isinstance(last, dict) else None,
+                        (item.get("content") or {}).get("type") if isinstance(item, dict) else None]
+                if pair == ["text", "text"]:
+                    kept[-1] = {**kept[-1], "content": merged_text([last, item["content"]])[0]}
+                else:
+                    kept.append(item)
+            result["content"] = kept
         if result is not None and method == "augmentation/augment" and m == "drop-hint":
             result.pop("hint", None)
         if result is not None and method == "interceptors/list" and m == "strip-interceptor-policy":
@@ -265,6 +283,17 @@ class Broken:
                            ("invalid-note-interceptors", "interceptors/list")):
             before.append(BAD_NOTE)
         return before + [msg]
+
+
+def merged_text(content: list) -> list:
+    """Adjacent text blocks joined into one, the first one's other fields kept (a "harmless" normalisation)."""
+    out: list = []
+    for block in content:
+        if out and isinstance(block, dict) and block.get("type") == "text" and out[-1].get("type") == "text":
+            out[-1] = {**out[-1], "text": out[-1]["text"] + "\n" + block["text"]}
+        else:
+            out.append(dict(block) if isinstance(block, dict) else block)
+    return out
 
 
 async def main() -> None:
