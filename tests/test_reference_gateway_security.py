@@ -745,3 +745,23 @@ def test_http_slow_headers_and_bodies_are_cut_off(tmp_path):
     assert results["head"][0] == b"", results  # closed, long before the head could have been complete
     assert results["body"][0].startswith(b"HTTP/1.1 408"), results
     assert pongs and all(p.get("result") == {} for p in pongs)
+
+
+def test_http_gateway_refuses_ambiguous_requests_and_unparseable_shapes_before_parsing(tmp_path):
+    """Issue 32 items 1 and 11, as the reference server's test: 400 from the bytes, and the session goes on."""
+    from tests.test_reference_server_security import nested_lists_body, raw_exchange, smuggling_heads
+
+    async def probe(client, url):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        heads = {name: await anyio.to_thread.run_sync(raw_exchange, port, head)
+                 for name, head in smuggling_heads(port).items()}
+        opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        session = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        refused = [await client.post(url, content=body, headers=session)
+                   for body in (nested_lists_body(3), b"[" * 5000 + b"]" * 5000)]
+        ping = await client.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
+        return heads, [(r.status_code, r.json()["error"]["code"]) for r in refused], ping.status_code
+
+    heads, refused, ping = anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe)
+    assert set(heads.values()) == {400}, heads
+    assert refused == [(400, -32600)] * 2 and ping == 200

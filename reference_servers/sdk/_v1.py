@@ -180,4 +180,7 @@ def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
 
     starlette = Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],
                           lifespan=lifespan)
-    uvicorn.run(starlette, host=host, port=port, log_level="warning")
+    from ..httpguard import GuardedHttp
+
+    # Bodies judged on their bytes before the SDK parses them (reference_servers/httpguard.py).
+    uvicorn.run(GuardedHttp(starlette), host=host, port=port, log_level="warning")

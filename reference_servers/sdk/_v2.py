@@ -111,5 +111,8 @@ def run_stdio(app: App) -> None:
 def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
     import uvicorn
 
+    from ..httpguard import GuardedHttp
+
     starlette = build_server(app).streamable_http_app(host=host, transport_security=guard.settings())
-    uvicorn.run(starlette, host=host, port=port, log_level="warning")
+    # Bodies judged on their bytes before the SDK parses them (reference_servers/httpguard.py).
+    uvicorn.run(GuardedHttp(starlette), host=host, port=port, log_level="warning")
