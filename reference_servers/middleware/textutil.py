@@ -78,7 +78,12 @@ _INVISIBLE_RE = re.compile(f"[{INVISIBLE}]+")
 # Every non-ASCII decimal digit (they come in runs of ten from a zero; all below U+20000), as one character class,
 # so the regex engine scans for them in C instead of trying a lookahead at every position.
 _ZEROS = [c for c in range(0x80, 0x20000) if unicodedata.decimal(chr(c), None) == 0]
-_WIDE_OR_DIGIT_RE = re.compile("[\uff01-\uff5e" + "".join(f"{chr(z)}-{chr(z + 9)}" for z in _ZEROS) + "]")
+# Every space separator (Unicode Zs: no-break, narrow no-break, thin, ideographic, ...) reads as a space, every dash
+# (Pd: en dash, non-breaking hyphen, ...) and the minus sign as "-": a number written with them is still a number.
+SPACES = "".join(chr(c) for c in range(0x80, 0x110000) if unicodedata.category(chr(c)) == "Zs")
+DASHES = "".join(chr(c) for c in range(0x80, 0x110000) if unicodedata.category(chr(c)) == "Pd") + "\u2212"
+_WIDE_OR_DIGIT_RE = re.compile("[\uff01-\uff5e" + "".join(f"{chr(z)}-{chr(z + 9)}" for z in _ZEROS)
+                               + re.escape(SPACES + DASHES) + "]")
 HOMOGLYPHS = str.maketrans(
     "аеорсухіјѕԁһӏԛԝАВЕЗКМНОРСТХУІЈЅԌԚԜ"  # Cyrillic
     "αβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",  # Greek
@@ -89,7 +94,8 @@ HOMOGLYPHS = str.maketrans(
 # Fullwidth forms and every script's decimal digits as ASCII, a table for str.translate, which rewrites a run in C
 # (a regex callback per character cost a text of other scripts' digits several microseconds per digit).
 _ASCII_FORMS = {**{c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)},
-                **{z + d: str(d) for z in _ZEROS for d in range(10)}}
+                **{z + d: str(d) for z in _ZEROS for d in range(10)},
+                **{ord(c): " " for c in SPACES}, **{ord(c): "-" for c in DASHES}}
 
 
 @lru_cache(maxsize=1)
@@ -128,7 +134,8 @@ def ascii_forms(text: str) -> str:
 def detection_view(text: str) -> tuple[str, list[tuple[int, int]]]:
     """The text PII detection reads, and how to map its offsets back (see `original_offset`).
 
-    Fullwidth ASCII forms and digits of every script become ASCII (one character each, offsets unchanged);
+    Fullwidth ASCII forms and digits of every script become ASCII, every Unicode space separator a space and every
+    dash and the minus sign "-" (one character each, offsets unchanged);
     invisible characters are dropped. The breaks list holds (view offset, characters dropped before it).
     """
     if text.isascii():
