@@ -583,7 +583,11 @@ class Proxy:
         ours = self.asked.pop((link.name, params.get("requestId")), None)
         if ours is not None:
             self.client.waiting.pop(ours, None)
-            await self.client.send({**message, "params": {**params, "requestId": ours}})
+            # Its `reason` is the upstream's text: through the outbound plugins like every other notification. If
+            # they withhold it (a critical plugin failed), the client is still told, without the reason.
+            passed = await self.outbound({**message, "params": {**params, "requestId": ours}})
+            await self.client.send(passed if passed is not None else {
+                "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": ours}})
 
     async def answer(self, request: dict, response: dict) -> None:
         if self.pipeline is not None and ("result" in response or "error" in response):
