@@ -17,7 +17,8 @@ upstream fixture server (stdio, one process per session) and prints what it saw:
   (`python -m reference_servers.everything --http PORT`). Session B pings 200 times idle; then session A POSTs
   bodies that are expensive to parse, each once, while B pings one after another until A's answer arrives:
   a 4 MiB tools/call whose arguments are nested empty lists (`[[[[]]]],...`: two million lists), the same
-  at 99 % of the fronts' limit of values (reference_servers/httpguard.py), and 4 MiB of one text. For each: A's HTTP status and
+  at 99 % of the fronts' limit of values (reference_servers/httpguard.py), and 4 MiB of one text; against
+  the server also three `remember` calls of 3.9 MB each and a `RetrieveMemories` of them. For each: A's HTTP status and
   time, B's pings meanwhile (max), and the guarantee's bound, max(50 ms, 20 x B's idle median).
 - slow: 25 connections send request headers a byte a second and 25 send complete headers and then a
   body a byte a second: how many the gateway still holds open after 15 s and after 40 s.
@@ -203,6 +204,12 @@ async def bench_nested(tmp: Path, target: str) -> None:
                # each `[[[[]]]],` is five of the values the fronts count: four lists and a comma
                (f"{ACCEPTED_VALUES:,} values of nested lists", nested_body(ACCEPTED_VALUES // 5 * 9 + 200)),
                ("4 MiB of one text", text_body(4 * 1024 * 1024 - 1024))]
+    if target == "server":  # the memory tools: three 3.9 MB memories, then a retrieval of them
+        remember = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "remember", "arguments": {"text": "window seat please " * (3_900_000 // 19)}}}).encode()
+        retrieve = json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+            "name": "RetrieveMemories", "arguments": {"query": "window seat", "limit": 20}}}).encode()
+        attacks += [(f"remember {n} of 3.9 MB", remember) for n in (1, 2, 3)] + [("RetrieveMemories", retrieve)]
     async with background(argv, env, url):
         async with httpx.AsyncClient(timeout=300) as client:
             other = await Session(client, url).open()
@@ -219,6 +226,14 @@ async def bench_nested(tmp: Path, target: str) -> None:
                     response = await client.post(url, content=body, headers=attacker.headers)
                     attack["seconds"] = time.perf_counter() - started
                     attack["status"] = response.status_code
+                    try:
+                        answer = answer_of(response)
+                        attack["status"] = f"{response.status_code}, " + (
+                            f"error {answer['error']['code']}" if "error" in answer else
+                            f"isError, {len(response.content)} bytes" if answer["result"].get("isError") else
+                            f"result, {len(response.content)} bytes")
+                    except (ValueError, KeyError, AttributeError):
+                        pass
                     done.set()
 
                 under: list[float] = []
