@@ -845,3 +845,45 @@ def test_an_upstream_cancellations_reason_passes_the_pii_plugin(frame, value):
     """Issue 32 item 8: every message from an upstream to the client passes the plugin, cancellations too."""
     cancelled = anyio.run(_upstream_cancels_with, frame.format(value))
     assert value not in json.dumps(cancelled) and cancelled["method"] == "notifications/cancelled"
+
+
+BOM_CODECS = [("utf-16", b"\xff\xfe", "utf-16-le"), ("utf-16", b"\xfe\xff", "utf-16-be"),
+              ("utf-32", b"\xff\xfe\x00\x00", "utf-32-le"), ("utf-32", b"\x00\x00\xfe\xff", "utf-32-be"),
+              ("utf-8", b"\xef\xbb\xbf", "utf-8")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(BOM_CODECS), st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
+       st.sampled_from(["text/plain", "application/json", "text/csv"]))
+def test_a_text_blob_with_a_byte_order_mark_is_read_in_its_charset(codec, words, mime):
+    """Issue 32 item 9: a UTF-16 (or UTF-32, UTF-8) blob with a BOM and no charset parameter is read as what its
+    mark says, redacted, and written back with the same mark."""
+    import base64
+
+    _, bom, charset = codec
+    blob = base64.b64encode(bom + f"{words} owner {MAIL}".encode(charset)).decode()
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"uri": "file:///a", "mimeType": mime,
+                                                                   "blob": blob}]}}
+    out = base64.b64decode(_redacted_by_plugin(message, ("result",))["result"]["contents"][0]["blob"])
+    assert out.startswith(bom) and out[len(bom):].decode(charset).endswith("owner [EMAIL_1]")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(BOM_CODECS), st.binary(max_size=40))
+def test_a_text_blob_is_blocked_exactly_when_it_is_not_text_in_its_charset(codec, body):
+    """Bytes the blob's charset cannot read block the message (fail closed): nothing passes unread."""
+    import base64
+
+    from reference_servers.gateway.pipeline import redact_message
+    from reference_servers.middleware.pii import pii_redaction
+
+    _, bom, charset = codec
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"uri": "file:///a", "mimeType": "text/plain",
+                                                                   "blob": base64.b64encode(bom + body).decode()}]}}
+    try:
+        body.decode(charset)
+    except UnicodeDecodeError:
+        with pytest.raises(ValueError, match="cannot be read as text"):
+            redact_message(pii_redaction, {}, 1 << 20, message, ("result",))
+    else:
+        redact_message(pii_redaction, {}, 1 << 20, message, ("result",))

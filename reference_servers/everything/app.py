@@ -117,7 +117,7 @@ def register_memory_tools(app: App, stores: Callable[[Session], MemoryStore], pr
                 raise JsonRpcError(exc.code, exc.message, exc.data) from None
 
         async def handler(args: dict, session: Session) -> list[dict]:
-            return await app._run_bounded(f"tools/call {name}", functools.partial(limited, args, stores(session)))
+            return await app._run_bounded(f"tools/call {name}", functools.partial(limited, args, stores(session)), args)
 
         return handler
 

@@ -351,6 +351,21 @@ class _Slot:
     kind: str  # "text" | "key" | "number" | "blob"
     text: str
     charset: str | None = None  # blobs only
+    bom: bytes = b""  # blobs only: the byte order mark it started with, written back as it was
+
+
+# Byte order marks and the charset each means, longest first (UTF-32's little-endian mark starts with UTF-16's).
+BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xef\xbb\xbf", "utf-8"),
+        (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def blob_charset(raw: bytes, declared: str) -> tuple[bytes, str]:
+    """(its byte order mark, the charset to read the rest in): a mark wins over the media type's charset
+    (as the WHATWG encoding sniffing and RFC 2781 do), else the declared charset (UTF-8 when none is given)."""
+    for bom, charset in BOMS:
+        if raw.startswith(bom):
+            return bom, charset
+    return b"", declared
 
 
 def _slots(value: Any, out: list[_Slot], paths: Any = None) -> None:
@@ -377,8 +392,11 @@ def _slots(value: Any, out: list[_Slot], paths: Any = None) -> None:
                 if charset is not None:
                     try:
                         raw = base64.b64decode(item, validate=True)
-                        out.append(_Slot(value, key, "blob", raw.decode(charset, "surrogateescape"), charset))
-                    except (ValueError, LookupError) as exc:  # binascii.Error is a ValueError
+                        bom, charset = blob_charset(raw, charset)
+                        # Strictly: bytes that are not text in its charset block the message (a client may read
+                        # them some other way), never pass unread.
+                        out.append(_Slot(value, key, "blob", raw[len(bom):].decode(charset), charset, bom))
+                    except (ValueError, LookupError) as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
                         # Fail closed: a client may decode what this cannot, so it must not pass unread.
                         raise ValueError(f"a {value.get('mimeType')} blob that cannot be read as text: {exc}") from None
                 continue
@@ -424,7 +442,7 @@ def _write_back(slots: list[_Slot], texts: list[str]) -> None:
         if slot.kind == "key":
             renamed.setdefault(id(slot.holder), (slot.holder, {}))[1][slot.key] = text
         elif slot.kind == "blob":
-            slot.holder[slot.key] = base64.b64encode(text.encode(slot.charset, "surrogateescape")).decode("ascii")
+            slot.holder[slot.key] = base64.b64encode(slot.bom + text.encode(slot.charset)).decode("ascii")
         else:  # text, or a number that held PII: it becomes the redacted string
             slot.holder[slot.key] = text
     for holder, names in renamed.values():

@@ -75,6 +75,11 @@ def tokenize(text: str) -> list[str]:
 INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064" \
             "\u2066-\u206f\ufeff"
 _INVISIBLE_RE = re.compile(f"[{INVISIBLE}]+")
+# An at sign written percent-encoded (`%40`, as in a URI) or as an HTML character reference (`&#64;`, `&#x40;`,
+# `&commat;`): the view reads it as "@" (the first character replaced, the rest dropped like invisible ones), so an
+# address written with it is found, and its handle's value is the text as written.
+_ENCODED_AT = r"%40|&#0*64;|&#[xX]0*40;|&commat;"
+_HIDDEN_RE = re.compile(f"(?P<at>{_ENCODED_AT})|[{INVISIBLE}]+")
 # Every non-ASCII decimal digit (they come in runs of ten from a zero; all below U+20000), as one character class,
 # so the regex engine scans for them in C instead of trying a lookahead at every position.
 _ZEROS = [c for c in range(0x80, 0x20000) if unicodedata.decimal(chr(c), None) == 0]
@@ -138,14 +143,18 @@ def detection_view(text: str) -> tuple[str, list[tuple[int, int]]]:
     dash and the minus sign "-" (one character each, offsets unchanged);
     invisible characters are dropped. The breaks list holds (view offset, characters dropped before it).
     """
-    if text.isascii():
+    encoded = "%40" in text or "&" in text
+    if text.isascii() and not encoded:
         return text, []
-    view = ascii_forms(text)
+    view = ascii_forms(text) if not text.isascii() else text
     breaks, pieces, last, dropped = [], [], 0, 0
-    for m in _INVISIBLE_RE.finditer(view):
+    for m in (_HIDDEN_RE if encoded else _INVISIBLE_RE).finditer(view):
         pieces.append(view[last:m.start()])
-        dropped += m.end() - m.start()
-        breaks.append((m.start() - dropped + (m.end() - m.start()), dropped))
+        kept = 1 if m.lastgroup == "at" else 0  # an encoded "@" stays one character of the view
+        if kept:
+            pieces.append("@")
+        dropped += m.end() - m.start() - kept
+        breaks.append((m.end() - dropped, dropped))
         last = m.end()
     if not breaks:
         return view, []
@@ -154,7 +163,10 @@ def detection_view(text: str) -> tuple[str, list[tuple[int, int]]]:
 
 
 def drop_invisible(text: str) -> str:
-    """`text` without its invisible characters: the view's offsets, the text's own characters."""
+    """`text` without its invisible characters, and encoded at signs as "@": the view's offsets, the text's own
+    characters otherwise."""
+    if "%40" in text or "&" in text:
+        return _HIDDEN_RE.sub(lambda m: "@" if m.lastgroup == "at" else "", text)
     return _INVISIBLE_RE.sub("", text)
 
 
