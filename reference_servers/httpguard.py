@@ -42,6 +42,21 @@ for _byte, _step in ((ord("["), 1), (ord("{"), 1), (ord("]"), -1), (ord("}"), -1
     _STEP[_byte] = _step
 
 
+def _outside_strings(body: bytes, quotes: int) -> bytes:
+    """`body` with every JSON string taken out (its quotes included). With few quotes, by splitting at them (C
+    scans; a Python step per quote): the regular expression reads every character, 30 ns each (30 ms a MiB)."""
+    if quotes > 4096:
+        return _STRING.sub(b"", body)
+    out, inside = [], False
+    for part in body.split(b'"'):  # each part but the last is followed by a quote
+        if not inside:
+            out.append(part)
+            inside = True  # the quote after it opens a string
+        elif (len(part) - len(part.rstrip(b"\\"))) % 2 == 0:
+            inside = False  # not escaped: the quote after it closes the string
+    return b"".join(out)
+
+
 def _tokens(data: bytes) -> int:
     return data.count(b"[") + data.count(b"{") + data.count(b",") + data.count(b":")
 
@@ -58,12 +73,12 @@ def shape_problem(body: bytes, max_depth: int = MAX_DEPTH, max_values: int | Non
         # makes at most about max_values matches.
         if body.count(b'"') - body.count(b'\\"') > 2 * max_values + 2:
             return f"more than {max_values} JSON values in one message"
-        body, stripped = _STRING.sub(b'""', body), True
+        body, stripped = _outside_strings(body, body.count(b'"')), True
         if _tokens(body) > max_values:
             return f"more than {max_values} JSON values in one message"
     brackets = body.translate(None, _NOT_BRACKETS)
     if len(brackets) > max_depth and not stripped and b'"' in body:
-        brackets = _STRING.sub(b'""', body).translate(None, _NOT_BRACKETS)
+        brackets = _outside_strings(body, body.count(b'"')).translate(None, _NOT_BRACKETS)
     # Depth d needs d opening brackets, so a short bracket sequence cannot be too deep.
     if len(brackets) > max_depth and max(itertools.accumulate(map(_STEP.__getitem__, brackets))) > max_depth:
         return f"nested deeper than {max_depth} levels"

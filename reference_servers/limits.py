@@ -11,6 +11,7 @@ Every entry point that runs a function over a caller's data (`middleware/invoke`
 | `maxSeconds`     | 10                 | wall time of one call, from when it gets a worker slot                | -32000 |
 | `maxConcurrent`  | 4                  | calls running at once, over all sessions; further calls wait for a slot | (waits) |
 | `maxQueued`      | 8                  | calls waiting for a slot, over all sessions; a call past it is refused at once ("busy") | -32000 |
+| `maxJsonValues`  | 20,000             | values and keys in one Streamable HTTP request body, counted on its bytes before it is parsed (reference_servers/httpguard.py) | HTTP 400, -32600 |
 
 An error names the limit: `data: {"limit": "maxInputChars", "maxInputChars": 8388608, "size": ...}`.
 
@@ -45,7 +46,7 @@ SERVER_ERROR = -32000
 
 _CONFIG_KEYS = {"maxTextChars": "max_text_chars", "maxInputChars": "max_input_chars",
                 "maxOutputChars": "max_output_chars", "maxSeconds": "max_seconds", "maxConcurrent": "max_concurrent",
-                "maxQueued": "max_queued"}
+                "maxQueued": "max_queued", "maxJsonValues": "max_json_values"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Limits:
     max_seconds: float = 10.0
     max_concurrent: int = 4
     max_queued: int = 8
+    max_json_values: int = 20_000
 
     @classmethod
     def from_config(cls, config: dict | None) -> "Limits":

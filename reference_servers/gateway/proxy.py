@@ -56,7 +56,7 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from ..httpguard import MAX_VALUES, checked_shape, header_problem, shape_problem
+from ..httpguard import MAX_VALUES, OFF_LOOP_BYTES, checked_shape, header_problem, shape_problem
 
 log = logging.getLogger("reference_gateway")
 
@@ -263,8 +263,10 @@ def minimal_environment() -> dict[str, str]:
 
 def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the reference shares no code with its judge
     """One JSON-RPC message, or the `Unreadable` that says why the line is not one. Depth is judged on the bytes,
-    before parsing (its links are `depth_checked`)."""
-    if shape_problem(line, MAX_DEPTH, None) is not None:
+    before parsing when the line is short, after it when it is long (a walk over the tree's containers costs
+    less there than reading every byte); either way its links are `depth_checked`."""
+    short = len(line) <= OFF_LOOP_BYTES
+    if short and shape_problem(line, MAX_DEPTH, None) is not None:
         return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
     try:
         message = json.loads(line)
@@ -274,6 +276,10 @@ def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the 
         return Unreadable(PARSE_ERROR, f"not JSON: {exc}")
     if isinstance(message, list):
         return Unreadable(INVALID_REQUEST, "batches (JSON arrays) are not accepted: one message per line")
+    if not short and depth_over(message, MAX_DEPTH):
+        rid = message.get("id") if isinstance(message, dict) else None
+        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels",
+                          rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None)
     return message
 
 

@@ -115,4 +115,4 @@ def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
 
     starlette = build_server(app).streamable_http_app(host=host, transport_security=guard.settings())
     # Bodies judged on their bytes before the SDK parses them (reference_servers/httpguard.py).
-    uvicorn.run(GuardedHttp(starlette), host=host, port=port, log_level="warning")
+    uvicorn.run(GuardedHttp(starlette, max_values=app.limits.max_json_values), host=host, port=port, log_level="warning")

@@ -60,3 +60,11 @@ def test_ambiguous_headers_are_refused(names):
     repeated = any(lowered.count(n) > 1 for n in (b"host", b"origin", b"content-length", b"transfer-encoding"))
     both = b"content-length" in lowered and b"transfer-encoding" in lowered
     assert (header_problem([(n, b"x") for n in names]) is not None) == (repeated or both)
+
+
+@given(JSON)
+def test_both_ways_of_taking_strings_out_agree(value):
+    from reference_servers.httpguard import _outside_strings
+
+    body = json.dumps(value).encode()
+    assert _outside_strings(body, 0) == _outside_strings(body, 1 << 30)
