@@ -31,6 +31,7 @@ from typing import Any
 MAX_DEPTH = 100
 MAX_VALUES = 20_000
 OFF_LOOP_BYTES = 64 * 1024
+MAX_CONNECTIONS = 128  # the reference server's uvicorn limit_concurrency (the gateway has its own flag)
 INVALID_REQUEST = -32600
 
 # A JSON string: its quotes and everything between, escapes included (an unrolled loop: the common run of

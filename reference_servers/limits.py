@@ -18,8 +18,9 @@ An error names the limit: `data: {"limit": "maxInputChars", "maxInputChars": 838
 Memory. A call's input is counted against `maxInputChars` before it may wait for a slot (an oversized one is
 refused at once, never queued), so the inputs the calls hold, running and waiting, stay within
 (maxConcurrent + maxQueued) x maxInputChars characters: 12 x 8 Mi = 96 Mi characters with the defaults (a
-Python str takes 1, 2 or 4 bytes a character, by its widest one), plus what the transport holds of a request
-it is still reading.
+Python str takes 1, 2 or 4 bytes a character, by its widest one), plus what the transport holds of requests
+not yet admitted: over Streamable HTTP at most 128 at once (uvicorn's limit_concurrency, httpguard.MAX_CONNECTIONS),
+each under the SDK's body cap (4 MiB), with its parsed copy.
 
 Sizes are counted before anything else runs (schema validation included), by `json_chars`, which stops
 counting as soon as the count is past the limit, so an oversized call costs what the limit costs.
