@@ -85,8 +85,12 @@ _HIDDEN_RE = re.compile(f"(?P<at>{_ENCODED_AT})|[{INVISIBLE}]+")
 _ZEROS = [c for c in range(0x80, 0x20000) if unicodedata.decimal(chr(c), None) == 0]
 # Every space separator (Unicode Zs: no-break, narrow no-break, thin, ideographic, ...) reads as a space, every dash
 # (Pd: en dash, non-breaking hyphen, ...) and the minus sign as "-": a number written with them is still a number.
-SPACES = "".join(chr(c) for c in range(0x80, 0x110000) if unicodedata.category(chr(c)) == "Zs")
-DASHES = "".join(chr(c) for c in range(0x80, 0x110000) if unicodedata.category(chr(c)) == "Pd") + "\u2212"
+# Written out (Unicode 14, this Python's unicodedata): enumerating the code space at import took a quarter of a
+# second of every process start. tests/unit/middleware/test_pii_unicode_separators.py enumerates the categories
+# from unicodedata and fails when a Unicode version adds to them.
+SPACES = "\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+DASHES = ("\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u2e5d"
+          "\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead\u2212")  # the last: the minus sign
 _WIDE_OR_DIGIT_RE = re.compile("[\uff01-\uff5e" + "".join(f"{chr(z)}-{chr(z + 9)}" for z in _ZEROS)
                                + re.escape(SPACES + DASHES) + "]")
 HOMOGLYPHS = str.maketrans(
