@@ -1,6 +1,7 @@
 """Benchmark: what attacks on the reference gateway's Streamable HTTP front cost the sessions around them.
 
-    python bench/bench_gateway_attacks.py [pii] [sessions] [slow]      (all three when none is named)
+    python bench/bench_gateway_attacks.py [pii] [sessions] [slow] [nested] [nested-server]
+                                                                    (pii, sessions and slow when none is named)
 
 Each mode starts `python -m reference_servers.gateway --http PORT` on loopback in front of the suite's
 upstream fixture server (stdio, one process per session) and prints what it saw:
@@ -12,6 +13,13 @@ upstream fixture server (stdio, one process per session) and prints what it saw:
   first attack also pays for starting what the gateway detects in.
 - sessions: 200 `initialize` POSTs, never ended: the status codes, and the upstream processes left
   running and their resident memory.
+- nested, nested-server: the gateway (one stdio upstream, no plugins), or the reference server
+  (`python -m reference_servers.everything --http PORT`). Session B pings 200 times idle; then session A POSTs
+  bodies that are expensive to parse, each once, while B pings one after another until A's answer arrives:
+  a 4 MiB tools/call whose arguments are nested empty lists (`[[[[]]]],...`: two million lists), the same
+  at 99 % of the fronts' limit of values (reference_servers/httpguard.py), and 4 MiB of one text; against
+  the server also three `remember` calls of 3.9 MB each and a `RetrieveMemories` of them. For each: A's HTTP status and
+  time, B's pings meanwhile (max), and the guarantee's bound, max(50 ms, 20 x B's idle median).
 - slow: 25 connections send request headers a byte a second and 25 send complete headers and then a
   body a byte a second: how many the gateway still holds open after 15 s and after 40 s.
 """
@@ -164,6 +172,82 @@ async def bench_pii(tmp: Path, size: int) -> None:
             print(f"pii: pings over 100 ms (when they ended, after the attack began): {', '.join(slow)}")
 
 
+try:  # just under the fronts' limit of values in one message (an older tree has none: its default)
+    from reference_servers.httpguard import MAX_VALUES as _LIMIT
+except ImportError:
+    _LIMIT = 20_000
+ACCEPTED_VALUES = _LIMIT * 99 // 100
+
+
+def nested_body(size: int) -> bytes:
+    """A tools/call of about `size` bytes whose arguments are nested empty lists, 4 levels deep."""
+    head, tail, unit = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"conformance_echo",' \
+        '"arguments":{"text":"x","a":[', "]}}}", "[[[[]]]],"
+    return (head + unit * max(1, (size - len(head) - len(tail)) // len(unit)))[:-1].encode() + tail.encode()
+
+
+def text_body(size: int) -> bytes:
+    text = ("lorem, ipsum: [dolor] {sit} amet " * (size // 34 + 1))[:size - 200]
+    return json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                       "params": {"name": "conformance_echo", "arguments": {"text": text}}}).encode()
+
+
+async def bench_nested(tmp: Path, target: str) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    if target == "gateway":
+        argv = gateway_argv(port, None)
+        env = {"MCPX_UPSTREAM_COMMAND": upstream_command(tmp / "up.jsonl")}
+    else:
+        argv, env = [sys.executable, "-m", "reference_servers.everything", "--http", str(port)], {}
+    attacks = [("4 MiB of nested lists", nested_body(4 * 1024 * 1024 - 1024)),
+               # each `[[[[]]]],` is five of the values the fronts count: four lists and a comma
+               (f"{ACCEPTED_VALUES:,} values of nested lists", nested_body(ACCEPTED_VALUES // 5 * 9 + 200)),
+               ("4 MiB of one text", text_body(4 * 1024 * 1024 - 1024))]
+    if target == "server":  # the memory tools: three 3.9 MB memories, then a retrieval of them
+        remember = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "remember", "arguments": {"text": "window seat please " * (3_900_000 // 19)}}}).encode()
+        retrieve = json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+            "name": "RetrieveMemories", "arguments": {"query": "window seat", "limit": 20}}}).encode()
+        attacks += [(f"remember {n} of 3.9 MB", remember) for n in (1, 2, 3)] + [("RetrieveMemories", retrieve)]
+    async with background(argv, env, url):
+        async with httpx.AsyncClient(timeout=300) as client:
+            other = await Session(client, url).open()
+            idle = [await other.ping_seconds() for _ in range(200)]
+            attacker = await Session(client, url).open()
+            bound = max(0.05, 20 * statistics.median(idle))
+            print(f"nested ({target}): idle ping median {ms(statistics.median(idle))}, max {ms(max(idle))}; "
+                  f"bound max(50 ms, 20 x median) = {ms(bound)}")
+            for label, body in attacks:
+                done, attack = anyio.Event(), {}
+
+                async def attack_once(body: bytes = body) -> None:
+                    started = time.perf_counter()
+                    response = await client.post(url, content=body, headers=attacker.headers)
+                    attack["seconds"] = time.perf_counter() - started
+                    attack["status"] = response.status_code
+                    try:
+                        answer = answer_of(response)
+                        attack["status"] = f"{response.status_code}, " + (
+                            f"error {answer['error']['code']}" if "error" in answer else
+                            f"isError, {len(response.content)} bytes" if answer["result"].get("isError") else
+                            f"result, {len(response.content)} bytes")
+                    except (ValueError, KeyError, AttributeError):
+                        pass
+                    done.set()
+
+                under: list[float] = []
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(attack_once)
+                    await anyio.sleep(0.02)
+                    while not done.is_set():
+                        under.append(await other.ping_seconds())
+                worst = max(under) if under else 0.0
+                print(f"nested ({target}): {label} ({len(body)} bytes): HTTP {attack['status']} in "
+                      f"{attack['seconds']:.2f} s; {len(under)} pings meanwhile, max {ms(worst)} "
+                      f"({'within' if worst <= bound else 'OVER'} the bound)")
+
+
 async def bench_sessions(tmp: Path, count: int = 200) -> None:
     marker = f"gw-{uuid.uuid4().hex}"
     port = free_port()
@@ -236,11 +320,12 @@ async def bench_slow(tmp: Path, each: int = 25) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modes", nargs="*", metavar="MODE", help="pii, sessions or slow (default: all three)")
+    parser.add_argument("modes", nargs="*", metavar="MODE",
+                        help="pii, sessions, slow, nested or nested-server (default: the first three)")
     parser.add_argument("--size", type=int, default=1_000_000, help="pii: characters of the attack text")
     args = parser.parse_args()
     modes = args.modes or ["pii", "sessions", "slow"]
-    unknown = sorted(set(modes) - {"pii", "sessions", "slow"})
+    unknown = sorted(set(modes) - {"pii", "sessions", "slow", "nested", "nested-server"})
     if unknown:
         parser.error(f"unknown mode(s): {', '.join(unknown)}")
 
@@ -251,6 +336,8 @@ def main() -> None:
             for mode in modes:
                 if mode == "pii":
                     await bench_pii(Path(tmp), args.size)
+                elif mode in ("nested", "nested-server"):
+                    await bench_nested(Path(tmp), "gateway" if mode == "nested" else "server")
                 elif mode == "sessions":
                     await bench_sessions(Path(tmp))
                 else:

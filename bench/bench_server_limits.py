@@ -104,7 +104,7 @@ def abandoned_work(attackers: int, method: str) -> None:
                   "payload": {"arguments": {"notes": notes}}}
     else:
         params = {"name": "pii_redaction", "arguments": {}, "context": [{"type": "text", "text": n} for n in notes]}
-    with Server({"limits": {"maxSeconds": 0.5, "maxConcurrent": 2}}) as server:
+    with Server({"limits": {"maxSeconds": 0.5, "maxConcurrent": 2, "maxJsonValues": 400_000}}) as server:
         pid = server.group.pid
         figures: dict = {"waits": [], "pings": []}
 

@@ -245,9 +245,9 @@ class App:
         if method in ("interceptors/list", "interceptor/invoke"):
             if not self.interceptors:
                 raise JsonRpcError(-32601, f"Method not found: {method}")
-            return await self._run_bounded(method, functools.partial(self._intercept, method, params))
+            return await self._run_bounded(method, functools.partial(self._intercept, method, params), params)
         registry = self.session_augmentations(session_key) if method == "augmentation/augment" else None
-        result = await self._run_bounded(method, functools.partial(self._invoke, method, params, registry))
+        result = await self._run_bounded(method, functools.partial(self._invoke, method, params, registry), params)
         name = params.get("name")
         toggled = self.list_toggles.get(name) if method == "augmentation/augment" and isinstance(name, str) else None
         if toggled is not None:
@@ -256,13 +256,24 @@ class App:
                 await notify(LIST_CHANGED, None)
         return result
 
-    async def _run_bounded(self, label: str, work: Callable[[], dict]) -> dict:
-        """work() in a worker thread under this server's limits (reference_servers/limits.py): a slot among
-        maxConcurrent, held until the thread has really stopped; maxSeconds from when the slot is had; the
-        sizes work() checks itself. A call whose time is up, or whose caller has gone (cancelled request, ended
-        session), is cancelled and waited for: it stops at its next checkpoint, within milliseconds."""
+    async def _run_bounded(self, label: str, work: Callable[[], dict], inputs: Any = None) -> dict:
+        """work() in a worker thread under this server's limits (reference_servers/limits.py): `inputs` counted
+        against maxInputChars before the call may wait; at most maxQueued calls waiting (past it: -32000 busy, at
+        once); a slot among maxConcurrent, held until the thread has really stopped; maxSeconds from when the slot
+        is had; the sizes work() checks itself. A call whose time is up, or whose caller has gone (cancelled
+        request, ended session), is cancelled and waited for: it stops at its next checkpoint, within milliseconds."""
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(self.limits.max_concurrent)
+        if inputs is not None:
+            try:
+                check_size("maxInputChars", self.limits.max_input_chars,
+                           json_chars(inputs, self.limits.max_input_chars), f"{label}: the input")
+            except LimitExceeded as exc:
+                raise JsonRpcError(exc.code, exc.message, exc.data) from None
+        if self._limiter.available_tokens < 1 and self._limiter.statistics().tasks_waiting >= self.limits.max_queued:
+            raise JsonRpcError(SERVER_ERROR, f"{label}: the server is busy ({self.limits.max_concurrent} calls running "
+                               f"and {self.limits.max_queued} waiting, its limits maxConcurrent and maxQueued); "
+                               "try again later", {"limit": "maxQueued", "maxQueued": self.limits.max_queued})
         control = CallControl(self.limits)
         async with self._limiter:
             try:

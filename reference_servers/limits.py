@@ -10,8 +10,17 @@ Every entry point that runs a function over a caller's data (`middleware/invoke`
 | `maxOutputChars` | 8,388,608 (8 Mi)   | the size of the result, counted the same way; a function that would write more stops as soon as it knows (pii_restoration counts as it goes) | -32000 |
 | `maxSeconds`     | 10                 | wall time of one call, from when it gets a worker slot                | -32000 |
 | `maxConcurrent`  | 4                  | calls running at once, over all sessions; further calls wait for a slot | (waits) |
+| `maxQueued`      | 8                  | calls waiting for a slot, over all sessions; a call past it is refused at once ("busy") | -32000 |
+| `maxJsonValues`  | 20,000             | values and keys in one Streamable HTTP request body, counted on its bytes before it is parsed (reference_servers/httpguard.py) | HTTP 400, -32600 |
 
 An error names the limit: `data: {"limit": "maxInputChars", "maxInputChars": 8388608, "size": ...}`.
+
+Memory. A call's input is counted against `maxInputChars` before it may wait for a slot (an oversized one is
+refused at once, never queued), so the inputs the calls hold, running and waiting, stay within
+(maxConcurrent + maxQueued) x maxInputChars characters: 12 x 8 Mi = 96 Mi characters with the defaults (a
+Python str takes 1, 2 or 4 bytes a character, by its widest one), plus what the transport holds of requests
+not yet admitted: over Streamable HTTP at most 128 at once (uvicorn's limit_concurrency, httpguard.MAX_CONNECTIONS),
+each under the SDK's body cap (4 MiB), with its parsed copy.
 
 Sizes are counted before anything else runs (schema validation included), by `json_chars`, which stops
 counting as soon as the count is past the limit, so an oversized call costs what the limit costs.
@@ -37,7 +46,8 @@ INVALID_PARAMS = -32602
 SERVER_ERROR = -32000
 
 _CONFIG_KEYS = {"maxTextChars": "max_text_chars", "maxInputChars": "max_input_chars",
-                "maxOutputChars": "max_output_chars", "maxSeconds": "max_seconds", "maxConcurrent": "max_concurrent"}
+                "maxOutputChars": "max_output_chars", "maxSeconds": "max_seconds", "maxConcurrent": "max_concurrent",
+                "maxQueued": "max_queued", "maxJsonValues": "max_json_values"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,8 @@ class Limits:
     max_output_chars: int = 8 * 1024 * 1024
     max_seconds: float = 10.0
     max_concurrent: int = 4
+    max_queued: int = 8
+    max_json_values: int = 20_000
 
     @classmethod
     def from_config(cls, config: dict | None) -> "Limits":

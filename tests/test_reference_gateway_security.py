@@ -26,6 +26,8 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.gateway.launch import UPSTREAM_SCRIPT, background, free_port, upstream_command
 from conformance.targets import TargetSpec
@@ -745,3 +747,143 @@ def test_http_slow_headers_and_bodies_are_cut_off(tmp_path):
     assert results["head"][0] == b"", results  # closed, long before the head could have been complete
     assert results["body"][0].startswith(b"HTTP/1.1 408"), results
     assert pongs and all(p.get("result") == {} for p in pongs)
+
+
+def test_http_gateway_refuses_ambiguous_requests_and_unparseable_shapes_before_parsing(tmp_path):
+    """Issue 32 items 1 and 11, as the reference server's test: 400 from the bytes, and the session goes on."""
+    from tests.test_reference_server_security import nested_lists_body, raw_exchange, smuggling_heads
+
+    async def probe(client, url):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        heads = {name: await anyio.to_thread.run_sync(raw_exchange, port, head)
+                 for name, head in smuggling_heads(port).items()}
+        opened = await client.post(url, content=INIT_BODY, headers=ACCEPT)
+        session = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        refused = [await client.post(url, content=body, headers=session)
+                   for body in (nested_lists_body(3), b"[" * 5000 + b"]" * 5000)]
+        ping = await client.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
+        return heads, [(r.status_code, r.json()["error"]["code"]) for r in refused], ping.status_code
+
+    heads, refused, ping = anyio.run(_http_gateway, tmp_path, f"gw-{uuid.uuid4().hex}", probe)
+    assert set(heads.values()) == {400}, heads
+    assert refused == [(400, -32600)] * 2 and ping == 200
+
+
+# ------------------------------------------------------------------------------------------ issue 32: PII paths
+
+# Keys that are protocol somewhere in a message, and so were once skipped wherever they appeared.
+PROTOCOL_LOOKING = ["id", "type", "role", "level", "method", "logger", "cursor", "nextCursor", "mimeType",
+                    "progressToken", "requestId", "jsonrpc", "protocolVersion", "data", "blob", "name", "text"]
+USER_DATA = st.recursive(
+    st.just(MAIL) | st.sampled_from(["text", "image", "audio", "user", "x"]) | st.integers(-5, 5),
+    lambda inner: st.lists(inner, min_size=1, max_size=3)
+    | st.dictionaries(st.sampled_from(PROTOCOL_LOOKING), inner, min_size=1, max_size=4),
+    max_leaves=12).filter(lambda value: MAIL in json.dumps(value))
+
+
+def _redacted_by_plugin(message: dict, parts: tuple[str, ...]) -> dict:
+    from reference_servers.gateway.pipeline import redact_message
+    from reference_servers.middleware.pii import pii_redaction
+
+    changed, _ = redact_message(pii_redaction, {}, 1 << 20, message, parts)
+    return changed if changed is not None else message
+
+
+@settings(max_examples=150, deadline=None)
+@given(USER_DATA, st.sampled_from(["structured", "error-data", "log-data", "resource", "arguments"]))
+def test_pii_under_protocol_looking_keys_in_user_data_is_redacted(data, where):
+    """Issue 32 item 4: protocol fields are skipped by their path in the message, not by their key's name."""
+    message, parts = {
+        "structured": ({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "structuredContent": {"v": data}}},
+                       ("result",)),
+        "error-data": ({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "no", "data": data}},
+                       ("error",)),
+        "log-data": ({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "logger": "db", "data": data}}, ("params",)),
+        "resource": ({"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"uri": "x:/a", "mimeType": "text/plain",
+                                                                          "_meta": {"v": data}}]}}, ("result",)),
+        "arguments": ({"jsonrpc": "2.0", "id": 5, "method": "sampling/createMessage",
+                       "params": {"maxTokens": 1, "messages": [], "metadata": data}}, ("params",)),
+    }[where]
+    assert MAIL not in json.dumps(_redacted_by_plugin(message, parts))
+
+
+def test_protocol_fields_on_their_paths_are_left_alone():
+    message = {"jsonrpc": "2.0", "id": 1, "result": {
+        "nextCursor": MAIL, "_meta": {"progressToken": MAIL},
+        "content": [{"type": "text", "text": f"to {MAIL}"}, {"type": "image", "mimeType": "image/png", "data": "AAAA"}],
+        "structuredContent": {"id": MAIL, "type": MAIL}}}
+    out = _redacted_by_plugin(message, ("result",))["result"]
+    assert out["nextCursor"] == MAIL and out["_meta"] == {"progressToken": MAIL}
+    assert out["content"] == [{"type": "text", "text": "to [EMAIL_1]"},
+                              {"type": "image", "mimeType": "image/png", "data": "AAAA"}]
+    assert out["structuredContent"] == {"id": "[EMAIL_1]", "type": "[EMAIL_1]"}
+
+
+async def _upstream_cancels_with(reason: str) -> dict:
+    to_proxy, client_side = anyio.create_memory_object_stream(10)
+    to_client, from_proxy = anyio.create_memory_object_stream(10)
+    to_upstream, upstream_in = anyio.create_memory_object_stream(10)
+    upstream_out, from_upstream = anyio.create_memory_object_stream(10)
+    proxy = Proxy(Link("the client", client_side, to_client), {"u": Link("upstream 'u'", from_upstream, to_upstream)},
+                  build_pipeline([{"plugin": "pii_redaction", "name": "pii"}]))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(proxy.run)
+        await upstream_out.send(to_message({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage",
+                                            "params": {"messages": [], "maxTokens": 1}}))
+        await from_proxy.receive()
+        await upstream_out.send(to_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                            "params": {"requestId": 3, "reason": reason}}))
+        cancelled = to_dict(await from_proxy.receive())
+        tg.cancel_scope.cancel()
+    return cancelled
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.sampled_from(["user {} left", "{}", "timeout for {} (retry)"]), st.sampled_from([MAIL, PHONE]))
+def test_an_upstream_cancellations_reason_passes_the_pii_plugin(frame, value):
+    """Issue 32 item 8: every message from an upstream to the client passes the plugin, cancellations too."""
+    cancelled = anyio.run(_upstream_cancels_with, frame.format(value))
+    assert value not in json.dumps(cancelled) and cancelled["method"] == "notifications/cancelled"
+
+
+BOM_CODECS = [("utf-16", b"\xff\xfe", "utf-16-le"), ("utf-16", b"\xfe\xff", "utf-16-be"),
+              ("utf-32", b"\xff\xfe\x00\x00", "utf-32-le"), ("utf-32", b"\x00\x00\xfe\xff", "utf-32-be"),
+              ("utf-8", b"\xef\xbb\xbf", "utf-8")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(BOM_CODECS), st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
+       st.sampled_from(["text/plain", "application/json", "text/csv"]))
+def test_a_text_blob_with_a_byte_order_mark_is_read_in_its_charset(codec, words, mime):
+    """Issue 32 item 9: a UTF-16 (or UTF-32, UTF-8) blob with a BOM and no charset parameter is read as what its
+    mark says, redacted, and written back with the same mark."""
+    import base64
+
+    _, bom, charset = codec
+    blob = base64.b64encode(bom + f"{words} owner {MAIL}".encode(charset)).decode()
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"uri": "file:///a", "mimeType": mime,
+                                                                   "blob": blob}]}}
+    out = base64.b64decode(_redacted_by_plugin(message, ("result",))["result"]["contents"][0]["blob"])
+    assert out.startswith(bom) and out[len(bom):].decode(charset).endswith("owner [EMAIL_1]")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(BOM_CODECS), st.binary(max_size=40))
+def test_a_text_blob_is_blocked_exactly_when_it_is_not_text_in_its_charset(codec, body):
+    """Bytes the blob's charset cannot read block the message (fail closed): nothing passes unread."""
+    import base64
+
+    from reference_servers.gateway.pipeline import redact_message
+    from reference_servers.middleware.pii import pii_redaction
+
+    _, bom, charset = codec
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"uri": "file:///a", "mimeType": "text/plain",
+                                                                   "blob": base64.b64encode(bom + body).decode()}]}}
+    try:
+        body.decode(charset)
+    except UnicodeDecodeError:
+        with pytest.raises(ValueError, match="cannot be read as text"):
+            redact_message(pii_redaction, {}, 1 << 20, message, ("result",))
+    else:
+        redact_message(pii_redaction, {}, 1 << 20, message, ("result",))

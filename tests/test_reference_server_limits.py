@@ -112,7 +112,8 @@ def slow_call(method: str) -> dict:
 
 @pytest.mark.parametrize("method", ["interceptor/invoke", "middleware/invoke"])
 def test_work_past_max_seconds_stops_and_another_session_is_served(tmp_path, method):
-    with Server(tmp_path, {"maxSeconds": 0.5, "maxConcurrent": 2}) as server:
+    # 40,000 blocks are 200,000 JSON values, over the HTTP front's default maxJsonValues: raised for this test.
+    with Server(tmp_path, {"maxSeconds": 0.5, "maxConcurrent": 2, "maxJsonValues": 400_000}) as server:
         pid = server.group.pid
         outcome: dict = {}
 

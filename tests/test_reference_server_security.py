@@ -254,3 +254,48 @@ def test_stdio_pipes_hold_a_whole_1mb_message(python):
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def raw_exchange(port: int, head: str, body: bytes = b"") -> int:
+    """The status line's code for a request written byte for byte (headers an HTTP client would not send)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n" + body)
+        answer = sock.recv(4096)
+    return int(answer.split(b" ", 2)[1])
+
+
+def smuggling_heads(port: int) -> dict[str, str]:
+    """Requests whose framing or origin is ambiguous: each must get 400, before anything else judges them."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+    common = f"POST /mcp HTTP/1.1\nHost: 127.0.0.1:{port}\nAccept: application/json, text/event-stream\n" \
+             "Content-Type: application/json\n"
+    return {"content-length and transfer-encoding":
+            common + f"Content-Length: {len(body)}\nTransfer-Encoding: chunked\n\n"
+            f"{len(body):x}\r\n{body}\r\n0\r\n\r\n",
+            "two origins": common + f"Origin: http://evil.example\nOrigin: http://localhost:{port}\n"
+            f"Content-Length: {len(body)}\n\n{body}",
+            "two hosts": common + f"Host: evil.example\nContent-Length: {len(body)}\n\n{body}"}
+
+
+def nested_lists_body(megabytes: int = 4) -> bytes:
+    unit = b"[[[[]]]],"
+    lists = unit * (megabytes * 1024 * 1024 // len(unit))
+    return b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"a":[' + \
+        lists[:-1] + b"]}}}"
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_ambiguous_requests_and_unparseable_shapes_are_refused_before_parsing(python):
+    """Issue 32 items 1 and 11: a body of millions of values, or nested past the limit, is 400 from its bytes;
+    so are Content-Length with Transfer-Encoding and repeated Origin or Host headers."""
+    with http_server(python) as port:
+        for name, head in smuggling_heads(port).items():
+            assert raw_exchange(port, head) == 400, name
+        for body in (nested_lists_body(), b"[" * 5000 + b"]" * 5000):
+            refused = httpx.post(f"http://127.0.0.1:{port}/mcp", content=body, timeout=60,
+                                 headers={"Accept": "application/json, text/event-stream",
+                                          "Content-Type": "application/json"})
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == -32600, refused.text[:200]
+        assert post(port, {}).status_code == 200  # and an ordinary request is served

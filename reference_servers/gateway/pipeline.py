@@ -297,10 +297,29 @@ class VocabularyPlugin(Plugin):
 
 # ---------------------------------------------------------------------------------------- real plugins
 
-# Keys whose string values are protocol, not content: redacting them would break the message. (`uri` and
-# `blob` are content here: a URI can be `mailto:ann@example.com`, a text blob is text; see _slots.)
-PROTOCOL_KEYS = frozenset({"jsonrpc", "id", "method", "type", "mimeType", "role", "cursor", "nextCursor",
-                           "progressToken", "requestId", "protocolVersion", "level", "logger"})
+# Where a message holds protocol, not content: redacting there would break the message. By path, not by key name
+# (a key named `id` or `type` in structuredContent or a tool's arguments is user data, and read). A trie from each
+# part of the message the plugin reads (result, error, params): a key maps to SKIP (its value is protocol, and so
+# is the key) or to the trie of what is under it; "*" stands for any index of a list. `BLOCK` marks an object that
+# is a content block or a resource's contents: there `type` and `mimeType` are protocol, an image's or an audio
+# clip's `data` is base64 of a picture or a sound (not read), and a `blob` of a text media type is decoded and read.
+# (`uri` and `blob` are content: a URI can be `mailto:ann@example.com`, a text blob is text; see _slots.)
+SKIP = True
+BLOCK = "block"
+_CONTENT = {BLOCK: True, "type": SKIP, "mimeType": SKIP, "annotations": {"audience": {"*": SKIP}},
+            "resource": {BLOCK: True, "mimeType": SKIP}}
+_MESSAGE = {"role": SKIP, "content": {**_CONTENT, "*": _CONTENT}}  # one block (sampling) or a list of them
+_RESOURCE = {BLOCK: True, "mimeType": SKIP}
+_META = {"progressToken": SKIP}
+PROTOCOL_PATHS: dict[str, dict] = {
+    # content: a tool result's list of blocks, or a sampling result's one block
+    "result": {"nextCursor": SKIP, "protocolVersion": SKIP, "_meta": _META, "content": {**_CONTENT, "*": _CONTENT},
+               "messages": {"*": _MESSAGE}, "contents": {"*": _RESOURCE}, "resources": {"*": _RESOURCE},
+               "resourceTemplates": {"*": _RESOURCE}, "role": SKIP, "stopReason": SKIP, "action": SKIP},
+    "params": {"requestId": SKIP, "progressToken": SKIP, "cursor": SKIP, "level": SKIP, "logger": SKIP,
+               "_meta": _META, "messages": {"*": _MESSAGE}, "includeContext": SKIP, "mode": SKIP},
+    "error": {"code": SKIP},
+}
 # Integers with at least this many digits are read as text too: a card number sent as a JSON number.
 NUMBER_DIGITS = 7
 # Blobs of these media types are text: decoded (charset parameter, else UTF-8), redacted and encoded again.
@@ -332,37 +351,59 @@ class _Slot:
     kind: str  # "text" | "key" | "number" | "blob"
     text: str
     charset: str | None = None  # blobs only
+    bom: bytes = b""  # blobs only: the byte order mark it started with, written back as it was
 
 
-def _slots(value: Any, out: list[_Slot]) -> None:
+# Byte order marks and the charset each means, longest first (UTF-32's little-endian mark starts with UTF-16's).
+BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xef\xbb\xbf", "utf-8"),
+        (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def blob_charset(raw: bytes, declared: str) -> tuple[bytes, str]:
+    """(its byte order mark, the charset to read the rest in): a mark wins over the media type's charset
+    (as the WHATWG encoding sniffing and RFC 2781 do), else the declared charset (UTF-8 when none is given)."""
+    for bom, charset in BOMS:
+        if raw.startswith(bom):
+            return bom, charset
+    return b"", declared
+
+
+def _slots(value: Any, out: list[_Slot], paths: Any = None) -> None:
     """Every piece of `value` a person could have written: strings, object keys, integers of NUMBER_DIGITS
-    or more digits (and whole floats), blobs of text media types. Left out: the values of PROTOCOL_KEYS and
-    the base64 `data` of images and audio. Recursion is bounded: the proxy refuses messages nested deeper
-    than its MAX_DEPTH."""
+    or more digits (and whole floats), blobs of text media types. Left out: what `paths` (a node of
+    PROTOCOL_PATHS) marks as protocol, and the base64 `data` of images and audio in content blocks. Recursion is
+    bounded: the proxy refuses messages nested deeper than its MAX_DEPTH."""
+    paths = paths if isinstance(paths, dict) else {}
     if isinstance(value, list):
-        items = enumerate(value)
+        items = [(index, item, paths.get("*")) for index, item in enumerate(value)]
     elif isinstance(value, dict):
-        binary = value.get("type") in ("image", "audio")  # their `data` is base64 of a picture or a sound
-        charset = text_charset(value.get("mimeType"))
+        block = bool(paths.get(BLOCK))
+        binary = block and value.get("type") in ("image", "audio")  # their `data` is base64 of a picture or a sound
+        charset = text_charset(value.get("mimeType")) if block else None
         items = []
         for key, item in value.items():
-            if key not in PROTOCOL_KEYS:
-                out.append(_Slot(value, key, "key", key))
-            if key in PROTOCOL_KEYS or (binary and key == "data"):
+            below = paths.get(key)
+            if below is SKIP:
                 continue
-            if key == "blob" and isinstance(item, str):
+            out.append(_Slot(value, key, "key", key))
+            if binary and key == "data":
+                continue
+            if block and key == "blob" and isinstance(item, str):
                 if charset is not None:
                     try:
                         raw = base64.b64decode(item, validate=True)
-                        out.append(_Slot(value, key, "blob", raw.decode(charset, "surrogateescape"), charset))
-                    except (ValueError, LookupError) as exc:  # binascii.Error is a ValueError
+                        bom, charset = blob_charset(raw, charset)
+                        # Strictly: bytes that are not text in its charset block the message (a client may read
+                        # them some other way), never pass unread.
+                        out.append(_Slot(value, key, "blob", raw[len(bom):].decode(charset), charset, bom))
+                    except (ValueError, LookupError) as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
                         # Fail closed: a client may decode what this cannot, so it must not pass unread.
                         raise ValueError(f"a {value.get('mimeType')} blob that cannot be read as text: {exc}") from None
                 continue
-            items.append((key, item))
+            items.append((key, item, below))
     else:
         return
-    for key, item in items:
+    for key, item, below in items:
         if isinstance(item, str):
             out.append(_Slot(value, key, "text", item))
         elif isinstance(item, (int, float)) and not isinstance(item, bool):
@@ -370,23 +411,24 @@ def _slots(value: Any, out: list[_Slot]) -> None:
             if whole is not None and abs(whole) >= 10 ** (NUMBER_DIGITS - 1):
                 out.append(_Slot(value, key, "number", str(whole)))
         elif isinstance(item, (dict, list)):
-            _slots(item, out)
+            _slots(item, out, below)
 
 
-def _anything_to_read(value: Any) -> bool:
-    """Whether `_slots` could find anything in `value`; stops at the first candidate (a string, a key that is
-    not a protocol key, a number), so it costs little on the event loop."""
-    stack = [value]
+def _anything_to_read(value: Any, paths: Any = None) -> bool:
+    """Whether `_slots` could find anything in `value`; stops at the first candidate (a string, a key off the
+    protocol paths, a number), so it costs little on the event loop."""
+    stack = [(value, paths)]
     while stack:
-        node = stack.pop()
+        node, where = stack.pop()
+        where = where if isinstance(where, dict) else {}
         if isinstance(node, (str, int, float)) and not isinstance(node, bool):
             return True
         if isinstance(node, dict):
-            if any(key not in PROTOCOL_KEYS for key in node):
-                return True
-            stack.extend(node.values())
+            for key, item in node.items():
+                if where.get(key) is not SKIP:
+                    return True
         elif isinstance(node, list):
-            stack.extend(node)
+            stack.extend((item, where.get("*")) for item in node)
     return False
 
 
@@ -400,7 +442,7 @@ def _write_back(slots: list[_Slot], texts: list[str]) -> None:
         if slot.kind == "key":
             renamed.setdefault(id(slot.holder), (slot.holder, {}))[1][slot.key] = text
         elif slot.kind == "blob":
-            slot.holder[slot.key] = base64.b64encode(text.encode(slot.charset, "surrogateescape")).decode("ascii")
+            slot.holder[slot.key] = base64.b64encode(slot.bom + text.encode(slot.charset)).decode("ascii")
         else:  # text, or a number that held PII: it becomes the redacted string
             slot.holder[slot.key] = text
     for holder, names in renamed.values():
@@ -423,7 +465,7 @@ def redact_message(redact: Callable, arguments: dict, max_chars: int, message: d
     slots: list[_Slot] = []
     for part in parts:
         if isinstance(changed.get(part), (dict, list)):
-            _slots(changed[part], slots)
+            _slots(changed[part], slots, PROTOCOL_PATHS.get(part))
         elif isinstance(changed.get(part), str):
             slots.append(_Slot(changed, part, "text", changed[part]))
     if not slots:
@@ -506,7 +548,7 @@ class DetectionWorkers:
         threading.Thread(target=process.wait, daemon=True).start()
 
     async def run(self, message: dict, parts: tuple[str, ...]) -> tuple[dict | None, dict]:
-        if not any(_anything_to_read(message.get(part)) for part in parts):  # a ping's `{}`: nothing to send
+        if not any(_anything_to_read(message.get(part), PROTOCOL_PATHS.get(part)) for part in parts):  # a ping's `{}`: nothing to send
             return None, {}
         if self.slots is None:
             self.slots = anyio.CapacityLimiter(self.size)

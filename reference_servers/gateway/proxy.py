@@ -56,6 +56,8 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
+from ..httpguard import MAX_VALUES, OFF_LOOP_BYTES, checked_shape, header_problem, shape_problem
+
 log = logging.getLogger("reference_gateway")
 
 SEPARATOR = "__"
@@ -80,7 +82,17 @@ def to_dict(item) -> dict:
         return item
     message = item.message
     message = getattr(message, "root", message)  # 1.x wraps the union in a RootModel; 2.x does not
-    return message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    # The envelope's fields as they are: params and result are plain JSON already (the models type them Any),
+    # and model_dump would copy the whole tree on the event loop (2.8 s for a 4 MiB body of nested lists).
+    # Only a nested model (an error's ErrorData) is dumped.
+    out = {}
+    for name in message.model_fields_set:
+        value = getattr(message, name)
+        out[name] = value.model_dump(by_alias=True, mode="json", exclude_unset=True) \
+            if hasattr(value, "model_dump") else value
+    if message.model_extra:
+        out.update(message.model_extra)
+    return out
 
 
 def to_message(data: dict):
@@ -121,11 +133,12 @@ def depth_over(value: Any, limit: int) -> bool:
     return False
 
 
-def unreadable(message: Any) -> Unreadable | None:
+def unreadable(message: Any, depth_checked: bool = False) -> Unreadable | None:
     """Why `message` cannot be handled as a JSON-RPC 2.0 message, or None. What is refused: anything but an
     object with `"jsonrpc": "2.0"`; a `method` that is not a string; a request id that is not a string or an
     integer (MCP forbids null ids; a list or object could not even be a key of the gateway's tables); a
-    response id that is not one of those or null; nesting deeper than MAX_DEPTH (the pipeline's copies recurse)."""
+    response id that is not one of those or null; nesting deeper than MAX_DEPTH (the pipeline's copies recurse),
+    unless `depth_checked`: the message's bytes were judged before parsing (httpguard.shape_problem)."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return Unreadable(INVALID_REQUEST, "not a JSON-RPC 2.0 message")
     rid = message.get("id")
@@ -137,7 +150,7 @@ def unreadable(message: Any) -> Unreadable | None:
             return Unreadable(INVALID_REQUEST, "a request id must be a string or an integer")
     elif not (scalar or rid is None):
         return Unreadable(INVALID_REQUEST, "a response id must be a string, an integer or null")
-    if depth_over(message, MAX_DEPTH):
+    if not depth_checked and depth_over(message, MAX_DEPTH):
         return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels", rid if scalar else None)
     return None
 
@@ -249,7 +262,12 @@ def minimal_environment() -> dict[str, str]:
 
 
 def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the reference shares no code with its judge
-    """One JSON-RPC message, or the `Unreadable` that says why the line is not one."""
+    """One JSON-RPC message, or the `Unreadable` that says why the line is not one. Depth is judged on the bytes,
+    before parsing when the line is short, after it when it is long (a walk over the tree's containers costs
+    less there than reading every byte); either way its links are `depth_checked`."""
+    short = len(line) <= OFF_LOOP_BYTES
+    if short and shape_problem(line, MAX_DEPTH, None) is not None:
+        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
     try:
         message = json.loads(line)
     except RecursionError:  # json's own limit (about a thousand levels): far past MAX_DEPTH
@@ -258,6 +276,10 @@ def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the 
         return Unreadable(PARSE_ERROR, f"not JSON: {exc}")
     if isinstance(message, list):
         return Unreadable(INVALID_REQUEST, "batches (JSON arrays) are not accepted: one message per line")
+    if not short and depth_over(message, MAX_DEPTH):
+        rid = message.get("id") if isinstance(message, dict) else None
+        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels",
+                          rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None)
     return message
 
 
@@ -350,8 +372,9 @@ Callback = Callable[[dict], Awaitable[None]]
 class Link:
     """One side of the proxy (the client, or an upstream): sends with its own ids, maps responses back."""
 
-    def __init__(self, name: str, read, write, encode: Callable[[dict], Any] = to_message):
+    def __init__(self, name: str, read, write, encode: Callable[[dict], Any] = to_message, depth_checked: bool = False):
         self.name, self.read, self.write, self.encode = name, read, write, encode
+        self.depth_checked = depth_checked  # what it reads was judged on its bytes (raw lines, the HTTP front)
         self.ids = itertools.count(1)
         self.waiting: dict[Any, Callback] = {}
         self.dead: str | None = None
@@ -438,7 +461,7 @@ class Proxy:
     async def pump_client(self, tg) -> None:
         async for item in self.client.read:
             message = None if isinstance(item, Exception) else to_dict(item)
-            problem = item if isinstance(item, Exception) else unreadable(message)
+            problem = item if isinstance(item, Exception) else unreadable(message, self.client.depth_checked)
             if problem is not None:
                 # Answered, never forwarded, and the session goes on (JSON-RPC: id null when it is unknown).
                 log.warning("refused a message from the client: %s", problem)
@@ -519,7 +542,7 @@ class Proxy:
         try:
             async for item in link.read:
                 message = None if isinstance(item, Exception) else to_dict(item)
-                problem = item if isinstance(item, Exception) else unreadable(message)
+                problem = item if isinstance(item, Exception) else unreadable(message, link.depth_checked)
                 if problem is not None:
                     log.warning("refused a message from %s: %s", link.name, problem)
                     if message is not None and "method" not in message:  # an answer the client must not wait for
@@ -566,7 +589,11 @@ class Proxy:
         ours = self.asked.pop((link.name, params.get("requestId")), None)
         if ours is not None:
             self.client.waiting.pop(ours, None)
-            await self.client.send({**message, "params": {**params, "requestId": ours}})
+            # Its `reason` is the upstream's text: through the outbound plugins like every other notification. If
+            # they withhold it (a critical plugin failed), the client is still told, without the reason.
+            passed = await self.outbound({**message, "params": {**params, "requestId": ours}})
+            await self.client.send(passed if passed is not None else {
+                "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": ours}})
 
     async def answer(self, request: dict, response: dict) -> None:
         if self.pipeline is not None and ("result" in response or "error" in response):
@@ -643,8 +670,10 @@ def unchanged(message: dict) -> dict:
     return message
 
 
-async def serve_session(client_read, client_write, config: Config, pipeline=None, raw: bool = False) -> None:
-    """Proxy one downstream session until the client goes away (`raw`: every side is a line pump)."""
+async def serve_session(client_read, client_write, config: Config, pipeline=None, raw: bool = False,
+                        client_checked: bool = False) -> None:
+    """Proxy one downstream session until the client goes away (`raw`: every side is a line pump;
+    `client_checked`: the client's messages were judged on their bytes, as the HTTP front does)."""
     async with AsyncExitStack() as stack:
         links = {}
         for cfg in config.upstreams:
@@ -652,8 +681,9 @@ async def serve_session(client_read, client_write, config: Config, pipeline=None
                 read, write = await open_raw_upstream(stack, cfg)
             else:
                 read, write = await open_upstream(stack, cfg)
-            links[cfg.name] = Link(f"upstream {cfg.name!r}", read, write, unchanged if raw else to_message)
-        proxy = Proxy(Link("the client", client_read, client_write, unchanged if raw else to_message), links, pipeline)
+            links[cfg.name] = Link(f"upstream {cfg.name!r}", read, write, unchanged if raw else to_message, raw)
+        client = Link("the client", client_read, client_write, unchanged if raw else to_message, raw or client_checked)
+        proxy = Proxy(client, links, pipeline)
         await proxy.run()
 
 
@@ -725,8 +755,9 @@ class HttpFront:
     transport closes its streams, the proxy's client pump ends) or after `idle` seconds with no request."""
 
     def __init__(self, config: Config, tg, *, loopback: bool = True, max_body: int = MAX_BODY,
-                 idle: float = SESSION_IDLE, max_sessions: int = MAX_SESSIONS, body_timeout: float = BODY_TIMEOUT):
-        self.config, self.tg = config, tg
+                 idle: float = SESSION_IDLE, max_sessions: int = MAX_SESSIONS, body_timeout: float = BODY_TIMEOUT,
+                 max_values: int = MAX_VALUES):
+        self.config, self.tg, self.max_values = config, tg, max_values
         self.loopback, self.max_body, self.idle = loopback, max_body, idle
         self.max_sessions, self.body_timeout = max_sessions, body_timeout
         self.pipeline = make_pipeline(config)
@@ -739,6 +770,9 @@ class HttpFront:
 
         if scope["type"] != "http":
             return
+        ambiguous = header_problem(scope.get("headers"))
+        if ambiguous is not None:
+            return await Response(ambiguous, status_code=400, headers={"connection": "close"})(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
         refused = refusal(headers, self.loopback)
         if refused is not None:
@@ -751,6 +785,13 @@ class HttpFront:
                 else (413, "request body too large")
             return await Response(text, status_code=status, headers={"connection": "close"})(scope, receive, send)
         receive = body
+        if scope.get("method") == "POST":
+            # Judged on its bytes before the SDK parses it (on this event loop, which every session shares).
+            shape = await checked_shape(body.body, MAX_DEPTH, self.max_values)
+            if shape is not None:
+                log.warning("refused a request body: %s", shape)
+                return await Response(json.dumps(error(None, INVALID_REQUEST, f"invalid message: {shape}")),
+                                      status_code=400, media_type="application/json")(scope, receive, send)
         sid = headers.get("mcp-session-id")
         if sid:
             transport = self.sessions.get(sid)
@@ -809,6 +850,7 @@ class HttpFront:
         async def replay():
             return queued.pop(0) if queued else await receive()
 
+        replay.body = queued[0]["body"]  # type: ignore[attr-defined]
         return replay
 
     async def run_session(self, sid: str, transport, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
@@ -817,7 +859,7 @@ class HttpFront:
             try:
                 async with transport.connect() as (read, write):
                     task_status.started(cancel)
-                    await serve_session(read, write, self.config, self.pipeline)
+                    await serve_session(read, write, self.config, self.pipeline, client_checked=True)
             except Exception:
                 log.exception("session %s ended with an error", sid)
             finally:

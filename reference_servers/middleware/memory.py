@@ -35,6 +35,10 @@ Scoping: a store holds one owner's memories. A file store suits a server with
 one user (stdio: whoever started it); `SessionStores` gives each MCP session of
 a shared server its own private store, gone with the session.
 
+Caps: a store holds at most `max_count` memories (default MAX_COUNT, 1,000) and `max_bytes` bytes of text and
+tags in UTF-8 (default MAX_BYTES, 4 MiB); `remember` past either raises `MemoryFull` (a ValueError) and stores
+nothing. Each session of a server has its own store (`SessionStores`), so these are per session there.
+
 Concurrency: one connection per store, shared by all threads of the process
 (`check_same_thread=False`) and serialised by a re-entrant lock around every
 statement, so a store may be used from many threads at once.
@@ -53,6 +57,12 @@ from functools import lru_cache
 from .textutil import STOP_WORDS, LuceneBM25, tokenize, words
 
 MAX_QUERY_TERMS = 64
+MAX_COUNT = 1000  # memories in one store
+MAX_BYTES = 4 * 1024 * 1024  # UTF-8 bytes of text and tags in one store
+
+
+class MemoryFull(ValueError):
+    """A memory that would take a store past one of its caps: nothing was stored."""
 
 
 @lru_cache(maxsize=1)
@@ -71,7 +81,9 @@ def fts5_available() -> bool:
 class MemoryStore:
     """See the module docstring."""
 
-    def __init__(self, path: str = ":memory:", backend: str | None = None):
+    def __init__(self, path: str = ":memory:", backend: str | None = None, max_count: int = MAX_COUNT,
+                 max_bytes: int = MAX_BYTES):
+        self.max_count, self.max_bytes = max_count, max_bytes
         backend = "bm25" if backend == "rank_bm25" else backend  # its name when rank_bm25 computed it
         if backend not in (None, "fts5", "bm25"):
             raise ValueError("backend must be 'fts5', 'bm25' or None (FTS5 when available)")
@@ -116,9 +128,20 @@ class MemoryStore:
         if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
             raise ValueError("tags must be a list of strings")
         created = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        tags_json = json.dumps(tags or [], ensure_ascii=False)
+        size = len(text.encode("utf-8", "surrogatepass")) + len(tags_json.encode("utf-8", "surrogatepass"))
+        if size > self.max_bytes:  # refused before any statement: a huge text never reaches the database
+            raise MemoryFull(f"a memory of {size} bytes is over this store's limit of {self.max_bytes} bytes")
         with self._lock, self._db:
+            count, used = self._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(text AS BLOB)) + "
+                                           "LENGTH(CAST(tags AS BLOB))), 0) FROM memories").fetchone()
+            if count >= self.max_count:
+                raise MemoryFull(f"this store holds {count} memories, its limit (forget some first)")
+            if used + size > self.max_bytes:
+                raise MemoryFull(f"this store holds {used} bytes of memories; {size} more would pass its limit "
+                                 f"of {self.max_bytes} bytes (forget some first)")
             cursor = self._db.execute("INSERT INTO memories (text, tags, created_at) VALUES (?, ?, ?)",
-                                      (text, json.dumps(tags or [], ensure_ascii=False), created))
+                                      (text, tags_json, created))
             self._version += 1
             return int(cursor.lastrowid)
 
@@ -199,7 +222,8 @@ class SessionStores:
     so a session's memories go when the server lets go of the session.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_count: int = MAX_COUNT, max_bytes: int = MAX_BYTES) -> None:
+        self.max_count, self.max_bytes = max_count, max_bytes
         self._stores: dict[int, MemoryStore] = {}  # by id(owner): owners need not be hashable
         self._lock = threading.RLock()  # _drop may run from garbage collection inside for_owner
 
@@ -207,7 +231,8 @@ class SessionStores:
         with self._lock:
             store = self._stores.get(id(owner))
             if store is None:
-                store = self._stores[id(owner)] = MemoryStore(":memory:")
+                store = self._stores[id(owner)] = MemoryStore(":memory:", max_count=self.max_count,
+                                                              max_bytes=self.max_bytes)
                 # Dropped (and closed) when the owner goes, before its id can be handed out again.
                 weakref.finalize(owner, self._drop, id(owner))
             return store

@@ -58,7 +58,10 @@ Evasions. Detection reads a normalised view of the text (textutil.detection_view
 invisible characters (soft hyphen, zero-width characters, word joiner, BOM, bidi
 controls) are dropped, and fullwidth forms and the digits of other scripts
 (Arabic-Indic, Devanagari, fullwidth, ...) read as ASCII, so `４１５-５５５-２６７１`,
-`٤١٥-٥٥٥-٢٦٧١` and `jane\u200b@example.com` are found. The handle's value is
+`٤١٥-٥٥٥-٢٦٧١` and `jane\u200b@example.com` are found. Every space separator
+(Unicode Zs: no-break, narrow no-break, thin, ideographic, ...) reads as a space, and every dash (Pd: en dash,
+non-breaking hyphen, ...) and the minus sign U+2212 as "-", in the validated path and in dense mode alike
+(textutil.SPACES, textutil.DASHES), so `415\u00a0555\u00a02671` is a phone number. The handle's value is
 always the original text, byte for byte (zero-width characters inside it
 included), so restoration stays exact. Cyrillic or Greek letters inside an
 email address need nothing: Unicode letters count already.
@@ -173,7 +176,7 @@ from stdnum.us import ssn as us_ssn
 from ..limits import LimitExceeded, output_allowance
 from ..limits import current as current_call
 from . import MiddlewareSpec
-from .textutil import check_context, detection_view, drop_invisible, is_text, original_offset
+from .textutil import DASHES, SPACES, check_context, detection_view, drop_invisible, is_text, original_offset
 
 # -- handles ------------------------------------------------------------------------------------
 HANDLE_NAME = r"[A-Z][A-Z0-9]*_[0-9]+"
@@ -1092,7 +1095,7 @@ _DENSE_LITERAL = rf"\[{HANDLE_NAME}\]"
 _LOCAL_MARKS = "%+-.'_"
 _LOCAL = rf"[\w{_wide(_LOCAL_MARKS)}]"
 _DENSE_EMAIL = (rf"(?<!{_LOCAL}){_LOCAL}+[{_wide('@')}][\w{_wide('-._')}]+[{_wide('.')}][^\W\d_]{{2,63}}")
-_DENSE_SEP = f"[ {_wide('.-()')}]"
+_DENSE_SEP = f"[ {_wide('.-()')}{re.escape(SPACES + DASHES)}]"  # and every Unicode space and dash, as the view
 _DENSE_NUMBER = (rf"[{_wide('+')}]?[{_wide('(')}]?\d(?:{_DENSE_SEP}{{0,3}}\d){{6,}}[{_wide(')')}]?"
                  rf"|(?<!\d)\d{{1,3}}(?:[{_wide('.')}]\d{{1,3}}){{3}}(?!\d)")
 _DENSE_PIECE = 64

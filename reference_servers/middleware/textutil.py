@@ -75,10 +75,24 @@ def tokenize(text: str) -> list[str]:
 INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064" \
             "\u2066-\u206f\ufeff"
 _INVISIBLE_RE = re.compile(f"[{INVISIBLE}]+")
+# An at sign written percent-encoded (`%40`, as in a URI) or as an HTML character reference (`&#64;`, `&#x40;`,
+# `&commat;`): the view reads it as "@" (the first character replaced, the rest dropped like invisible ones), so an
+# address written with it is found, and its handle's value is the text as written.
+_ENCODED_AT = r"%40|&#0*64;|&#[xX]0*40;|&commat;"
+_HIDDEN_RE = re.compile(f"(?P<at>{_ENCODED_AT})|[{INVISIBLE}]+")
 # Every non-ASCII decimal digit (they come in runs of ten from a zero; all below U+20000), as one character class,
 # so the regex engine scans for them in C instead of trying a lookahead at every position.
 _ZEROS = [c for c in range(0x80, 0x20000) if unicodedata.decimal(chr(c), None) == 0]
-_WIDE_OR_DIGIT_RE = re.compile("[\uff01-\uff5e" + "".join(f"{chr(z)}-{chr(z + 9)}" for z in _ZEROS) + "]")
+# Every space separator (Unicode Zs: no-break, narrow no-break, thin, ideographic, ...) reads as a space, every dash
+# (Pd: en dash, non-breaking hyphen, ...) and the minus sign as "-": a number written with them is still a number.
+# Written out (Unicode 14, this Python's unicodedata): enumerating the code space at import took a quarter of a
+# second of every process start. tests/unit/middleware/test_pii_unicode_separators.py enumerates the categories
+# from unicodedata and fails when a Unicode version adds to them.
+SPACES = "\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+DASHES = ("\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u2e5d"
+          "\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead\u2212")  # the last: the minus sign
+_WIDE_OR_DIGIT_RE = re.compile("[\uff01-\uff5e" + "".join(f"{chr(z)}-{chr(z + 9)}" for z in _ZEROS)
+                               + re.escape(SPACES + DASHES) + "]")
 HOMOGLYPHS = str.maketrans(
     "аеорсухіјѕԁһӏԛԝАВЕЗКМНОРСТХУІЈЅԌԚԜ"  # Cyrillic
     "αβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",  # Greek
@@ -89,7 +103,8 @@ HOMOGLYPHS = str.maketrans(
 # Fullwidth forms and every script's decimal digits as ASCII, a table for str.translate, which rewrites a run in C
 # (a regex callback per character cost a text of other scripts' digits several microseconds per digit).
 _ASCII_FORMS = {**{c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)},
-                **{z + d: str(d) for z in _ZEROS for d in range(10)}}
+                **{z + d: str(d) for z in _ZEROS for d in range(10)},
+                **{ord(c): " " for c in SPACES}, **{ord(c): "-" for c in DASHES}}
 
 
 @lru_cache(maxsize=1)
@@ -128,17 +143,22 @@ def ascii_forms(text: str) -> str:
 def detection_view(text: str) -> tuple[str, list[tuple[int, int]]]:
     """The text PII detection reads, and how to map its offsets back (see `original_offset`).
 
-    Fullwidth ASCII forms and digits of every script become ASCII (one character each, offsets unchanged);
+    Fullwidth ASCII forms and digits of every script become ASCII, every Unicode space separator a space and every
+    dash and the minus sign "-" (one character each, offsets unchanged);
     invisible characters are dropped. The breaks list holds (view offset, characters dropped before it).
     """
-    if text.isascii():
+    encoded = "%40" in text or "&" in text
+    if text.isascii() and not encoded:
         return text, []
-    view = ascii_forms(text)
+    view = ascii_forms(text) if not text.isascii() else text
     breaks, pieces, last, dropped = [], [], 0, 0
-    for m in _INVISIBLE_RE.finditer(view):
+    for m in (_HIDDEN_RE if encoded else _INVISIBLE_RE).finditer(view):
         pieces.append(view[last:m.start()])
-        dropped += m.end() - m.start()
-        breaks.append((m.start() - dropped + (m.end() - m.start()), dropped))
+        kept = 1 if m.lastgroup == "at" else 0  # an encoded "@" stays one character of the view
+        if kept:
+            pieces.append("@")
+        dropped += m.end() - m.start() - kept
+        breaks.append((m.end() - dropped, dropped))
         last = m.end()
     if not breaks:
         return view, []
@@ -147,7 +167,10 @@ def detection_view(text: str) -> tuple[str, list[tuple[int, int]]]:
 
 
 def drop_invisible(text: str) -> str:
-    """`text` without its invisible characters: the view's offsets, the text's own characters."""
+    """`text` without its invisible characters, and encoded at signs as "@": the view's offsets, the text's own
+    characters otherwise."""
+    if "%40" in text or "&" in text:
+        return _HIDDEN_RE.sub(lambda m: "@" if m.lastgroup == "at" else "", text)
     return _INVISIBLE_RE.sub("", text)
 
 

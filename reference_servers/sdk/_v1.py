@@ -184,4 +184,10 @@ def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
 
     starlette = Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],
                           lifespan=lifespan)
-    uvicorn.run(starlette, host=host, port=port, log_level="warning")
+    from ..httpguard import MAX_CONNECTIONS, GuardedHttp
+
+    # Bodies judged on their bytes before the SDK parses them (reference_servers/httpguard.py).
+    # limit_concurrency: past MAX_CONNECTIONS requests at once (SSE streams count), uvicorn answers 503, so the
+    # request bodies the transport holds stay within MAX_CONNECTIONS x the SDK's body cap.
+    uvicorn.run(GuardedHttp(starlette, max_values=app.limits.max_json_values), host=host, port=port,
+                log_level="warning", limit_concurrency=MAX_CONNECTIONS)

@@ -113,9 +113,14 @@ def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
 
     import uvicorn
 
+    from ..httpguard import MAX_CONNECTIONS, GuardedHttp
     from .events import resumability
 
     server = build_server(app)
     starlette = server.streamable_http_app(host=host, transport_security=guard.settings(),
                                            **resumability(inspect.signature(server.streamable_http_app).parameters))
-    uvicorn.run(starlette, host=host, port=port, log_level="warning")
+    # Bodies judged on their bytes before the SDK parses them (reference_servers/httpguard.py).
+    # limit_concurrency: past MAX_CONNECTIONS requests at once (SSE streams count), uvicorn answers 503, so the
+    # request bodies the transport holds stay within MAX_CONNECTIONS x the SDK's body cap.
+    uvicorn.run(GuardedHttp(starlette, max_values=app.limits.max_json_values), host=host, port=port,
+                log_level="warning", limit_concurrency=MAX_CONNECTIONS)

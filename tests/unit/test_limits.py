@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reference_servers import limits
 
@@ -30,7 +32,8 @@ def test_string_chars_counts_string_values_not_keys():
 def test_the_configuration_keys_and_their_defaults():
     assert limits.Limits.from_config({}).to_config() == {
         "maxTextChars": 4 * 1024 * 1024, "maxInputChars": 8 * 1024 * 1024, "maxOutputChars": 8 * 1024 * 1024,
-        "maxSeconds": 10.0, "maxConcurrent": 4}
+        "maxSeconds": 10.0, "maxConcurrent": 4, "maxQueued": 8,
+        "maxJsonValues": 20_000}
     with pytest.raises(ValueError, match="maxOutputChars"):
         limits.Limits.from_config({"maxOutputChars": 0})
     with pytest.raises(ValueError, match="unknown"):
@@ -52,3 +55,53 @@ def test_a_cancelled_call_stops_at_its_next_checkpoint():
         control.run(work)
     assert seen == list(range(10)) and control.finished.is_set()
     limits.checkpoint()  # outside a call: never stops
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(0, 10))
+def test_calls_past_the_queue_are_refused_at_once_and_the_rest_all_run(running, queued, calls):
+    """Issue 32 item 10: at most maxConcurrent calls run and maxQueued wait; every call past them gets -32000
+    "busy" at once (before any slot frees), and each admitted call runs."""
+    import threading
+
+    import anyio
+
+    from reference_servers.core import App, JsonRpcError
+
+    app = App(limits=limits.Limits.from_config({"maxConcurrent": running, "maxQueued": queued, "maxSeconds": 30}))
+    release, ran, refused = threading.Event(), [], []
+
+    def work() -> dict:
+        release.wait(20)
+        ran.append(1)
+        return {}
+
+    async def one() -> None:
+        try:
+            await app._run_bounded("test", work, {"input": "x"})
+        except JsonRpcError as exc:
+            assert exc.code == -32000 and exc.data == {"limit": "maxQueued", "maxQueued": queued}
+            refused.append(anyio.current_time())
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(calls):
+                tg.start_soon(one)
+                await anyio.sleep(0.01)  # each call has arrived, and taken a slot or its place in the queue
+            await anyio.sleep(0.05)
+            assert len(refused) == max(0, calls - running - queued)  # answered while every slot is still held
+            release.set()
+
+    anyio.run(main)
+    assert len(ran) == min(calls, running + queued)
+
+
+def test_an_oversized_input_is_refused_before_it_can_wait():
+    import anyio
+
+    from reference_servers.core import App, JsonRpcError
+
+    app = App(limits=limits.Limits.from_config({"maxInputChars": 100}))
+    with pytest.raises(JsonRpcError) as caught:
+        anyio.run(app._run_bounded, "test", lambda: pytest.fail("ran"), {"text": "x" * 200})
+    assert caught.value.data["limit"] == "maxInputChars"

@@ -143,3 +143,72 @@ def test_session_stores_keep_each_sessions_memories_apart_and_free_them_with_it(
     del alice
     gc.collect()
     assert len(stores) == 1
+
+
+# -- issue 32 item 3: caps per store, and the memory tools under the server's limits --------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from reference_servers.middleware.memory import MemoryFull  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=300).filter(str.strip),
+                          st.lists(st.text(max_size=20), max_size=3)), max_size=25),
+       st.integers(1, 8), st.integers(40, 2000))
+def test_a_store_never_passes_its_caps_and_a_refused_memory_stores_nothing(memories, max_count, max_bytes):
+    store = MemoryStore(":memory:", max_count=max_count, max_bytes=max_bytes)
+    kept = 0
+    for text, tags in memories:
+        try:
+            store.remember(text, tags)
+            kept += 1
+        except MemoryFull:
+            pass
+        assert store.count() == kept <= max_count
+        used = store._db.execute("SELECT COALESCE(SUM(LENGTH(CAST(text AS BLOB)) + LENGTH(CAST(tags AS BLOB))), 0) "
+                                 "FROM memories").fetchone()[0]
+        assert used <= max_bytes
+
+
+def _memory_app(limits: dict, **config):
+    from reference_servers.everything.app import build_app
+
+    return build_app({"profiles": ["preprocessor-tools"], "memoryScope": "session", "fixtures": False,
+                      "limits": limits, **config})
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 4000), st.sampled_from(["remember", "RetrieveMemories"]))
+def test_the_memory_tools_meet_the_same_input_limits_as_every_entry_point(extra, tool):
+    import anyio
+
+    from reference_servers.core import JsonRpcError
+
+    app = _memory_app({"maxTextChars": 1000, "maxInputChars": 100_000})
+    key = "text" if tool == "remember" else "query"
+    try:
+        anyio.run(app.call_tool, tool, {key: "w " * 500 + "x" * extra}, "s1")
+    except JsonRpcError as exc:
+        assert exc.code == -32602 and exc.data["limit"] == "maxTextChars"
+    else:
+        raise AssertionError(f"{tool} took more text than maxTextChars")
+
+
+def test_retrieve_memories_output_is_held_to_max_output_chars_and_a_full_session_is_told():
+    import anyio
+
+    from reference_servers.core import JsonRpcError
+
+    app = _memory_app({"maxOutputChars": 3000}, memoryMaxCount=3)
+    for n in range(3):
+        assert not anyio.run(app.call_tool, "remember", {"text": f"trip {n} " + "window seat " * 100}, "s1").get("isError")
+    full = anyio.run(app.call_tool, "remember", {"text": "trip 4"}, "s1")
+    assert full["isError"] and "limit" in full["content"][0]["text"]
+    try:
+        anyio.run(app.call_tool, "RetrieveMemories", {"query": "trip window seat"}, "s1")
+    except JsonRpcError as exc:
+        assert exc.code == -32000 and exc.data["limit"] == "maxOutputChars"
+    else:
+        raise AssertionError("RetrieveMemories answered more than maxOutputChars")
