@@ -102,6 +102,8 @@ VARIANTS = {
     "filter-exact-only": ({P + "list-filter-by-event"},
                           "a real interceptor hooks \"resources/*\" and the event filter matches \"*\" and exact "
                           "events only (custom wildcards are a MAY)"),
+    "paged-lists": ({P + "fixtures-declared", P + "list-filter-by-event", P + "list-result-valid"},
+                    "interceptors/list, whole and filtered, one interceptor a page (nextCursor)"),
     "hooks-reversed": ({P + "fixtures-declared"},
                        "declares the uppercase fixture's response hook before its request hook (no order is fixed)"),
 }
@@ -297,7 +299,13 @@ class InterceptorServer(FixtureServer):
         list_method = "interceptor/list" if self.broken("singular-list") else "interceptors/list"
         invoke_method = "interceptors/invoke" if self.broken("plural-invoke") else "interceptor/invoke"
         if serves and method == list_method:
-            return {"interceptors": self.listing(params.get("event"))}
+            items = self.listing(params.get("event"))
+            if self.variant != "paged-lists":
+                return {"interceptors": items}
+            cursor = params.get("cursor")
+            start = int(cursor.removeprefix("after-")) if isinstance(cursor, str) and cursor.startswith("after-") else 0
+            page = {"interceptors": items[start:start + 1]}
+            return {**page, "nextCursor": f"after-{start + 1}"} if start + 1 < len(items) else page
         if serves and method == invoke_method:
             return self.invoke_interceptor(params)
         if method in INTERCEPTOR_METHODS:  # not the base server's interceptors: this server serves its own, or none

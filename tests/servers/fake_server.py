@@ -1,13 +1,14 @@
 """The suite's upstream fixture server, or one of its mutants that breaks one rule.
 
-    python tests/servers/fake_server.py [--break MUTANT] [--plain]
+    python tests/servers/fake_server.py [--break MUTANT | --variant VARIANT] [--plain]
 
 The correct server is conformance/gateway/upstream.py (raw JSON-RPC, no SDK: an implementation of
 every server-role fixture independent of reference_servers, which must pass every check). This file
 subclasses it: `MUTANTS = {name: (fails: the full ids of the checks it must fail, does: one line)}`
 (tests/README.md); each is named after the one check it must make fail, and
 tests/test_server_mutants.py proves that it does, and only that one. `--plain` is an MCP server with
-one tool and no extension at all.
+one tool and no extension at all. `VARIANTS` are the reverse of mutants, allowed-variant doubles: each takes
+another reading a source (or the base protocol) allows, and must pass every check.
 """
 
 from __future__ import annotations
@@ -76,6 +77,20 @@ MUTANTS = {
     "augmentation/list-changed-notified": ({"augmentation/server/list-changed-notified"}, "advertises listChanged: true, but conformance_list_toggle changes the list without notifying"),
 }
 
+# Allowed-variant doubles: name -> (the checks its reading touches, what it does differently). Each passes every check.
+VARIANTS = {
+    "paged-lists": ({"preprocessor-tools/server/fixture-flagged", "context-middleware/server/list-result-valid",
+                     "augmentation/server/list-result-valid", "augmentation/server/list-changed-notified"},
+                    "every list (tools, middleware, augmentations, the re-lists after a change) one item a page"),
+    "many-pages": ({"preprocessor-tools/server/fixture-flagged", "execution-requirements/server/"
+                    "fixture-requirements-declared-exactly"},
+                   f"{21 * 50} real tools before the fixtures, 50 a page: the fixtures are on page 22"),
+    "content-meta": ({"augmentation/server/prepend-note-hint"},
+                     "conformance_prepend_note's NOTE block carries _meta and annotations (the base protocol's "
+                     "optional members of a content block)"),
+}
+PAGED = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations"}
+
 # Fixture contract version 4 (the base upstream server does not offer it): conformance_list_toggle adds
 # conformance_transient to the augmentation list or removes it, and this server, which advertises listChanged: true,
 # notifies each change.
@@ -92,9 +107,10 @@ HIDDEN = {"contextMiddleware": ("context-middleware/capability-advertised", "con
 class Mutant(FixtureServer):
     name = "fake-conformance-server"
 
-    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False):
+    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False, variant: str | None = None):
         super().__init__(plain=plain)
         self.m = mutant or ""
+        self.variant = variant or ""
         self.meta_carriage = meta_carriage
         self.transient = False  # whether conformance_transient is listed
 
@@ -104,6 +120,9 @@ class Mutant(FixtureServer):
     # -- definitions -------------------------------------------------------------------
     def tools(self) -> list[dict]:
         tools = super().tools()
+        if self.variant == "many-pages":
+            tools = [{"name": f"filler_{i:04d}", "description": "a real tool", "inputSchema": OBJ}
+                     for i in range(21 * 50)] + tools
         if self.meta_carriage:  # what an SDK that drops unknown Tool fields invites: the fields under _meta
             for tool in tools:
                 meta = tool.setdefault("_meta", {})
@@ -163,6 +182,9 @@ class Mutant(FixtureServer):
         return message
 
     def dispatch(self, method, params, out):
+        size = {"paged-lists": 1, "many-pages": 50}.get(self.variant)
+        if size and method in PAGED:
+            return self.page(super().dispatch(method, {}, out), PAGED[method], (params or {}).get("cursor"), size)
         if method == "middleware/list" and self.broken("context-middleware/wire-messages-valid"):
             out.append(BAD_NOTE)
         if method == "augmentation/list" and self.broken("augmentation/wire-messages-valid"):
@@ -174,6 +196,16 @@ class Mutant(FixtureServer):
                 out.append(dict(LIST_CHANGED))
             return {"content": []}
         return super().dispatch(method, params, out)
+
+    @staticmethod
+    def page(result: dict, key: str, cursor, size: int) -> dict:
+        """One page of a list: `size` items from where the opaque cursor points, and the cursor of the next."""
+        start = int(cursor.removeprefix("after-")) if isinstance(cursor, str) and cursor.startswith("after-") else 0
+        items = result[key]
+        page = {**result, key: items[start:start + size]}
+        if start + size < len(items):
+            page["nextCursor"] = f"after-{start + size}"
+        return page
 
     def call(self, name, args, out):
         if self.plain:
@@ -259,16 +291,21 @@ class Mutant(FixtureServer):
             result["content"] = [item for item in result["content"] if item["content"].get("type") != "audio"]
         if name == "conformance_prepend_note" and self.broken("augmentation/prepend-note-hint"):
             result["hint"] = "append"
+        if name == "conformance_prepend_note" and self.variant == "content-meta":
+            for item in result["content"]:
+                item["content"] = {**item["content"], "_meta": {"com.example/origin": "notes"},
+                                   "annotations": {"audience": ["assistant"], "priority": 0.5}}
         return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS))
+    parser.add_argument("--variant", choices=sorted(VARIANTS))
     parser.add_argument("--plain", action="store_true")
     parser.add_argument("--meta-carriage", action="store_true", help="the tool fields under _meta instead")
     args = parser.parse_args()
-    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage), Log(None))
+    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage, args.variant), Log(None))
 
 
 if __name__ == "__main__":
