@@ -12,7 +12,7 @@ import pytest
 
 from conformance.host.record import FEATURES
 from tests.helpers import HOST_CHECKS, fake_host, host_verdicts
-from tests.hosts.fake_host import ER, MUTANTS, PP
+from tests.hosts.fake_host import ER, MUTANTS, PP, VARIANTS
 
 NOT_OK = ("fail", "warn", "stale")
 
@@ -38,3 +38,14 @@ def test_mutant_fails_exactly_its_checks(mutant):
     assert failing == MUTANTS[mutant][0], {c: verdicts[c].reason for c in failing ^ MUTANTS[mutant][0]}
     for cid in failing:
         assert "internal error" not in (verdicts[cid].reason or "")
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_allowed_variant_passes_every_check(variant):
+    """The reverse of a mutant: a reading the RFC leaves open (where the context goes, preprocessors run at once),
+    so every check passes, the ones the reading touches included."""
+    touched, _ = VARIANTS[variant]
+    verdicts = host_verdicts(fake_host("--variant", variant), profiles=["preprocessor-tools"],
+                             claimed={"preprocessor-tools"}, timeout=15)
+    assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
+    assert {c: verdicts[c].outcome for c in touched} == {c: "pass" for c in touched}
