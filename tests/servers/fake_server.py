@@ -26,6 +26,7 @@ from conformance.gateway.upstream import (  # noqa: E402
     SATISFIED,
     FixtureServer,
     Log,
+    RpcError,
     error_result,
     serve_stdio,
     text_result,
@@ -37,6 +38,9 @@ MUTANTS = {
     "preprocessor-tools/fixture-flagged": ({"preprocessor-tools/server/fixture-flagged"}, "conformance_memories is listed with preprocessor false"),
     "preprocessor-tools/preprocessor-tool-callable": ({"preprocessor-tools/server/preprocessor-tool-callable"}, "conformance_memories ignores the query"),
     "preprocessor-tools/ordinary-tool-unaffected": ({"preprocessor-tools/server/ordinary-tool-unaffected"}, "conformance_echo shouts its input"),
+    "preprocessor-tools/ping-answered": ({"preprocessor-tools/server/ping-answered"}, "answers ping -32601, as if the method did not exist"),
+    "preprocessor-tools/string-request-id-answered": ({"preprocessor-tools/server/string-request-id-answered"}, "refuses a request whose id is a string with -32600 (ids must be numbers)"),
+    "preprocessor-tools/progress-token-call-answered": ({"preprocessor-tools/server/progress-token-call-answered"}, "refuses a tools/call carrying _meta.progressToken with -32602 (an unknown parameter)"),
     "preprocessor-tools/wire-messages-valid": ({"preprocessor-tools/server/wire-messages-valid"}, "a progress notification whose progress is the string \"0.5\" (lax parsing would take it) before the memories result"),
     # execution-requirements
     "execution-requirements/requirements-are-strings": ({"execution-requirements/server/requirements-are-strings"}, "an extra tool declares requirements as one string"),
@@ -175,6 +179,12 @@ class Mutant(FixtureServer):
         return items
 
     # -- behaviour -------------------------------------------------------------------------
+    def handle(self, msg) -> list[dict]:
+        if self.broken("preprocessor-tools/string-request-id-answered") and isinstance(msg, dict) and \
+                isinstance(msg.get("id"), str) and "method" in msg:
+            return [{"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "id must be a number"}}]
+        return super().handle(msg)
+
     def reply(self, method, params, message):
         if method == "tools/call" and params.get("name") == "conformance_side_effects" and \
                 self.broken("execution-requirements/wire-messages-valid"):
@@ -182,6 +192,11 @@ class Mutant(FixtureServer):
         return message
 
     def dispatch(self, method, params, out):
+        if method == "ping" and self.broken("preprocessor-tools/ping-answered"):
+            raise RpcError(-32601, "Method not found: ping")
+        if method == "tools/call" and "progressToken" in ((params or {}).get("_meta") or {}) and \
+                self.broken("preprocessor-tools/progress-token-call-answered"):
+            raise RpcError(-32602, "Invalid params: unexpected field _meta")
         size = {"paged-lists": 1, "many-pages": 50}.get(self.variant)
         if size and method in PAGED:
             return self.page(super().dispatch(method, {}, out), PAGED[method], (params or {}).get("cursor"), size)
