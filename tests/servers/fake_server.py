@@ -92,6 +92,18 @@ VARIANTS = {
     "content-meta": ({"augmentation/server/prepend-note-hint"},
                      "conformance_prepend_note's NOTE block carries _meta and annotations (the base protocol's "
                      "optional members of a content block)"),
+    "progress-notes": ({"preprocessor-tools/server/progress-token-call-answered"},
+                       "sends two progress notifications for a call carrying a progressToken (the receiver MAY)"),
+    "augment-extras": ({"augmentation/server/augment-result-valid", "augmentation/server/identity-returns-context",
+                        "augmentation/server/prepend-note-hint"},
+                       "every AugmentedContent carries properties (relevance, a key of its own), results carry "
+                       "metadata, and the real augmentation answers a custom hint (servers MAY define hints)"),
+    "middleware-extras": ({"context-middleware/server/list-result-valid", "context-middleware/server/invoke-result-valid",
+                           "context-middleware/server/uppercase-transforms-text"},
+                          "no middleware has a description, and every result's freeform metadata carries a key of its "
+                          "own besides what the contract fixes"),
+    "task-support": ({"execution-requirements/server/requirements-are-strings"},
+                     "every tool with requirements also carries execution.taskSupport (a server may send both)"),
 }
 PAGED = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations"}
 
@@ -124,6 +136,10 @@ class Mutant(FixtureServer):
     # -- definitions -------------------------------------------------------------------
     def tools(self) -> list[dict]:
         tools = super().tools()
+        if self.variant == "task-support":
+            for tool in tools:
+                if "requirements" in tool.get("execution", {}):
+                    tool["execution"]["taskSupport"] = "optional"
         if self.variant == "many-pages":
             tools = [{"name": f"filler_{i:04d}", "description": "a real tool", "inputSchema": OBJ}
                      for i in range(21 * 50)] + tools
@@ -164,6 +180,8 @@ class Mutant(FixtureServer):
 
     def middleware(self) -> list[dict]:
         items = super().middleware()
+        if self.variant == "middleware-extras":
+            items = [{k: v for k, v in item.items() if k != "description"} for item in items]
         if self.broken("context-middleware/list-result-valid"):
             items.append({"name": "conformance_identity", "inputSchema": OBJ})
         return items
@@ -197,6 +215,10 @@ class Mutant(FixtureServer):
         if method == "tools/call" and "progressToken" in ((params or {}).get("_meta") or {}) and \
                 self.broken("preprocessor-tools/progress-token-call-answered"):
             raise RpcError(-32602, "Invalid params: unexpected field _meta")
+        token = ((params or {}).get("_meta") or {}).get("progressToken") if method == "tools/call" else None
+        if token is not None and self.variant == "progress-notes":
+            out += [{"jsonrpc": "2.0", "method": "notifications/progress",
+                     "params": {"progressToken": token, "progress": step, "total": 2}} for step in (1, 2)]
         size = {"paged-lists": 1, "many-pages": 50}.get(self.variant)
         if size and method in PAGED:
             return self.page(super().dispatch(method, {}, out), PAGED[method], (params or {}).get("cursor"), size)
@@ -286,6 +308,8 @@ class Mutant(FixtureServer):
                         block["resource"]["text"] = block["resource"].get("text", "").upper()
         if name == "stamp" and self.broken("context-middleware/invoke-result-valid"):
             result["metadata"] = "none"
+        if self.variant == "middleware-extras":
+            result["metadata"] = {**result.get("metadata", {}), "com.example/trace": "t-1"}
         return result
 
     def augment(self, params):
@@ -306,6 +330,12 @@ class Mutant(FixtureServer):
             result["content"] = [item for item in result["content"] if item["content"].get("type") != "audio"]
         if name == "conformance_prepend_note" and self.broken("augmentation/prepend-note-hint"):
             result["hint"] = "append"
+        if self.variant == "augment-extras":
+            for item in result["content"]:
+                item["properties"] = {**item.get("properties", {}), "relevance": 0.5, "com.example/source": "kb"}
+            result["metadata"] = {"com.example/trace": "t-1"}
+            if name == "summarize":
+                result["hint"] = "com.example/condense"
         if name == "conformance_prepend_note" and self.variant == "content-meta":
             for item in result["content"]:
                 item["content"] = {**item["content"], "_meta": {"com.example/origin": "notes"},
