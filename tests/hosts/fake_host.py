@@ -109,6 +109,10 @@ VARIANTS = {
     "context-in-user-message": ({PP + "output-not-persisted", PP + "output-reaches-model"},
                                 "appends the preprocessor context to this turn's user message; its history keeps "
                                 "the plain message"),
+    "parallel-validations": ({IC + "all-validations-complete", IC + "validate-after-mutate-sending",
+                              IC + "validate-before-mutate-receiving", IC + "validator-rejection-blocks"},
+                             "invokes a phase's validators all at once, every request in flight together (SEP-2624: "
+                             "validations MAY be invoked in parallel)"),
     "concurrent-preprocessors": ({PP + "all-run-in-stable-order", PP + "runs-every-turn"},
                                  "runs the preprocessors at once (the first starts late on even turns, so the calls "
                                  "arrive in another order) and injects their results in configuration order"),
@@ -139,6 +143,25 @@ class Stdio:
         self.proc.stdin.write(json.dumps({"jsonrpc": version, "method": method}) + "\n")
         self.proc.stdin.flush()
 
+    def many(self, requests: list[tuple[str, dict]]) -> list[dict]:
+        """Several requests in flight at once (all written before any answer is read), answers in request order."""
+        ids = []
+        for method, params in requests:
+            self.next += 1
+            ids.append(self.next)
+            self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+                                  + "\n")
+        self.proc.stdin.flush()
+        got: dict = {}
+        while len(got) < len(ids):
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("server closed stdout")
+            message = json.loads(line)
+            if message.get("id") in ids:
+                got[message["id"]] = message
+        return [got[i] for i in ids]
+
 
 class Http:
     def __init__(self, spec: dict):
@@ -155,6 +178,15 @@ class Http:
     def request(self, method: str, params: dict) -> dict:
         self.next += 1
         return self._post({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}).json()
+
+    def many(self, requests: list[tuple[str, dict]]) -> list[dict]:
+        """Several requests at once, one POST each on its own thread; answers in request order."""
+        bodies = []
+        for method, params in requests:
+            self.next += 1
+            bodies.append({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+        with ThreadPoolExecutor(max_workers=len(bodies) or 1) as pool:
+            return [r.json() for r in pool.map(self._post, bodies)]
 
     def notify(self, method: str, version: str = "2.0") -> None:
         self._post({"jsonrpc": version, "method": method})
@@ -278,10 +310,29 @@ class Host:
                 raise Stopped("a mutator failed")
             return current
 
+        def invoke_all(pairs, body) -> dict:
+            """Every validator of `pairs` invoked at once (SEP-2624: validations MAY run in parallel): all requests
+            to a server in flight together, the servers side by side. (name, server) -> answer."""
+            by_server: dict = {}
+            for server, d in pairs:
+                by_server.setdefault(server, []).append(d)
+
+            def one(server):
+                asked = [("interceptor/invoke", {"name": d["name"], "event": "tools/call", "phase": phase,
+                                                 "payload": body,
+                                                 **({"timeoutMs": d["timeoutMs"]} if "timeoutMs" in d else {})})
+                         for d in by_server[server]]
+                return {(d["name"], server): a for d, a in zip(by_server[server], self.servers[server].many(asked))}
+
+            with ThreadPoolExecutor(max_workers=len(by_server) or 1) as pool:
+                return {k: v for part in pool.map(one, list(by_server)) for k, v in part.items()}
+
         def validate(current, which=None):
             stop = []
-            for server, d in validators if which is None else which:
-                answer = invoke(server, d, current)
+            pairs = validators if which is None else which
+            at_once = invoke_all(pairs, current) if self.variant == "parallel-validations" else None
+            for server, d in pairs:
+                answer = at_once[(d["name"], server)] if at_once is not None else invoke(server, d, current)
                 if "error" in answer:
                     routed = timeout_blocks(d, answer["error"])
                     if routed if routed is not None else not tolerated(d):
