@@ -49,4 +49,5 @@ def test_allowed_variant_passes_every_check(variant):
     verdicts = host_verdicts(fake_host("--variant", variant), profiles=[profile], claimed={profile}, timeout=15,
                              features=FEATURES)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
-    assert {c: verdicts[c].outcome for c in touched} == {c: "pass" for c in touched}
+    # "info" is how a check of MAY rows passes.
+    assert {c: verdicts[c].outcome for c in touched if verdicts[c].outcome not in ("pass", "info")} == {}

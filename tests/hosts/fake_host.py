@@ -109,6 +109,10 @@ VARIANTS = {
     "context-in-user-message": ({PP + "output-not-persisted", PP + "output-reaches-model"},
                                 "appends the preprocessor context to this turn's user message; its history keeps "
                                 "the plain message"),
+    "no-requirement-filtering": ({ER + "known-unsatisfiable-filtered", ER + "satisfiable-offered",
+                                  ER + "unknown-requirement-offered", ER + "partly-unknown-offered"},
+                                 "offers every tool, also one whose requirement is known unsatisfiable (clients MAY "
+                                 "filter; this one does not)"),
     "parallel-validations": ({IC + "all-validations-complete", IC + "validate-after-mutate-sending",
                               IC + "validate-before-mutate-receiving", IC + "validator-rejection-blocks"},
                              "invokes a phase's validators all at once, every request in flight together (SEP-2624: "
@@ -398,7 +402,7 @@ class Host:
             return False
         if self.m == "filters-when-any-known-false":
             return False not in status
-        if not reqs or None in status or all(status):
+        if not reqs or None in status or all(status) or self.variant == "no-requirement-filtering":
             return True
         return False  # all known, one known false: optional filtering, done here
 

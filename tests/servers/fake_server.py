@@ -104,7 +104,12 @@ VARIANTS = {
                           "own besides what the contract fixes"),
     "task-support": ({"execution-requirements/server/requirements-are-strings"},
                      "every tool with requirements also carries execution.taskSupport (a server may send both)"),
+    "no-list-changed": ({"augmentation/server/list-changed-notified"},
+                        "advertises augmentation.listChanged: false and never notifies a change (the notification is "
+                        "a MAY): the check skips, saying so"),
 }
+# Variants whose touched checks skip with a reason rather than pass (the reading leaves nothing to judge).
+VARIANT_SKIPS = {"no-list-changed": "listChanged is not true"}
 PAGED = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations"}
 
 # Fixture contract version 4 (the base upstream server does not offer it): conformance_list_toggle adds
@@ -169,7 +174,7 @@ class Mutant(FixtureServer):
     def capabilities(self) -> dict:
         caps = super().capabilities()
         if "augmentation" in caps:
-            caps["augmentation"] = {"listChanged": True}
+            caps["augmentation"] = {"listChanged": self.variant != "no-list-changed"}
         for capability, mutants in HIDDEN.items():
             if self.m in mutants:
                 caps.pop(capability, None)
@@ -229,7 +234,7 @@ class Mutant(FixtureServer):
         if method == "augmentation/augment" and self.serves("augmentation") and not self.plain and \
                 isinstance(params, dict) and params.get("name") == TOGGLE and isinstance(params.get("context"), list):
             self.transient = not self.transient
-            if not self.broken("augmentation/list-changed-notified"):
+            if not self.broken("augmentation/list-changed-notified") and self.variant != "no-list-changed":
                 out.append(dict(LIST_CHANGED))
             return {"content": []}
         return super().dispatch(method, params, out)
