@@ -104,6 +104,9 @@ VARIANTS = {
                           "events only (custom wildcards are a MAY)"),
     "paged-lists": ({P + "fixtures-declared", P + "list-filter-by-event", P + "list-result-valid"},
                     "interceptors/list, whole and filtered, one interceptor a page (nextCursor)"),
+    "supported-events-expanded": ({P + "supported-events-cover-hooks", P + "list-filter-by-event"},
+                                  "supportedEvents lists the events its wildcard hooks reach (tools/call, "
+                                  "resources/read, usage/record...) rather than \"*\" and \"tools/*\""),
     "hooks-reversed": ({P + "fixtures-declared"},
                        "declares the uppercase fixture's response hook before its request hook (no order is fixed)"),
 }
@@ -221,6 +224,8 @@ class InterceptorServer(FixtureServer):
         caps = super().capabilities()
         if self.offers and not self.broken("hidden-capability"):
             events = sorted({e for i in self.interceptors() for h in i["hooks"] for e in h["events"]})
+            if self.variant == "supported-events-expanded":
+                events = sorted({e for e in events if e != "*" and "*" not in e} | {"tools/list"})
             if self.broken("events-not-covered"):
                 events = [e for e in events if e not in ("*", RESPONSE_ONLY_EVENT)]
             caps["extensions"] = {EXT: {"supportedEvents": events}}
