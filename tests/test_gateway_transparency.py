@@ -154,6 +154,15 @@ def test_allowed_variant_passes_every_check(variant):
     assert {cid: verdicts[cid].outcome for cid in touched} == {cid: "pass" for cid in touched}
 
 
+def test_a_list_cut_at_the_page_cap_is_named_through_a_gateway(monkeypatch):
+    from conformance.server import session
+
+    monkeypatch.setattr(session, "MAX_PAGES", 2)
+    verdicts = gateway_verdicts(f"{broken_proxy()} --variant paged-lists", timeout=TIMEOUT)
+    reason = verdicts["execution-requirements/gateway/requirements-pass-through"].reason or ""
+    assert "does not list the upstream's tool" in reason and "reads at most 2 pages of a list" in reason, reason
+
+
 def test_clean_refusal_skips_the_comparisons_with_a_reason():
     verdicts = gateway_verdicts(broken_proxy("refuse-extensions-cleanly"), timeout=TIMEOUT)
     skipped = {cid: r.reason for cid, r in verdicts.items() if r.outcome == "skip"}
