@@ -96,7 +96,7 @@ MUTANTS = {
 }
 # Allowed-variant doubles: name -> (the checks whose source leaves room for it, what it does differently).
 VARIANTS = {
-    "filter-namespace-wildcard": ({P + "list-filter-by-event"},
+    "filter-namespace-wildcard": ({P + "list-filter-by-event", P + "custom-wildcards-glob"},
                                   "a real interceptor hooks \"resources/*\" and the event filter matches it as a glob "
                                   "(SEP-2624 §Hooks: implementations MAY support namespace wildcards)"),
     "filter-exact-only": ({P + "list-filter-by-event"},
