@@ -21,7 +21,7 @@ from conformance.core.runner import evaluate
 from conformance.gateway.launch import background, free_port, upstream_command
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
-from tests.gateway.broken_proxy import MUTANTS
+from tests.gateway.broken_proxy import MUTANTS, VARIANTS
 from tests.helpers import (
     PY,
     ROOT,
@@ -145,6 +145,25 @@ def test_broken_proxy_fails_exactly_its_checks(mode):
     assert set(not_ok(verdicts)) == MUTANTS[mode][0], not_ok(verdicts)
     for cid in MUTANTS[mode][0]:
         assert verdicts[cid].reason and "internal error" not in verdicts[cid].reason
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_allowed_variant_passes_every_check(variant):
+    """The reverse of a broken proxy: a reading the sources allow (a gateway that pages lists), so every check
+    passes, the ones the reading touches included."""
+    touched, _ = VARIANTS[variant]
+    verdicts = gateway_verdicts(f"{broken_proxy()} --variant {variant}", timeout=TIMEOUT)
+    assert not_ok(verdicts) == {}
+    assert {cid: verdicts[cid].outcome for cid in touched} == {cid: "pass" for cid in touched}
+
+
+def test_a_list_cut_at_the_page_cap_is_named_through_a_gateway(monkeypatch):
+    from conformance.server import session
+
+    monkeypatch.setattr(session, "MAX_PAGES", 2)
+    verdicts = gateway_verdicts(f"{broken_proxy()} --variant paged-lists", timeout=TIMEOUT)
+    reason = verdicts["execution-requirements/gateway/requirements-pass-through"].reason or ""
+    assert "does not list the upstream's tool" in reason and "reads at most 2 pages of a list" in reason, reason
 
 
 def test_clean_refusal_skips_the_comparisons_with_a_reason():

@@ -22,7 +22,7 @@ from conformance.server import record as server_record
 from conformance.targets import TargetSpec
 from tests.helpers import not_ok, reference_command
 from tests.servers import broken_wg_adapters
-from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS
+from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS, VARIANTS
 
 P = "interceptors/server/"
 # Mutants whose reason must name what they do: (text every listed check's reason contains, those checks).
@@ -108,6 +108,16 @@ def test_mutant_fails_exactly_its_checks(mutant):
         text, named_checks = NAMED[mutant]
         assert {cid for cid in named_checks if text not in (got[cid].reason or "")} == set(), \
             {cid: got[cid].reason for cid in named_checks}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_allowed_variant_passes_every_check(variant):
+    """The reverse of a mutant: another reading the SEP allows, so every check passes (the ones its source
+    leaves room for included: each actually ran)."""
+    touched, _ = VARIANTS[variant]
+    got = verdicts(command("--variant", variant))
+    assert not_ok(got) == {}
+    assert {cid: got[cid].outcome for cid in touched} == {cid: "pass" for cid in touched}
 
 
 @pytest.mark.parametrize("mutant", sorted(UNCLAIMED_MUTANTS))

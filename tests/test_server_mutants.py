@@ -9,7 +9,7 @@ import pytest
 
 from conformance.targets import TargetSpec
 from tests.helpers import SERVER_CHECKS, fake_command, not_ok, server_verdicts
-from tests.servers.fake_server import MUTANTS
+from tests.servers.fake_server import MUTANTS, VARIANT_SKIPS, VARIANTS
 
 # interceptors checks have their own fake server and mutants: tests/test_interceptor_mutants.py
 OWN_FAKE = "interceptors/"
@@ -42,6 +42,31 @@ def test_mutant_fails_exactly_its_check(mutant):
         result = verdicts[cid]
         assert result.reason and "internal error" not in result.reason
         assert result.outcome == ("warn" if result.level == "SHOULD" else "fail")
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_allowed_variant_passes_every_check(variant):
+    """The reverse of a mutant: a reading the sources allow (lists over pages, optional members), so every
+    check passes, the ones the reading touches included (each actually ran)."""
+    touched, _ = VARIANTS[variant]
+    verdicts = server_verdicts(TargetSpec("stdio", command=fake_command("--variant", variant)))
+    assert not_ok(verdicts) == {}
+    if variant in VARIANT_SKIPS:
+        assert all(verdicts[cid].outcome == "skip" and VARIANT_SKIPS[variant] in verdicts[cid].reason for cid in touched)
+        return
+    assert {cid: verdicts[cid].outcome for cid in touched} == {cid: "pass" for cid in touched}
+
+
+def test_a_list_cut_at_the_page_cap_is_named(monkeypatch):
+    """The suite reads a list to its end; a guard against an endless cursor stays, and reaching it is named
+    in the reason of every fixture it hid, never a silent cut."""
+    from conformance.server import session
+
+    monkeypatch.setattr(session, "MAX_PAGES", 3)
+    verdicts = server_verdicts(TargetSpec("stdio", command=fake_command("--variant", "paged-lists")),
+                               claimed={"execution-requirements"})
+    reason = verdicts["execution-requirements/server/all-requirements-enforced"].reason or ""
+    assert "fixture missing" in reason and "reads at most 3 pages of a list" in reason, reason
 
 
 def test_plain_server_claims_nothing():

@@ -1,7 +1,8 @@
 """Hostile HTTP endpoints: a 500 for everything, connections closed without an answer, silence, a giant event.
 
 A tiny raw-socket server in a thread plays each; the suite must end the run
-with a reason a person understands, within its timeout.
+with a reason a person understands, within its timeout. A correct endpoint whose event-stream lines end in CR,
+LF or CRLF (all three allowed) is read whole.
 """
 
 import resource
@@ -113,3 +114,82 @@ def test_hostile_http_endpoint_ends_with_a_reason(mode):
     assert any(EXPECTED[mode] in reason for reason in reasons), reasons[:3]
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mib < 150, f"{mode} grew the suite by {grown_mib:.0f} MiB"
+
+
+# -- event streams whose lines end in CR, LF or CRLF (the event-stream format allows all three) ----------------
+class EventStreamEndpoint(threading.Thread):
+    """A real HTTP server that answers every request POSTed to it with an event stream: a comment, a ping
+    notification, then the response, every line ended with `eol`. `split` sends a byte at a time (so a CRLF
+    spans two reads)."""
+
+    def __init__(self, eol: bytes, split: bool = False):
+        super().__init__(daemon=True)
+        self.eol, self.split = eol, split
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = threading.Event()
+
+    def run(self):
+        import json
+
+        self.sock.settimeout(0.2)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:"))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                message = json.loads(body)
+                if "id" not in message:
+                    conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    continue
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message["method"]}}
+                eol = self.eol
+                stream = (b": opening" + eol + b"event: message" + eol
+                          + b'data: {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}' + eol + eol
+                          + b"data: " + json.dumps(answer).encode() + eol + eol)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+                for piece in ([stream[i:i + 1] for i in range(len(stream))] if self.split else [stream]):
+                    conn.sendall(piece)
+                    if self.split:
+                        time.sleep(0.001)
+
+    def stop(self):
+        self.stopping.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("eol,split", [(b"\n", False), (b"\r\n", False), (b"\r", False), (b"\r\n", True),
+                                       (b"\r", True)], ids=["lf", "crlf", "cr", "crlf-split", "cr-split"])
+def test_event_stream_lines_may_end_in_cr_lf_or_crlf(eol, split):
+    import anyio
+
+    from conformance.targets.http import HttpConnection
+
+    endpoint = EventStreamEndpoint(eol, split)
+    endpoint.start()
+
+    async def exchange():
+        async with HttpConnection(f"http://127.0.0.1:{endpoint.port}/mcp", timeout=TIMEOUT) as conn:
+            first = await conn.request("ping", {})
+            second = await conn.request("tools/list", {})
+            return first, second, conn.wire
+
+    try:
+        first, second, wire = anyio.run(exchange)
+    finally:
+        endpoint.stop()
+    assert (first.result, second.result) == ({"echo": "ping"}, {"echo": "tools/list"}), (first.failure, second.failure)
+    notes = [e.message for e in wire if isinstance(e.message, dict) and e.message.get("method")]
+    assert [m["method"] for m in notes if m["method"].startswith("notifications/")] == ["notifications/message"] * 2
+    assert not [e.problem for e in wire if e.problem]

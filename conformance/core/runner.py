@@ -73,7 +73,8 @@ def evaluate(check: Check, rec) -> Result:
         return finish("skip", "the profile is claimed; capability-advertised judges its advertisement")
     missing = [fixture_need(need) for need in check.needs if not rec.has_fixture(fixture_need(need)[0])]
     if missing:
-        why = f" ({rec.fatal})" if rec.fatal else ""
+        # A list read only in part (a page cap, a cursor loop) is the first cause of a fixture not found.
+        why = "".join(f" ({cause})" for cause in (rec.fatal, *getattr(rec, "list_problems", ())) if cause)
         names = ", ".join(name.replace(":", " ") for name, _ in missing)
         # A fixture newer than the contract version the run requires is reported, never a failure: a server
         # written to an older contract keeps its verdicts until the run asks for the newer one.

@@ -129,7 +129,8 @@ def fixture_tool(rec: Recording, name: str) -> dict:
     tools = tools_of(rec)
     tool = find_named(tools, name)
     if tool is None:
-        raise Violation(f"the gateway does not list the upstream's tool {name} (under any prefix)",
+        cut = "".join(f" ({problem})" for problem in rec.list_problems)  # a list read in part is the first cause
+        raise Violation(f"the gateway does not list the upstream's tool {name} (under any prefix){cut}",
                         expected=f"a tool named {name} or ending in _{name}",
                         actual=[t.get("name") for t in tools if isinstance(t, dict)][:20])
     return tool

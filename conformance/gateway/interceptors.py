@@ -109,7 +109,8 @@ check("interceptors/gateway/optional-fields-arrive-unchanged",
 
 async def driver(session: Session, rec: Recording) -> None:
     await INTERCEPTORS.driver(session, rec)
-    await session.send(FILTER_LABEL, "interceptors/list", {"event": FILTER_EVENT})
+    rec.listing["interceptors filtered"] = await session.list_all("interceptors/list", "interceptors", FILTER_LABEL,
+                                                                  {"event": FILTER_EVENT})  # every page
     await session.send(FAILING_LABEL, "interceptor/invoke",
                        {"name": listed_name(rec.listing.get("interceptors"), "conformance_failing"),
                         "event": "tools/call", "phase": "request", "payload": {"method": "tools/call"}})
@@ -148,8 +149,9 @@ def list_passes_through(rec: Recording):
     if filtered.failure or not filtered.has_result or not isinstance(filtered.result, dict):
         problems.append(f"interceptors/list with event {FILTER_EVENT}: {filtered.outcome_text()}")
     else:
-        items = filtered.result.get("interceptors")
-        names = sorted(n for n in DEFINITIONS if find_named(items if isinstance(items, list) else [], n))
+        items = rec.listing.get("interceptors filtered") if isinstance(filtered.result.get("interceptors"), list) \
+            else None
+        names = sorted(n for n in DEFINITIONS if find_named(items or [], n))
         if names != FILTERED:
             problems.append(f"interceptors/list with event {FILTER_EVENT} lists {names}: the filter did not reach "
                             f"the upstream unchanged")

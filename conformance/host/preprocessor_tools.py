@@ -151,7 +151,8 @@ def output_reaches_model(rec: HostRecording):
 
 
 @check("preprocessor-tools/host/output-not-persisted",
-       does="looks for each turn's preprocessor tokens in the model requests of every later turn",
+       does="looks for each turn's preprocessor tokens in what the host sends of its history in every later turn "
+            "(the model's own earlier answers, which the host replays as they came, are not the host's doing)",
        must="preprocessor output is context for its turn only: it never reappears in later turns")
 def output_not_persisted(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=2)
@@ -160,7 +161,7 @@ def output_not_persisted(rec: HostRecording):
         tokens = [result_text(c) for c in _preprocessor_calls(run, turn.index)]
         for later in run.turns[turn.index:]:
             for req in run.model_in(later.index):
-                text = request_text(req.body)
+                text = _host_text(run, req)
                 kept += [f"{tok} (turn {turn.index}) in turn {later.index}" for tok in tokens if tok and tok in text]
     if not any(run.model_in(t.index) for t in run.turns[1:]):
         raise NotObserved("no model request after the first turn")
@@ -169,27 +170,65 @@ def output_not_persisted(rec: HostRecording):
                         actual=sorted(set(kept)))
 
 
+def _host_text(run: HostRun, req) -> str:
+    """What a model request shows the model, less the assistant messages that are the mock model's own earlier
+    answers replayed as history: a token the model reflected is not one the host kept."""
+    answered = {_answer_text(r.reply) for r in run.model if r is not req and r.reply and r.t < req.t}
+    body = req.body if isinstance(req.body, dict) else {}
+    messages = [m for m in body.get("messages") or () if not (
+        isinstance(m, dict) and m.get("role") == "assistant" and not m.get("tool_calls")
+        and _answer_text(m) in answered)]
+    return request_text({**body, "messages": messages})
+
+
+def _answer_text(message: dict) -> str:
+    from .mock_llm import message_text
+
+    return message_text(message.get("content")).strip()
+
+
+def _injected_order(run: HostRun, turn: int, calls: list[dict]) -> list[str] | None:
+    """The order of the preprocessors' results in the turn's first model request (where each one's token first
+    shows), or None when not both are there to order."""
+    requests = run.model_in(turn)
+    if not requests:
+        return None
+    text = request_text(requests[0].body)
+    at: dict[str, int] = {}
+    for call in calls:
+        token, name = result_text(call), call["params"]["name"]
+        if token and token in text and name not in at:
+            at[name] = text.index(token)
+    return sorted(at, key=at.__getitem__) if sorted(at) == sorted(PREPROCESSORS) else None
+
+
 @check("preprocessor-tools/host/all-run-in-stable-order",
-       does="compares the order in which the two servers' preprocessors ran, turn by turn",
-       must="several preprocessors all run, in the same order every turn")
+       does="compares, turn by turn, the order of the two servers' preprocessor results in the model request (the "
+            "order their calls arrived in where the results are not both there)",
+       must="several preprocessors all run, and their results reach the model in the same order every turn")
 def stable_order(rec: HostRecording):
+    # The RFC leaves the order among preprocessors open (a host may run them at once, so their calls arrive in
+    # any order); what "deterministic execution" fixes is what the model gets: the results in one order.
     run = rec.cite(SCENARIO)
-    orders = {}
+    orders, sources = {}, set()
     for turn in run.turns:
+        calls = _preprocessor_calls(run, turn.index)
         seen: list[str] = []
-        for e in _preprocessor_calls(run, turn.index):
+        for e in calls:
             if e["params"]["name"] not in seen:
                 seen.append(e["params"]["name"])
-        orders[turn.index] = seen
+        injected = _injected_order(run, turn.index, calls)
+        sources.add("results in the model request" if injected else "calls")
+        orders[turn.index] = injected or seen
     complete = {turn: o for turn, o in orders.items() if sorted(o) == sorted(PREPROCESSORS)}
     if len(complete) < 2:
         raise NotObserved(f"both preprocessors ran together in {len(complete)} turn(s); the order needs two",
                           actual=orders)
     orders = complete
     if len({tuple(o) for o in orders.values()}) > 1:
-        raise Violation("the preprocessors ran in a different order on different turns",
+        raise Violation("the preprocessors' results came in a different order on different turns",
                         expected="one order for every turn", actual=orders, level="SHOULD")
-    return f"order {' then '.join(next(iter(orders.values())))} on every turn"
+    return f"order {' then '.join(next(iter(orders.values())))} on every turn (by {' and '.join(sorted(sources))})"
 
 
 @check("preprocessor-tools/host/preprocessor-input",

@@ -94,7 +94,8 @@ async def driver(session: Session, rec: Recording) -> None:
             with anyio.move_on_after(NOTIFY_WAIT):
                 while len(list_changed_notes(session.conn.wire)) == seen:
                     await anyio.sleep(0.02)
-            await session.send(f"augmentation/list after {step}", "augmentation/list", {})
+            rec.listing[f"augmentations after {step}"] = await session.list_all(
+                "augmentation/list", "augmentations", f"augmentation/list after {step}")
             if step == "add":  # while listed, the transient augmentation answers like any other
                 await augment(session, f"augment {TRANSIENT}", TRANSIENT, blocks(TEXT_BLOCK), {})
 
@@ -165,8 +166,11 @@ def identity_returns_context(rec: Recording):
 def prepend_note_hint(rec: Recording):
     result = require_result(rec, "augment conformance_prepend_note")
     want = {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
-    got = {"content": [{"content": (i or {}).get("content")} for i in result.get("content") or ()
-                       if isinstance(i, dict)], "hint": result.get("hint")}
+    # What the contract fixes of a block is its type and text: the base protocol's optional members of a content
+    # block (`_meta`, `annotations`) may ride along.
+    got = {"content": [{"content": {k: v for k, v in block.items() if k in ("type", "text")}
+                        if isinstance(block := (i or {}).get("content"), dict) else block}
+                       for i in result.get("content") or () if isinstance(i, dict)], "hint": result.get("hint")}
     if canonical_sorted(got) != canonical_sorted(want):
         raise Violation("not one NOTE block with hint prepend", expected=want, actual=short(result))
 
@@ -186,9 +190,9 @@ def list_changed_notified(rec: Recording):
     after = {}
     for step in ("add", "remove"):
         require_result(rec, f"augment {TOGGLE} {step}")
-        listed = require_result(rec, f"augmentation/list after {step}")
-        after[step] = {i.get("name") for i in listed.get("augmentations") or () if isinstance(i, dict)} \
-            if isinstance(listed, dict) else set()
+        require_result(rec, f"augmentation/list after {step}")
+        after[step] = {i.get("name") for i in rec.listing.get(f"augmentations after {step}") or ()
+                       if isinstance(i, dict)}  # every page of the re-list
     states = [TRANSIENT in before, TRANSIENT in after["add"], TRANSIENT in after["remove"]]
     if states[0] == states[1] or states[1] == states[2]:
         raise NotObserved(f"{TOGGLE} did not change the list ({TRANSIENT} listed before, after the first and after the "

@@ -29,6 +29,7 @@ class Recording(Citing):
     unavailable: str | None = None  # the target could not be started or reached
     stderr_tail: str | None = None  # what a started target last wrote on stderr, kept when initialize failed
     listing: dict[str, list[dict] | None] = field(default_factory=dict)  # extension lists, by kind
+    list_problems: list[str] = field(default_factory=list)  # a list read only in part (page cap, cursor loop)
     fixture_contract: int = 1  # the fixture contract version the run requires (--fixture-contract)
     sdk: str | None = None  # the SDK the server is built on (--sdk NAME@VERSION), named where it is the cause
 

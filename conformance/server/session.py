@@ -28,7 +28,7 @@ from .recording import Recording
 CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
 PROTOCOL_VERSION = "2025-11-25"  # the handshake the suite proposes in `initialize`
 MODERN_VERSION = "2026-07-28"  # the stateless connection mode: `server/discover`, then _meta on every request
-MAX_PAGES = 20
+MAX_PAGES = 1000  # a list's pages the suite reads: a guard against a cursor that never ends, named when reached
 
 
 class Session:
@@ -63,20 +63,29 @@ class Session:
                 await self.conn.notify("notifications/initialized")
         return ex
 
-    async def list_all(self, method: str, key: str, label: str) -> list[dict] | None:
-        """Every page of a paginated list; None when the first page is not a result."""
+    async def list_all(self, method: str, key: str, label: str, params: dict | None = None) -> list[dict] | None:
+        """Every page of a paginated list (following nextCursor to its end); None when the first page is not a
+        result. A list of MAX_PAGES pages, or a cursor that comes back, ends the reading with a diagnosis that
+        names it (`Recording.list_problems`): never a silent cut."""
         items: list[dict] = []
-        cursor = None
+        cursor, seen = None, set()
         for page in range(MAX_PAGES):
-            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
-            ex = await self.send(label if page == 0 else f"{label}#{page + 1}", method, params)
+            ask: dict[str, Any] = {**(params or {}), **({"cursor": cursor} if cursor else {})}
+            ex = await self.send(label if page == 0 else f"{label}#{page + 1}", method, ask)
             if not ex.has_result or not isinstance(ex.result, dict):
                 return None if page == 0 else items
             got = ex.result.get(key)
             items.extend(got if isinstance(got, list) else [])
             cursor = ex.result.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
-                break
+                return items
+            if cursor in seen:
+                self.rec.list_problems.append(f"{label}: page {page + 1} gave a nextCursor that an earlier page "
+                                              f"gave ({cursor[:40]!r}); the list was read up to there")
+                return items
+            seen.add(cursor)
+        self.rec.list_problems.append(f"{label}: the suite reads at most {MAX_PAGES} pages of a list and page "
+                                      f"{MAX_PAGES} still gave a nextCursor; what follows was not read")
         return items
 
     async def call_tool(self, label: str, name: str, arguments: dict) -> Exchange:
@@ -193,6 +202,7 @@ async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: se
                         rec.exchanges.update(first.exchanges)
                         rec.capabilities, rec.tools = first.capabilities, first.tools
                         rec.fatal, rec.init_failed = first.fatal, first.init_failed
+                        rec.list_problems = list(first.list_problems)  # the tools list was read in part
                     if not ok and rec.profile in claimed:
                         rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
                 done: list[str] = []

@@ -234,9 +234,11 @@ class Connection:
             pending.done.set()
 
     async def request(self, method: str, params: JSON = None, *, label: str | None = None,
-                      timeout: float | None = None, omit_params: bool = False) -> Exchange:
-        """Send a request and wait for its response; never raises for target faults."""
-        rid = next(self._ids)
+                      timeout: float | None = None, omit_params: bool = False,
+                      request_id: str | None = None) -> Exchange:
+        """Send a request and wait for its response; never raises for target faults. The id is the next number,
+        or `request_id` (a string: JSON-RPC allows both, and a target must answer with the id as sent)."""
+        rid: int | str = next(self._ids) if request_id is None else request_id
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if not omit_params and params is not None:
             message["params"] = params

@@ -16,6 +16,7 @@ what is left and ends the session with DELETE.
 from __future__ import annotations
 
 import json
+import re
 import ssl
 
 import anyio
@@ -246,23 +247,31 @@ def _tls_failure(exc: BaseException | None) -> tuple[str, str] | None:
     return None
 
 
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
 async def _bounded_events(resp: httpx.Response, limit: int):
     """The data of each server-sent event, as (data, None), or (head, problem) for an event over `limit` bytes.
 
     httpx-sse reads a whole line, however long, before it parses it; here lines are split from the byte
     stream as they come and an event's data is dropped once it passes the cap (the rest of the event is
     skipped), so one giant event costs at most `limit` bytes. Fields are still parsed by httpx-sse's decoder.
-    Lines end with LF or CRLF (a lone CR, which the SSE format also allows, is not a line end here).
+    Lines end with CRLF, LF or a lone CR, as the event-stream format allows all three; a CR that ends one
+    chunk and an LF that starts the next are one line end.
     """
     decoder = SSEDecoder()
     buffer = bytearray()
     event_bytes = 0
     skipping = False
+    after_cr = False  # the last chunk ended with CR: an LF opening this one belongs to that line end
     async for chunk in resp.aiter_bytes():
-        start = 0
+        if not chunk:
+            continue
+        start = 1 if after_cr and chunk[:1] == b"\n" else 0
+        after_cr = False
         while True:
-            nl = chunk.find(b"\n", start)
-            if nl < 0:
+            end = _LINE_END.search(chunk, start)
+            if end is None:
                 if not skipping:
                     buffer += chunk[start:]
                     if event_bytes + len(buffer) > limit:
@@ -272,15 +281,16 @@ async def _bounded_events(resp: httpx.Response, limit: int):
                         decoder = SSEDecoder()
                         skipping = True
                 break
-            piece, start = chunk[start:nl], nl + 1
+            piece, start = chunk[start:end.start()], end.end()
+            after_cr = end.group() == b"\r" and start == len(chunk)
             if skipping:
-                if piece.rstrip(b"\r") or buffer:  # still inside the giant event: wait for its blank line
+                if piece or buffer:  # still inside the giant event: wait for its blank line
                     buffer.clear()
                     continue
                 skipping, event_bytes = False, 0
                 continue
             buffer += piece
-            line = bytes(buffer).rstrip(b"\r").decode("utf-8", "replace")
+            line = bytes(buffer).decode("utf-8", "replace")
             buffer.clear()
             event_bytes = 0 if not line else event_bytes + len(line)
             if event_bytes > limit:

@@ -11,6 +11,7 @@ rewrite error messages, advertise what they pass through and then not route it.
 The `copy-<profile>` modes answer that profile's requests from a copy of the upstream fixtures of their own
 (an in-process FixtureServer with another run mark) and never forward them; the `drop-optional-<profile>`
 modes rebuild that profile's items and results from the fields a typed model knows.
+`--variant X` is one of `VARIANTS`, allowed-variant doubles: another reading a source allows; each passes every check.
 """
 
 from __future__ import annotations
@@ -162,12 +163,21 @@ def of_profile(profile: str, method, name) -> bool:
     return str(method).startswith(PROFILE_METHODS.get(profile, ("\0",)))
 
 
+# Allowed-variant doubles (`--variant`): a reading the sources allow, so every check passes.
+VARIANTS = {
+    "paged-lists": ({PP + "flag-passes-through", ER + "requirements-pass-through", IC + "list-passes-through"},
+                    "answers every list (tools, middleware, augmentations, interceptors, the filtered one too) one "
+                    "item a page, from the upstream's whole list, with cursors of its own"),
+}
+PAGED_KEYS = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations",
+             "interceptors/list": "interceptors"}
 BAD_NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "x"}}
 
 
 class Broken:
-    def __init__(self, mode: str | None):
+    def __init__(self, mode: str | None, variant: str | None = None):
         self.mode = mode or ""
+        self.variant = variant or ""
         self.requests: dict = {}  # id -> request, for what the client sent
         kind, _, profile = self.mode.partition("-")
         self.copied = profile if kind == "copy" else ""  # the profile answered from the copy
@@ -176,6 +186,18 @@ class Broken:
         self.copy = module.FixtureServer(run="mcpx-run-a-copy-of-its-own") if module and self.copied else None
         if self.copy is not None:
             self.copy.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+        self.pages: dict[str, dict] = {}  # paged-lists: cursor -> the rest of a list, as its result
+        self.cursors = 0
+
+    def page(self, rid, result: dict, key: str) -> dict:
+        """paged-lists: the first item of `result[key]` and a cursor for the rest (kept here, never re-asked)."""
+        items = result.get(key)
+        if not isinstance(items, list) or len(items) <= 1:
+            return result
+        self.cursors += 1
+        cursor = f"gw-{self.cursors}"
+        self.pages[cursor] = {**result, key: items[1:]}
+        return {**{k: v for k, v in result.items() if k != "nextCursor"}, key: items[:1], "nextCursor": cursor}
 
     def refuse(self, msg: dict, code: int) -> dict:
         return {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": code, "message": f"Method not found: {msg['method']}"}}
@@ -188,6 +210,10 @@ class Broken:
         m = self.mode
         if self.copy is not None and "id" in msg and of_profile(self.copied, method, params.get("name")):
             return None, self.copy.handle(msg)
+        cursor = params.get("cursor") if isinstance(params, dict) else None
+        if self.variant == "paged-lists" and method in PAGED_KEYS and isinstance(cursor, str) and cursor in self.pages:
+            rest = self.pages.pop(cursor)
+            return None, [{"jsonrpc": "2.0", "id": msg["id"], "result": self.page(msg["id"], rest, PAGED_KEYS[method])}]
         if m == "drop-connection" and (method == "tools/call" or str(method).startswith(("middleware/", "augmentation/"))):
             sys.stderr.write("broken proxy: dropping the connection\n")
             sys.stderr.flush()
@@ -282,6 +308,8 @@ class Broken:
         if (m, method) in (("invalid-note-middleware", "middleware/list"), ("invalid-note-augmentation", "augmentation/list"),
                            ("invalid-note-interceptors", "interceptors/list")):
             before.append(BAD_NOTE)
+        if result is not None and self.variant == "paged-lists" and method in PAGED_KEYS:
+            msg["result"] = self.page(msg.get("id"), msg["result"], PAGED_KEYS[method])
         return before + [msg]
 
 
@@ -299,11 +327,12 @@ def merged_text(content: list) -> list:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="mode", choices=sorted(MUTANTS))
+    parser.add_argument("--variant", choices=sorted(VARIANTS))
     parser.add_argument("--marker")
     args = parser.parse_args()
     argv = shlex.split(os.environ["MCPX_UPSTREAM_COMMAND"]) + (["--tag", args.marker] if args.marker else [])
     upstream = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    broken = Broken(args.mode)
+    broken = Broken(args.mode, args.variant)
     loop = asyncio.get_running_loop()
     stdin = asyncio.StreamReader(limit=64 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)

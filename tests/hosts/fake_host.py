@@ -1,11 +1,12 @@
 """A small SDK-free host that follows HARNESS.md, or breaks one rule.
 
-    python tests/hosts/fake_host.py [--break MUTANT] [--stream]
+    python tests/hosts/fake_host.py [--break MUTANT | --variant VARIANT] [--stream]
 
 A second, independent host next to reference_clients.host: plain JSON-RPC over
 pipes and httpx, blocking I/O, one request at a time. Each mutant in `MUTANTS`
 is named after the check it must make fail and declares the checks it fails;
-tests/test_host_mutants.py proves it fails exactly those.
+tests/test_host_mutants.py proves it fails exactly those. Each of `VARIANTS` is the reverse, an allowed-variant
+double: it takes another reading the sources allow, and must pass every check.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
@@ -106,6 +109,24 @@ MUTANTS = {
        for p in ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation", "interceptors")},
 }
 
+# Allowed-variant doubles: name -> (the checks whose source leaves room for it, what it does differently).
+VARIANTS = {
+    "context-in-user-message": ({PP + "output-not-persisted", PP + "output-reaches-model"},
+                                "appends the preprocessor context to this turn's user message; its history keeps "
+                                "the plain message"),
+    "no-requirement-filtering": ({ER + "known-unsatisfiable-filtered", ER + "satisfiable-offered",
+                                  ER + "unknown-requirement-offered", ER + "partly-unknown-offered"},
+                                 "offers every tool, also one whose requirement is known unsatisfiable (clients MAY "
+                                 "filter; this one does not)"),
+    "parallel-validations": ({IC + "all-validations-complete", IC + "validate-after-mutate-sending",
+                              IC + "validate-before-mutate-receiving", IC + "validator-rejection-blocks"},
+                             "invokes a phase's validators all at once, every request in flight together (SEP-2624: "
+                             "validations MAY be invoked in parallel)"),
+    "concurrent-preprocessors": ({PP + "all-run-in-stable-order", PP + "runs-every-turn"},
+                                 "runs the preprocessors at once (the first starts late on even turns, so the calls "
+                                 "arrive in another order) and injects their results in configuration order"),
+}
+
 
 class Stdio:
     def __init__(self, spec: dict):
@@ -131,6 +152,25 @@ class Stdio:
         self.proc.stdin.write(json.dumps({"jsonrpc": version, "method": method}) + "\n")
         self.proc.stdin.flush()
 
+    def many(self, requests: list[tuple[str, dict]]) -> list[dict]:
+        """Several requests in flight at once (all written before any answer is read), answers in request order."""
+        ids = []
+        for method, params in requests:
+            self.next += 1
+            ids.append(self.next)
+            self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+                                  + "\n")
+        self.proc.stdin.flush()
+        got: dict = {}
+        while len(got) < len(ids):
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("server closed stdout")
+            message = json.loads(line)
+            if message.get("id") in ids:
+                got[message["id"]] = message
+        return [got[i] for i in ids]
+
 
 class Http:
     def __init__(self, spec: dict):
@@ -148,13 +188,23 @@ class Http:
         self.next += 1
         return self._post({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}).json()
 
+    def many(self, requests: list[tuple[str, dict]]) -> list[dict]:
+        """Several requests at once, one POST each on its own thread; answers in request order."""
+        bodies = []
+        for method, params in requests:
+            self.next += 1
+            bodies.append({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+        with ThreadPoolExecutor(max_workers=len(bodies) or 1) as pool:
+            return [r.json() for r in pool.map(self._post, bodies)]
+
     def notify(self, method: str, version: str = "2.0") -> None:
         self._post({"jsonrpc": version, "method": method})
 
 
 class Host:
-    def __init__(self, mutant: str, stream: bool):
+    def __init__(self, mutant: str, stream: bool, variant: str = ""):
         self.m = mutant
+        self.variant = variant
         self.stream = stream
         self.config = json.load(open(os.environ["MCPX_CONFIG"], encoding="utf-8"))
         self.llm = httpx.Client(base_url=os.environ["OPENAI_BASE_URL"], timeout=30,
@@ -276,10 +326,29 @@ class Host:
                 raise Stopped("a mutator failed")
             return current
 
+        def invoke_all(pairs, body) -> dict:
+            """Every validator of `pairs` invoked at once (SEP-2624: validations MAY run in parallel): all requests
+            to a server in flight together, the servers side by side. (name, server) -> answer."""
+            by_server: dict = {}
+            for server, d in pairs:
+                by_server.setdefault(server, []).append(d)
+
+            def one(server):
+                asked = [("interceptor/invoke", {"name": d["name"], "event": "tools/call", "phase": phase,
+                                                 "payload": body,
+                                                 **({"timeoutMs": d["timeoutMs"]} if "timeoutMs" in d else {})})
+                         for d in by_server[server]]
+                return {(d["name"], server): a for d, a in zip(by_server[server], self.servers[server].many(asked))}
+
+            with ThreadPoolExecutor(max_workers=len(by_server) or 1) as pool:
+                return {k: v for part in pool.map(one, list(by_server)) for k, v in part.items()}
+
         def validate(current, which=None):
             stop = []
-            for server, d in validators if which is None else which:
-                answer = invoke(server, d, current)
+            pairs = validators if which is None else which
+            at_once = invoke_all(pairs, current) if self.variant == "parallel-validations" else None
+            for server, d in pairs:
+                answer = at_once[(d["name"], server)] if at_once is not None else invoke(server, d, current)
                 if "error" in answer:
                     routed = timeout_blocks(d, answer["error"])
                     if routed if routed is not None else not tolerated(d):
@@ -345,7 +414,7 @@ class Host:
             return False
         if self.m == "filters-when-any-known-false":
             return False not in status
-        if not reqs or None in status or all(status):
+        if not reqs or None in status or all(status) or self.variant == "no-requirement-filtering":
             return True
         return False  # all known, one known false: optional filtering, done here
 
@@ -417,14 +486,19 @@ class Host:
             found.reverse()
         if self.m == "preprocessors-skip-last-turn" and self.turn == 3:
             found = found[:-1]
-        out = []
-        for server, tool in found:
+        def run(i: int, server: str, tool: dict) -> str:
             props = (tool.get("inputSchema") or {}).get("properties") or {}
             required = (tool.get("inputSchema") or {}).get("required") or []
             args = {k: text for k, v in props.items() if v.get("type") == "string" and (k in required or k == "query")}
+            if self.variant == "concurrent-preprocessors" and i == 0 and self.turn % 2 == 0:
+                time.sleep(0.3)  # the first starts late: its call arrives after the second's
             result = self.servers[server].request("tools/call", {"name": tool["name"], "arguments": args})
-            out.append(_text(result.get("result", {})))
-        return out
+            return _text(result.get("result", {}))
+
+        if self.variant == "concurrent-preprocessors":  # each on a server of its own here, so the calls overlap
+            with ThreadPoolExecutor(max_workers=len(found) or 1) as pool:
+                return list(pool.map(lambda job: run(*job), [(i, s, t) for i, (s, t) in enumerate(found)]))
+        return [run(i, server, tool) for i, (server, tool) in enumerate(found)]
 
     def ask(self, messages: list[dict], tools: list[dict]) -> dict:
         body = {"model": os.environ["MCPX_MODEL"], "messages": messages, "tools": tools or None}
@@ -478,8 +552,12 @@ class Host:
         turn_messages = [{"role": "user", "content": text}]
         if self.m == "persists-preprocessor-output":
             self.history += extra
+        sent = turn_messages[:1]  # the user message the model gets (turn_messages is what the history keeps)
+        if self.variant == "context-in-user-message" and extra:
+            sent = [{"role": "user", "content": text + "\n\n" + extra[0]["content"]}]
+            extra = []
         for _ in range(6):
-            reply = self.ask(self.history + extra + turn_messages, specs)
+            reply = self.ask(self.history + extra + sent + turn_messages[1:], specs)
             calls = reply.get("tool_calls") or []
             turn_messages.append({k: v for k, v in reply.items() if v is not None})
             if not calls:
@@ -545,9 +623,10 @@ def _text(result: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="mutant", default="", choices=["", *MUTANTS])
+    parser.add_argument("--variant", default="", choices=["", *VARIANTS])
     parser.add_argument("--stream", action="store_true")
     args = parser.parse_args()
-    host = Host(args.mutant, args.stream)
+    host = Host(args.mutant, args.stream, args.variant)
     for line in sys.stdin:
         if line.strip():
             print(json.dumps(host.answer(json.loads(line)["content"])), flush=True)

@@ -1,18 +1,20 @@
 """An SDK-free interceptors server (SEP-2624 fixture contract), or one of its mutants that breaks one rule.
 
-    python tests/servers/fake_interceptor_server.py [--break MUTANT] [--plain]
+    python tests/servers/fake_interceptor_server.py [--break MUTANT | --variant VARIANT] [--plain]
 
 Raw JSON-RPC over stdio on top of the suite's upstream fixture server in its plain form (one tool, no
 other extension), so it is an implementation of the `interceptors` fixture contract independent of
 reference_servers. Unbroken it passes every interceptors check; each mutant in `MUTANTS` breaks one rule,
 and tests/test_interceptor_mutants.py proves it fails exactly the checks listed with it. `--plain` offers
-no interceptors (and answers their methods -32601).
+no interceptors (and answers their methods -32601). Each of `VARIANTS` (`--variant X`) is the reverse of a
+mutant, an allowed-variant double: it takes another reading a source allows and must still pass every check.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import fnmatch
 import json
 import os
 import re
@@ -103,6 +105,22 @@ MUTANTS = {
     "custom-event-bare": ({P + "custom-events-namespaced"},
                           "a real interceptor hooks the custom event \"usageRecord\" (no namespace)"),
 }
+# Allowed-variant doubles: name -> (the checks whose source leaves room for it, what it does differently).
+VARIANTS = {
+    "filter-namespace-wildcard": ({P + "list-filter-by-event", P + "custom-wildcards-glob"},
+                                  "a real interceptor hooks \"resources/*\" and the event filter matches it as a glob "
+                                  "(SEP-2624 §Hooks: implementations MAY support namespace wildcards)"),
+    "filter-exact-only": ({P + "list-filter-by-event"},
+                          "a real interceptor hooks \"resources/*\" and the event filter matches \"*\" and exact "
+                          "events only (custom wildcards are a MAY)"),
+    "paged-lists": ({P + "fixtures-declared", P + "list-filter-by-event", P + "list-result-valid"},
+                    "interceptors/list, whole and filtered, one interceptor a page (nextCursor)"),
+    "supported-events-expanded": ({P + "supported-events-cover-hooks", P + "list-filter-by-event"},
+                                  "supportedEvents lists the events its wildcard hooks reach (tools/call, "
+                                  "resources/read, usage/record...) rather than \"*\" and \"tools/*\""),
+    "hooks-reversed": ({P + "fixtures-declared"},
+                       "declares the uppercase fixture's response hook before its request hook (no order is fixed)"),
+}
 UNCLAIMED_MUTANTS = {
     "unadvertised-served": ({P + "unadvertised-method-rejected"}, "answers interceptors/list without advertising"),
 }
@@ -153,9 +171,10 @@ def upper(value, keys=False):
 class InterceptorServer(FixtureServer):
     name = "fake-interceptor-server"
 
-    def __init__(self, mutant: str | None, plain: bool):
+    def __init__(self, mutant: str | None, plain: bool, variant: str | None = None):
         super().__init__(plain=True)
         self.m = mutant or ""
+        self.variant = variant or ""
         self.offers = not plain
         self.backlog = 0.0  # seconds of timed-out work still running (timeout-keeps-working), served one at a time
 
@@ -188,6 +207,12 @@ class InterceptorServer(FixtureServer):
              "hooks": [hook(["prompts/get"], "request")],
              "configSchema": {"type": "object", "properties": {"tenant": {"type": "string"}}, "required": ["tenant"]}},
         ]
+        if self.variant in ("filter-namespace-wildcard", "filter-exact-only"):
+            items.append({"name": "resource-audit", "description": "a real audit validator on every resource event",
+                          "type": "validation", "mode": "audit", "failOpen": True,
+                          "hooks": [hook(["resources/*"], "response")]})
+        if self.variant == "hooks-reversed":
+            self.named(items, "conformance_uppercase")["hooks"].reverse()
         if self.broken("custom-wildcard-regex"):
             self.named(items, "usage-meter")["hooks"] = [hook(["usage/record", "tools/(call|list)"], "request")]
         if self.broken("custom-event-bare"):
@@ -213,6 +238,8 @@ class InterceptorServer(FixtureServer):
         caps = super().capabilities()
         if self.offers and not self.broken("hidden-capability"):
             events = sorted({e for i in self.interceptors() for h in i["hooks"] for e in h["events"]})
+            if self.variant == "supported-events-expanded":
+                events = sorted({e for e in events if e != "*" and "*" not in e} | {"tools/list"})
             if self.broken("events-not-covered"):
                 events = [e for e in events if e not in ("*", RESPONSE_ONLY_EVENT)]
             caps["extensions"] = {EXT: {"supportedEvents": events}}
@@ -299,7 +326,13 @@ class InterceptorServer(FixtureServer):
         list_method = "interceptor/list" if self.broken("singular-list") else "interceptors/list"
         invoke_method = "interceptors/invoke" if self.broken("plural-invoke") else "interceptor/invoke"
         if serves and method == list_method:
-            return {"interceptors": self.listing(params.get("event"))}
+            items = self.listing(params.get("event"))
+            if self.variant != "paged-lists":
+                return {"interceptors": items}
+            cursor = params.get("cursor")
+            start = int(cursor.removeprefix("after-")) if isinstance(cursor, str) and cursor.startswith("after-") else 0
+            page = {"interceptors": items[start:start + 1]}
+            return {**page, "nextCursor": f"after-{start + 1}"} if start + 1 < len(items) else page
         if serves and method == invoke_method:
             return self.invoke_interceptor(params)
         if method in INTERCEPTOR_METHODS:  # not the base server's interceptors: this server serves its own, or none
@@ -331,7 +364,9 @@ class InterceptorServer(FixtureServer):
         if self.broken("custom-wildcard-regex-match"):
             return [i for i in items if self.hooks(i, event) or any(regex_matches(e, event) for h in i["hooks"]
                                                                      for e in h["events"])]
-        return [i for i in items if self.hooks(i, event, wildcard=not self.broken("filter-no-wildcard"))]
+        globbed = self.variant == "filter-namespace-wildcard"
+        return [i for i in items if self.hooks(i, event, wildcard=not self.broken("filter-no-wildcard"))
+                or globbed and any(fnmatch.fnmatchcase(event, e) for h in i["hooks"] for e in h["events"])]
 
     def invoke_interceptor(self, params):
         name, event, phase = params.get("name"), params.get("event"), params.get("phase")
@@ -426,9 +461,10 @@ def regex_matches(pattern: str, event: str) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="mutant", choices=sorted({**MUTANTS, **UNCLAIMED_MUTANTS}))
+    parser.add_argument("--variant", choices=sorted(VARIANTS))
     parser.add_argument("--plain", action="store_true")
     args = parser.parse_args()
-    serve_stdio(InterceptorServer(args.mutant, args.plain), Log(None))
+    serve_stdio(InterceptorServer(args.mutant, args.plain, args.variant), Log(None))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """The suite's upstream fixture server, or one of its mutants that breaks one rule.
 
-    python tests/servers/fake_server.py [--break MUTANT] [--plain]
+    python tests/servers/fake_server.py [--break MUTANT | --variant VARIANT] [--plain]
 
 The correct server is conformance/gateway/upstream.py (raw JSON-RPC, no SDK: an implementation of
 every server-role fixture independent of reference_servers, which must pass every check). This file
 subclasses it: `MUTANTS = {name: (fails: the full ids of the checks it must fail, does: one line)}`
 (tests/README.md); each is named after the one check it must make fail, and
 tests/test_server_mutants.py proves that it does, and only that one. `--plain` is an MCP server with
-one tool and no extension at all.
+one tool and no extension at all. `VARIANTS` are the reverse of mutants, allowed-variant doubles: each takes
+another reading a source (or the base protocol) allows, and must pass every check.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ MUTANTS = {
     "preprocessor-tools/fixture-flagged": ({"preprocessor-tools/server/fixture-flagged"}, "conformance_memories is listed with preprocessor false"),
     "preprocessor-tools/preprocessor-tool-callable": ({"preprocessor-tools/server/preprocessor-tool-callable"}, "conformance_memories ignores the query"),
     "preprocessor-tools/ordinary-tool-unaffected": ({"preprocessor-tools/server/ordinary-tool-unaffected"}, "conformance_echo shouts its input"),
+    "preprocessor-tools/ping-answered": ({"preprocessor-tools/server/ping-answered"}, "answers ping -32601, as if the method did not exist"),
+    "preprocessor-tools/string-request-id-answered": ({"preprocessor-tools/server/string-request-id-answered"}, "refuses a request whose id is a string with -32600 (ids must be numbers)"),
+    "preprocessor-tools/progress-token-call-answered": ({"preprocessor-tools/server/progress-token-call-answered"}, "refuses a tools/call carrying _meta.progressToken with -32602 (an unknown parameter)"),
     "preprocessor-tools/wire-messages-valid": ({"preprocessor-tools/server/wire-messages-valid"}, "a progress notification whose progress is the string \"0.5\" (lax parsing would take it) before the memories result"),
     # execution-requirements
     "execution-requirements/requirements-are-strings": ({"execution-requirements/server/requirements-are-strings"}, "an extra tool declares requirements as one string"),
@@ -83,6 +87,37 @@ MUTANTS = {
     "augmentation/transient-augmentation-answers": ({"augmentation/server/transient-augmentation-answers"}, "lists conformance_transient but answers it -32602 unknown augmentation"),
 }
 
+# Allowed-variant doubles: name -> (the checks its reading touches, what it does differently). Each passes every check.
+VARIANTS = {
+    "paged-lists": ({"preprocessor-tools/server/fixture-flagged", "context-middleware/server/list-result-valid",
+                     "augmentation/server/list-result-valid", "augmentation/server/list-changed-notified"},
+                    "every list (tools, middleware, augmentations, the re-lists after a change) one item a page"),
+    "many-pages": ({"preprocessor-tools/server/fixture-flagged", "execution-requirements/server/"
+                    "fixture-requirements-declared-exactly"},
+                   f"{21 * 50} real tools before the fixtures, 50 a page: the fixtures are on page 22"),
+    "content-meta": ({"augmentation/server/prepend-note-hint"},
+                     "conformance_prepend_note's NOTE block carries _meta and annotations (the base protocol's "
+                     "optional members of a content block)"),
+    "progress-notes": ({"preprocessor-tools/server/progress-token-call-answered"},
+                       "sends two progress notifications for a call carrying a progressToken (the receiver MAY)"),
+    "augment-extras": ({"augmentation/server/augment-result-valid", "augmentation/server/identity-returns-context",
+                        "augmentation/server/prepend-note-hint"},
+                       "every AugmentedContent carries properties (relevance, a key of its own), results carry "
+                       "metadata, and the real augmentation answers a custom hint (servers MAY define hints)"),
+    "middleware-extras": ({"context-middleware/server/list-result-valid", "context-middleware/server/invoke-result-valid",
+                           "context-middleware/server/uppercase-transforms-text"},
+                          "no middleware has a description, and every result's freeform metadata carries a key of its "
+                          "own besides what the contract fixes"),
+    "task-support": ({"execution-requirements/server/requirements-are-strings"},
+                     "every tool with requirements also carries execution.taskSupport (a server may send both)"),
+    "no-list-changed": ({"augmentation/server/list-changed-notified"},
+                        "advertises augmentation.listChanged: false and never notifies a change (the notification is "
+                        "a MAY): the check skips, saying so"),
+}
+# Variants whose touched checks skip with a reason rather than pass (the reading leaves nothing to judge).
+VARIANT_SKIPS = {"no-list-changed": "listChanged is not true"}
+PAGED = {"tools/list": "tools", "middleware/list": "middleware", "augmentation/list": "augmentations"}
+
 # Fixture contract version 4 (the base upstream server does not offer it): conformance_list_toggle adds
 # conformance_transient to the augmentation list or removes it, and this server, which advertises listChanged: true,
 # notifies each change.
@@ -99,9 +134,11 @@ HIDDEN = {"contextMiddleware": ("context-middleware/capability-advertised", "con
 class Mutant(FixtureServer):
     name = "fake-conformance-server"
 
-    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False, near_miss: str | None = None):
+    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False, near_miss: str | None = None,
+                 variant: str | None = None):
         super().__init__(plain=plain)
         self.m = mutant or ""
+        self.variant = variant or ""
         self.meta_carriage = meta_carriage
         self.near_miss = near_miss
         self.transient = False  # whether conformance_transient is listed
@@ -113,6 +150,13 @@ class Mutant(FixtureServer):
     # -- definitions -------------------------------------------------------------------
     def tools(self) -> list[dict]:
         tools = super().tools()
+        if self.variant == "task-support":
+            for tool in tools:
+                if "requirements" in tool.get("execution", {}):
+                    tool["execution"]["taskSupport"] = "optional"
+        if self.variant == "many-pages":
+            tools = [{"name": f"filler_{i:04d}", "description": "a real tool", "inputSchema": OBJ}
+                     for i in range(21 * 50)] + tools
         if self.meta_carriage:  # what an SDK that drops unknown Tool fields invites: the fields under _meta
             for tool in tools:
                 meta = tool.setdefault("_meta", {})
@@ -142,7 +186,7 @@ class Mutant(FixtureServer):
     def capabilities(self) -> dict:
         caps = super().capabilities()
         if "augmentation" in caps:
-            caps["augmentation"] = {"listChanged": True}
+            caps["augmentation"] = {"listChanged": self.variant != "no-list-changed"}
         for capability, mutants in HIDDEN.items():
             if self.m in mutants:
                 caps.pop(capability, None)
@@ -153,6 +197,8 @@ class Mutant(FixtureServer):
 
     def middleware(self) -> list[dict]:
         items = super().middleware()
+        if self.variant == "middleware-extras":
+            items = [{k: v for k, v in item.items() if k != "description"} for item in items]
         if self.broken("context-middleware/list-result-valid"):
             items.append({"name": "conformance_identity", "inputSchema": OBJ})
         return items
@@ -169,6 +215,9 @@ class Mutant(FixtureServer):
 
     # -- behaviour -------------------------------------------------------------------------
     def handle(self, msg) -> list[dict]:
+        if self.broken("preprocessor-tools/string-request-id-answered") and isinstance(msg, dict) and \
+                isinstance(msg.get("id"), str) and "method" in msg:
+            return [{"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "id must be a number"}}]
         early = self.m in ("augmentation/list-changed-after-initialized", "augmentation/list-changed-additions-only")
         if isinstance(msg, dict) and msg.get("method") == "notifications/initialized" and early:
             return [dict(LIST_CHANGED)]  # before any change: it tells the client nothing
@@ -187,6 +236,18 @@ class Mutant(FixtureServer):
         return message
 
     def dispatch(self, method, params, out):
+        if method == "ping" and self.broken("preprocessor-tools/ping-answered"):
+            raise RpcError(-32601, "Method not found: ping")
+        if method == "tools/call" and "progressToken" in ((params or {}).get("_meta") or {}) and \
+                self.broken("preprocessor-tools/progress-token-call-answered"):
+            raise RpcError(-32602, "Invalid params: unexpected field _meta")
+        token = ((params or {}).get("_meta") or {}).get("progressToken") if method == "tools/call" else None
+        if token is not None and self.variant == "progress-notes":
+            out += [{"jsonrpc": "2.0", "method": "notifications/progress",
+                     "params": {"progressToken": token, "progress": step, "total": 2}} for step in (1, 2)]
+        size = {"paged-lists": 1, "many-pages": 50}.get(self.variant)
+        if size and method in PAGED:
+            return self.page(super().dispatch(method, {}, out), PAGED[method], (params or {}).get("cursor"), size)
         if method == "middleware/list" and self.broken("context-middleware/wire-messages-valid"):
             out.append(BAD_NOTE)
         if method == "augmentation/list" and self.broken("augmentation/wire-messages-valid"):
@@ -195,11 +256,22 @@ class Mutant(FixtureServer):
                 isinstance(params, dict) and params.get("name") == TOGGLE and isinstance(params.get("context"), list):
             self.transient = not self.transient
             silent = self.m in ("augmentation/list-changed-notified", "augmentation/list-changed-after-initialized") or \
-                (self.broken("augmentation/list-changed-additions-only") and not self.transient)
+                (self.broken("augmentation/list-changed-additions-only") and not self.transient) or \
+                self.variant == "no-list-changed"
             if not silent:
                 out.append(dict(LIST_CHANGED))
             return {"content": []}
         return super().dispatch(method, params, out)
+
+    @staticmethod
+    def page(result: dict, key: str, cursor, size: int) -> dict:
+        """One page of a list: `size` items from where the opaque cursor points, and the cursor of the next."""
+        start = int(cursor.removeprefix("after-")) if isinstance(cursor, str) and cursor.startswith("after-") else 0
+        items = result[key]
+        page = {**result, key: items[start:start + size]}
+        if start + size < len(items):
+            page["nextCursor"] = f"after-{start + size}"
+        return page
 
     def call(self, name, args, out):
         if self.plain:
@@ -267,6 +339,8 @@ class Mutant(FixtureServer):
                         block["resource"]["text"] = block["resource"].get("text", "").upper()
         if name == "stamp" and self.broken("context-middleware/invoke-result-valid"):
             result["metadata"] = "none"
+        if self.variant == "middleware-extras":
+            result["metadata"] = {**result.get("metadata", {}), "com.example/trace": "t-1"}
         return result
 
     def augment(self, params):
@@ -294,6 +368,16 @@ class Mutant(FixtureServer):
                 item["content"].pop("annotations", None)
         if name == "conformance_prepend_note" and self.broken("augmentation/prepend-note-hint"):
             result["hint"] = "append"
+        if self.variant == "augment-extras":
+            for item in result["content"]:
+                item["properties"] = {**item.get("properties", {}), "relevance": 0.5, "com.example/source": "kb"}
+            result["metadata"] = {"com.example/trace": "t-1"}
+            if name == "summarize":
+                result["hint"] = "com.example/condense"
+        if name == "conformance_prepend_note" and self.variant == "content-meta":
+            for item in result["content"]:
+                item["content"] = {**item["content"], "_meta": {"com.example/origin": "notes"},
+                                   "annotations": {"audience": ["assistant"], "priority": 0.5}}
         return result
 
 
@@ -336,11 +420,12 @@ def merged_text(content: list[dict]) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS))
+    parser.add_argument("--variant", choices=sorted(VARIANTS))
     parser.add_argument("--plain", action="store_true")
     parser.add_argument("--meta-carriage", action="store_true", help="the tool fields under _meta instead")
     parser.add_argument("--near-miss", choices=sorted(NEAR_MISSES), help="the tool fields in a near-miss place")
     args = parser.parse_args()
-    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage, args.near_miss), Log(None))
+    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage, args.near_miss, args.variant), Log(None))
 
 
 if __name__ == "__main__":

@@ -92,6 +92,8 @@ def main(mode: str) -> None:
         elif method == "tools/call":
             query = ((msg.get("params") or {}).get("arguments") or {}).get("query", "")
             result = {"content": [{"type": "text", "text": f"memories for: {query}"}]}
+        elif method == "ping":
+            result = {}
         elif method == "middleware/list":
             result = {"middleware": [{"name": "conformance_identity", "inputSchema": {"type": "object"}}]}
         elif method == "middleware/invoke":
@@ -105,7 +107,8 @@ def main(mode: str) -> None:
             continue
         out = reply(msg, result)
         if mode == "wrong-ids":
-            out = json.dumps({"jsonrpc": "2.0", "id": rid + 1000, "result": result})
+            out = json.dumps({"jsonrpc": "2.0", "id": rid + 1000 if isinstance(rid, int) else f"{rid}-other",
+                              "result": result})
         write(out, mode == "drip")
         if mode == "duplicate-ids":
             write(out)

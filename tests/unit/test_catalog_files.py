@@ -42,7 +42,7 @@ BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract
 SERVER_CHECKS = {
     "preprocessor-tools": [
         "flag-is-boolean", "fixture-flagged", "preprocessor-tool-callable", "ordinary-tool-unaffected",
-        "wire-messages-valid",
+        "ping-answered", "string-request-id-answered", "progress-token-call-answered", "wire-messages-valid",
     ],
     "execution-requirements": [
         "requirements-are-strings", "requirements-namespaced", "fixture-requirements-declared-exactly",
