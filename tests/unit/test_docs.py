@@ -152,3 +152,21 @@ def test_server_page_says_which_checks_judge_the_servers_own_tools():
     ids = SERVER.check_ids()
     assert listed(own) == {c for c in ids if not REGISTRY[c].needs}
     assert listed(fixtures) == {c for c in ids if REGISTRY[c].needs}
+
+
+def test_the_counts_the_pages_give_are_the_registrys():
+    """Every "N checks" a page gives for a role (README, docs/server.md, docs/host.md, docs/gateway.md) is the
+    role's count of live checks, and the server page's split is its two tables' sizes."""
+    from conformance.core.model import REGISTRY
+    from conformance.core.roles import ROLES
+
+    live = {name: [c for c in role.check_ids() if REGISTRY[c].target == "live"] for name, role in ROLES.items()}
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for name in ("server", "host", "gateway"):
+        said = re.search(rf"\*\*{name}\*\* \([^)]*?(\d+) checks\)", readme)
+        assert said and int(said.group(1)) == len(live[name]), (name, said and said.group(0))
+    server = " ".join((ROOT / "docs" / "server.md").read_text(encoding="utf-8").split())
+    split = re.search(r"Of the (\d+) server checks, (\d+) judge .*? The other (\d+) judge", server)
+    own = [c for c in live["server"] if not REGISTRY[c].needs]
+    assert split and tuple(map(int, split.groups())) == (len(live["server"]), len(own), len(live["server"]) - len(own))
+    assert f"judges every message it got back. {len(live['server'])} checks." in server
