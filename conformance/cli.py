@@ -8,7 +8,8 @@
     mcp-ext-conformance dashboard [NAME=]RESULTS.json... --out DIR
 
 Exit codes: 0 nothing unexpected failed, 1 a check failed, 2 bad usage or the
-target unreachable. The user never sees a traceback: anything unexpected is
+target unreachable, 5 nothing tested (unless --allow-nothing-tested), 130
+interrupted (Ctrl-C). The user never sees a traceback: anything unexpected is
 reported in one line and exits 2.
 """
 
@@ -78,13 +79,15 @@ def _checked(parse):
 
 
 INTERRUPT_GRACE = 8.0  # seconds a Ctrl-C may take to unwind before the CLI ends every target itself
+INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command ended by Ctrl-C
+INTERRUPTED_LINE = "mcp-ext-conformance: interrupted"
 
 
 def _on_interrupt(signum, frame):
     """Ctrl-C unwinds normally (targets closed, reports written); a watchdog makes sure it ends.
 
     If unwinding gets stuck (a signal landing in the middle of the event loop's own machinery), the
-    watchdog kills every process group the suite started and leaves with exit code 2.
+    watchdog kills every process group the suite started and leaves with the interrupted exit code.
     """
     import threading
 
@@ -93,8 +96,8 @@ def _on_interrupt(signum, frame):
         from .targets import reaper
 
         reaper.kill_all()
-        print("mcp-ext-conformance: interrupted", file=sys.stderr, flush=True)
-        os._exit(2)
+        print(INTERRUPTED_LINE, file=sys.stderr, flush=True)
+        os._exit(INTERRUPTED)
 
     if not getattr(_on_interrupt, "armed", False):
         _on_interrupt.armed = True
@@ -122,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return cmd_dashboard(args)
     except KeyboardInterrupt:
-        print("mcp-ext-conformance: interrupted", file=sys.stderr)
-        return 2
+        print(INTERRUPTED_LINE, file=sys.stderr)
+        return INTERRUPTED
     except Exception as exc:  # never a traceback at the user
         print(f"mcp-ext-conformance: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
@@ -189,22 +192,46 @@ def run_pytest(arguments: list[str], args) -> int:
     # takes 1.5 s to import) would dominate a short run. pytest's own terminal reporter is off: the
     # console (console.py) speaks of checks and targets, never of test files and fixtures.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    options.use_cli_flags()  # advice names --profile, not the plugin's --mcp-profile
     console = Console(verbose=args.verbose)
-    status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
-                              *arguments], plugins=[_FreezeAfterCollection(), console]))
-    results = Path(args.report_dir) / "results.json"
+    started = time.time()
+    try:
+        status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
+                                  *arguments], plugins=[_FreezeAfterCollection(), console]))
+    except KeyboardInterrupt:  # before pytest's session began (or after it ended)
+        status = -1
+    doc = console.doc
+    if status == -1 or doc is not None and doc.get("interrupted"):
+        if doc is None:  # the session never began: the reports say the run was interrupted, and only that
+            _publish_interrupted(args, started)
+        print(INTERRUPTED_LINE, file=sys.stderr)
+        return INTERRUPTED
     if status in (3, 4):  # internal error or usage error (pytest has said which on stderr)
         return 2
-    if status == 5 or (status == 0 and console.ran == 0):
+    if status in (0, 5) and console.ran == 0 and not console.errors:
         what = f"no check matches -k {args.k!r}" if args.k else "no check selected"
         print(f"mcp-ext-conformance: {what} (`mcp-ext-conformance list` shows the check ids)", file=sys.stderr)
         return 2
-    if results.exists():
-        try:
-            return int(json.loads(results.read_text())["exitCode"])
-        except (ValueError, KeyError):
-            pass
+    if doc is not None:
+        return int(doc["exitCode"])
     return 1 if status == 1 else (0 if status == 0 else 2)
+
+
+def _publish_interrupted(args, started: float) -> None:
+    """An interrupted run's reports when Ctrl-C came before pytest's session began: no verdict, the banner."""
+    from .report import files, results
+
+    role = ROLES[args.subcommand]
+    values = {o.attr: getattr(args, o.attr, None) for o in options.for_role(role.name) if not o.cli_only}
+    try:
+        target = role.describe(options.Run(role, values))
+    except Exception:  # noqa: BLE001 - the reports still say what was interrupted
+        target = {"kind": "stdio", "command": getattr(args, "command", None) or "?"}
+    with files.InterruptsDeferred():
+        doc = results.results_document(role=role.name, target=target, results=[], claims={}, started=started,
+                                       finished=time.time(), strict=bool(args.strict), exit_code=INTERRUPTED,
+                                       interrupted=True)
+        files.publish(args.report_dir, doc)
 
 
 def usage_error(message: str) -> int:
@@ -218,16 +245,7 @@ def cmd_role(args) -> int:
     problem = role.profile_error(args.profile) or options.conflicts(vars(args), role.name)
     if problem:
         return usage_error(problem)
-    _clear(args.report_dir)
     return run_pytest(pytest_args(args, role.name), args)
-
-
-def _clear(report_dir: str) -> None:
-    for name in ("results.json", "summary.md", "junit.xml", "pytest-report.json", "index.html"):
-        try:
-            (Path(report_dir) / name).unlink()
-        except FileNotFoundError:
-            pass
 
 
 def cmd_list(args) -> int:

@@ -260,6 +260,8 @@ OPTIONS: tuple[Option, ...] = (
            "as not claimed); interceptor-overrides: per-interceptor overrides in the config (HARNESS.md, needs "
            "--profile interceptors) (repeatable)", many=True, choices=HOST_FEATURES, metavar="FEATURE"),
     Option("strict", ALL, "SHOULD-level violations (warn) fail the run", flag=True),
+    Option("allow-nothing-tested", ALL, "exit 0, not 5, when nothing was tested (no profile claimed, or every "
+           "check of every claimed profile skipped): for surveys and dashboards", flag=True),
     Option("expected-failures", ALL, "YAML list of check ids or profiles expected to fail; a listed check that "
            "passes is stale and fails", parse=expected_failures, metavar="FILE"),
     Option("report-dir", ALL, "where to write results.json, summary.md, junit.xml, index.html (CLI default "
@@ -270,6 +272,22 @@ OPTIONS: tuple[Option, ...] = (
 
 BY_NAME = {option.name: option for option in OPTIONS}
 DEFAULT_REPORT_DIR = "reports/latest"
+
+
+_FORM = {"cli": False}  # whether the command line is in use (it sets this before it runs pytest)
+
+
+def use_cli_flags() -> None:
+    _FORM["cli"] = True
+
+
+def flag(name: str, role: str | None = None) -> str:
+    """The flag of option `name` as the user spells it in the form in use: `--profile` under the command
+    line, `--mcp-profile` under the pytest plugin (`--mcp-server-command` for a role-scoped one)."""
+    if _FORM["cli"]:
+        return f"--{name}"
+    option = BY_NAME[name]
+    return option.plugin(role or (option.roles[0] if option.scoped else None))[0]
 
 
 def for_role(role: str) -> list[Option]:

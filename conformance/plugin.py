@@ -28,6 +28,7 @@ def pytest_addoption(parser):
     options.add_plugin_options(group)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's junitxml reads where to write (a report directory's junit.xml)
 def pytest_configure(config):
     config._mcpx_baseline = None
     if config.getoption("mcpx_expected_failures", None):
@@ -43,10 +44,73 @@ def pytest_configure(config):
         problem = options.conflicts(_run(config, role).values, role.name)
         if problem:
             raise pytest.UsageError(problem)
-    if config.getoption("mcpx_report_dir", None) or role:
+    report_dir = config.getoption("mcpx_report_dir", None)
+    if report_dir and not hasattr(config, "workerinput"):
+        _stage(config, report_dir)
+    if report_dir or role:
         from .report.collector import Reporter
 
         config.pluginmanager.register(Reporter(config, _role(config), _target_description), "mcpx-reporter")
+
+
+def _stage(config, report_dir: str) -> None:
+    """The run's outputs go to a staging folder first (report/files.py), pytest's junit.xml (written whenever
+    a report directory is given, as its help says) and pytest-report.json among them."""
+    import os
+
+    from .report.files import Staging
+
+    staging = config._mcpx_staging = Staging(report_dir)
+    final = os.path.abspath(report_dir)
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if not xmlpath or os.path.abspath(xmlpath) == os.path.join(final, "junit.xml"):
+        config.option.xmlpath = str(staging.path / "junit.xml")
+    json_path = getattr(config.option, "json_report_file", None)
+    if json_path and os.path.abspath(json_path) == os.path.join(final, "pytest-report.json"):
+        config.option.json_report_file = str(staging.path / "pytest-report.json")
+
+
+def _given_options(config) -> list[str]:
+    """The plugin's flags given a value other than their default."""
+    given = []
+    for option, role in options.plugin_options():
+        flag, dest = option.plugin(role)
+        value = config.getoption(dest, None)
+        if value not in (None, False, [], ()) and value != option.default:
+            given.append(flag)
+    return given
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """A `--mcp-*` option without the suite's checks collected is a mistake (it would be ignored); with them,
+    under pytest's own terminal, the target is recorded now, so its progress lines come before pytest's."""
+    config = session.config
+    checks = [item for item in session.items if "check_id" in getattr(item, "fixturenames", ())]
+    if not checks:
+        given = _given_options(config)
+        if given and not getattr(config.option, "collectonly", False):
+            raise pytest.UsageError(
+                f"{given[0]} was given, but no conformance check was collected: add `--pyargs conformance` "
+                f"(the checks are the installed package's tests), or run `mcp-ext-conformance`")
+        return
+    config._mcpx_checks_collected = True
+    if (_role(config) is not None and config.pluginmanager.get_plugin("terminalreporter") is not None
+            and not hasattr(config, "workerinput") and not getattr(config.option, "collectonly", False)):
+        _recordings(config, session)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The checks collected without a target: every one skipped, which is no pass (exit 5, "no tests ran")."""
+    config = session.config
+    if (_role(config) is None and getattr(config, "_mcpx_checks_collected", False) and exitstatus == 0
+            and not config.getoption("mcpx_allow_nothing_tested", False)):
+        session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+        writer = config.pluginmanager.get_plugin("terminalreporter")
+        if writer is not None:
+            writer.write_line(f"mcp-ext-conformance: nothing was tested, no target was given: "
+                              f"{'; '.join(r.missing_target.partition(': ')[2] for r in roles.ROLES.values())} "
+                              f"(or --mcp-allow-nothing-tested to exit 0)", yellow=True, bold=True)
 
 
 def pytest_generate_tests(metafunc):
@@ -122,13 +186,20 @@ def pytest_sessionstart(session):
 @pytest.fixture(scope="session")
 def mcpx_recordings(request):
     """The recordings of the run's role, made once, by profile (only the profiles a selected check needs)."""
-    config = request.config
-    role = _role(config)
-    if role is None:
+    if _role(request.config) is None:
         pytest.skip("; ".join(r.missing_target for r in roles.ROLES.values()))
+    return _recordings(request.config, request.session)
+
+
+def _recordings(config, session) -> dict:
+    done = getattr(config, "_mcpx_recordings", None)
+    if done is not None:
+        return done
+    role = _role(config)
+    assert role is not None
     claimed = _claimed(config, role)
     config._mcpx_target = _target_description(config)
-    wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
+    wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in session.items
               if hasattr(item, "callspec") and item.callspec.params.get("check_id") in REGISTRY}
     profiles = _profiles_to_record(role, claimed, wanted)
     early = getattr(config, "_mcpx_early", None)
@@ -146,6 +217,7 @@ def mcpx_recordings(request):
     if problem:
         config._mcpx_unavailable = problem
         pytest.exit(problem, returncode=2)
+    config._mcpx_recordings = recordings
     return recordings
 
 

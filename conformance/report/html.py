@@ -31,6 +31,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core.model import OUTCOMES
+from ..options import flag as _flag
 from . import results as reports
 
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "warn": "#9a6700", "info": "#0969da", "skip": "#6e7781",
@@ -289,7 +290,7 @@ def context(doc: dict) -> dict:
         "legend": {"outcomes": LEGEND_OUTCOMES, "claims": LEGEND_CLAIMS},
         "proposals": reports.proposal_rates([(c["id"], c["level"], c["outcome"]) for c in doc["checks"]],
                                             gaps["unclaimed"]),
-        "judged": doc.get("judgedAgainst"),
+        "judged": doc.get("judgedAgainst"), "profile_flag": _flag("profile"),
         "judged_profiles": [(p, info) for p, info in (doc.get("judgedAgainst") or {}).get("profiles", {}).items()
                             if p in by_profile],
     }

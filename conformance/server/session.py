@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable
 import anyio
 
 from ..core.judging import experimental_carriage, meta_carriage
+from ..options import flag
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 from .recording import Recording
 
@@ -134,7 +135,7 @@ async def _handshake(session: Session, rec: Recording) -> bool:
 async def _claim_and_drive(session: Session, rec: Recording, plan: Plan, claimed_by_option: bool) -> None:
     shown = plan.claimer(rec)
     if claimed_by_option:
-        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", f"claimed with {flag('profile')}"
     elif shown:
         rec.claimed, rec.claimed_by, rec.claim_reason = True, "advertisement", shown
     else:
@@ -192,7 +193,7 @@ async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: se
                         rec.capabilities, rec.tools = first.capabilities, first.tools
                         rec.fatal, rec.init_failed = first.fatal, first.init_failed
                     if not ok and rec.profile in claimed:
-                        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+                        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", f"claimed with {flag('profile')}"
                 done: list[str] = []
 
                 async def one(profile: str) -> None:
