@@ -102,7 +102,20 @@ def _on_interrupt(signum, frame):
     if not getattr(_on_interrupt, "armed", False):
         _on_interrupt.armed = True
         threading.Thread(target=watchdog, daemon=True).start()
+    if _importing(frame):
+        # Raised inside an import, KeyboardInterrupt leaves a module half made, and what later uses it (the
+        # reports of the interrupted run) fails on a missing name: the signal comes again once it is done.
+        threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return
     raise KeyboardInterrupt
+
+
+def _importing(frame) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,7 +196,8 @@ def run() -> None:
     os._exit(code)
 
 
-def run_pytest(arguments: list[str], args) -> int:
+def run_pytest(arguments: list[str], args, state: dict) -> int:
+    """pytest with the conformance plugin; `state` holds the console, for an interruption the caller handles."""
     import pytest
 
     from .console import Console
@@ -193,19 +207,12 @@ def run_pytest(arguments: list[str], args) -> int:
     # console (console.py) speaks of checks and targets, never of test files and fixtures.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     options.use_cli_flags()  # advice names --profile, not the plugin's --mcp-profile
-    console = Console(verbose=args.verbose)
-    started = time.time()
-    try:
-        status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
-                                  *arguments], plugins=[_FreezeAfterCollection(), console]))
-    except KeyboardInterrupt:  # before pytest's session began (or after it ended)
-        status = -1
+    console = state["console"] = Console(verbose=args.verbose)
+    status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
+                              *arguments], plugins=[_FreezeAfterCollection(), console]))
     doc = console.doc
-    if status == -1 or doc is not None and doc.get("interrupted"):
-        if doc is None:  # the session never began: the reports say the run was interrupted, and only that
-            _publish_interrupted(args, started)
-        print(INTERRUPTED_LINE, file=sys.stderr)
-        return INTERRUPTED
+    if console.interrupted or doc is not None and doc.get("interrupted"):
+        raise KeyboardInterrupt  # pytest caught it: the caller says so, once
     if status in (3, 4):  # internal error or usage error (pytest has said which on stderr)
         return 2
     if status in (0, 5) and console.ran == 0 and not console.errors:
@@ -245,7 +252,16 @@ def cmd_role(args) -> int:
     problem = role.profile_error(args.profile) or options.conflicts(vars(args), role.name)
     if problem:
         return usage_error(problem)
-    return run_pytest(pytest_args(args, role.name), args)
+    started = time.time()
+    state: dict = {}
+    try:
+        return run_pytest(pytest_args(args, role.name), args, state)
+    except KeyboardInterrupt:
+        console = state.get("console")
+        if console is None or console.doc is None:  # no report was written: they say the run was interrupted
+            _publish_interrupted(args, started)
+        print(INTERRUPTED_LINE, file=sys.stderr)
+        return INTERRUPTED
 
 
 def cmd_list(args) -> int:

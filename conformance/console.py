@@ -30,6 +30,7 @@ class Console:
         self.ran = 0
         self.config = None
         self.doc: dict | None = None  # the results document, once the session ends
+        self.interrupted = False
 
     def write(self, line: str = "", err: bool = False) -> None:
         stream = sys.stderr if err else self.out
@@ -48,6 +49,17 @@ class Console:
         for name, value in (("tbstyle", "short"), ("verbose", 0), ("reportchars", ""), ("showlocals", False)):
             if not hasattr(config.option, name):
                 setattr(config.option, name, value)
+
+    def pytest_keyboard_interrupt(self, excinfo) -> None:
+        if isinstance(excinfo.value, KeyboardInterrupt):  # pytest.exit() comes this way too
+            self.interrupted = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config) -> None:
+        """The results document as published (also when Ctrl-C came before the session began)."""
+        reporter = config.pluginmanager.get_plugin("mcpx-reporter")
+        if reporter is not None and reporter.doc is not None:
+            self.doc = reporter.doc
 
     def pytest_internalerror(self, excrepr, excinfo) -> bool:
         """A fault of the test runner itself: one line, and the traceback in a file of the report directory (or

@@ -89,7 +89,7 @@ def pytest_collection_finish(session):
     checks = [item for item in session.items if "check_id" in getattr(item, "fixturenames", ())]
     if not checks:
         given = _given_options(config)
-        if given and not getattr(config.option, "collectonly", False):
+        if given and not session.testsfailed and not getattr(config.option, "collectonly", False):
             raise pytest.UsageError(
                 f"{given[0]} was given, but no conformance check was collected: add `--pyargs conformance` "
                 f"(the checks are the installed package's tests), or run `mcp-ext-conformance`")

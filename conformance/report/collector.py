@@ -220,7 +220,8 @@ class Reporter:
         staging = getattr(config, "_mcpx_staging", None)
         if staging is not None and not staging.done:
             if self.interrupted:  # before the session began: the run's reports say so, and only that
-                self._publish(self.document(pytest.ExitCode.INTERRUPTED))
+                self.doc = self.document(pytest.ExitCode.INTERRUPTED)
+                self._publish(self.doc)
             else:  # a usage error before the session: the earlier run's reports stay as they are
                 staging.discard()
         writer = config.pluginmanager.get_plugin("terminalreporter")

@@ -1,19 +1,21 @@
 """The suite's upstream fixture server, or one of its mutants that breaks one rule.
 
-    python tests/servers/fake_server.py [--break MUTANT] [--plain]
+    python tests/servers/fake_server.py [--break MUTANT]... [--plain] [--slow SECONDS]
 
 The correct server is conformance/gateway/upstream.py (raw JSON-RPC, no SDK: an implementation of
 every server-role fixture independent of reference_servers, which must pass every check). This file
 subclasses it: `MUTANTS = {name: (fails: the full ids of the checks it must fail, does: one line)}`
 (tests/README.md); each is named after the one check it must make fail, and
 tests/test_server_mutants.py proves that it does, and only that one. `--plain` is an MCP server with
-one tool and no extension at all.
+one tool and no extension at all. `--break` may be repeated (several mutants at once, for the tests of the
+reports' counts); `--slow` waits before each answer (for the tests that interrupt a run midway).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 import unicodedata
 from pathlib import Path
 
@@ -92,14 +94,21 @@ HIDDEN = {"contextMiddleware": ("context-middleware/capability-advertised", "con
 class Mutant(FixtureServer):
     name = "fake-conformance-server"
 
-    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False):
+    def __init__(self, mutant: str | list[str] | None, plain: bool, meta_carriage: bool = False,
+                 slow: float = 0.0):
         super().__init__(plain=plain)
-        self.m = mutant or ""
+        self.m = set([mutant] if isinstance(mutant, str) else mutant or ())
+        self.slow = slow
         self.meta_carriage = meta_carriage
         self.transient = False  # whether conformance_transient is listed
 
     def broken(self, name: str) -> bool:
-        return self.m == name
+        return name in self.m
+
+    def handle(self, msg) -> list[dict]:
+        if self.slow:
+            time.sleep(self.slow)
+        return super().handle(msg)
 
     # -- definitions -------------------------------------------------------------------
     def tools(self) -> list[dict]:
@@ -132,12 +141,12 @@ class Mutant(FixtureServer):
         if "augmentation" in caps:
             caps["augmentation"] = {"listChanged": True}
         for capability, mutants in HIDDEN.items():
-            if self.m in mutants:
+            if self.m & set(mutants):
                 caps.pop(capability, None)
         return caps
 
     def serves(self, capability: str) -> bool:
-        return super().serves(capability) or self.m in HIDDEN.get(capability, ())
+        return super().serves(capability) or bool(self.m & set(HIDDEN.get(capability, ())))
 
     def middleware(self) -> list[dict]:
         items = super().middleware()
@@ -190,7 +199,8 @@ class Mutant(FixtureServer):
     def unmet(self, name):
         loose = {"execution-requirements/near-miss-nfc": lambda r: unicodedata.normalize("NFC", r),
                  "execution-requirements/near-miss-confusable": lambda r: r.replace("\u0430", "a"),
-                 "execution-requirements/near-miss-whitespace": str.strip}.get(self.m)
+                 "execution-requirements/near-miss-whitespace": str.strip}
+        loose = next((loose[m] for m in sorted(self.m) if m in loose), None)
         if loose:
             return [r for r in GATED[name] if loose(r) not in SATISFIED]
         if self.broken("execution-requirements/requirement-matching-exact"):
@@ -205,7 +215,7 @@ class Mutant(FixtureServer):
         pretend = {"execution-requirements/unmet-requirement-fails-call": "conformance_gated_unmet",
                    "execution-requirements/all-requirements-enforced": "conformance_gated_mixed",
                    "execution-requirements/requirement-matching-exact": "conformance_gated_case"}
-        if pretend.get(self.m) == name:
+        if name in {pretend.get(m) for m in self.m}:
             return text_result("ran")  # claims success without the side effect, so only one check sees it
         if self.broken("execution-requirements/unmet-requirement-body-not-run") and self.unmet(name):
             self.counter += 1  # the body runs before anything is checked
@@ -264,11 +274,12 @@ class Mutant(FixtureServer):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS))
+    parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS), action="append")
     parser.add_argument("--plain", action="store_true")
     parser.add_argument("--meta-carriage", action="store_true", help="the tool fields under _meta instead")
+    parser.add_argument("--slow", type=float, default=0.0, metavar="SECONDS", help="wait before each answer")
     args = parser.parse_args()
-    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage), Log(None))
+    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage, args.slow), Log(None))
 
 
 if __name__ == "__main__":
