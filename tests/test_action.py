@@ -128,6 +128,18 @@ def test_action_fails_the_job_on_a_failing_check(tmp_path):
     assert outputs["failed"] == "1"
 
 
+def test_action_fails_a_run_that_tested_nothing_unless_told_otherwise(tmp_path):
+    """A server that claims no profile: the job is red (exit 5), and green only with allow-nothing-tested."""
+    given = {"command": fake_command("--plain"), "report-dir": str(tmp_path / "report")}
+    status, outputs, log = run_action(ROOT, given, workspace=ROOT, env=base_env(tmp_path), tmp=tmp_path / "a")
+    assert status == 5, log
+    assert outputs["server-exit-code"] == "5" and "exit code 5: nothing of the MCP extensions was tested" in log
+    status, outputs, log = run_action(ROOT, {**given, "allow-nothing-tested": "true"}, workspace=ROOT,
+                                      env=base_env(tmp_path), tmp=tmp_path / "b")
+    assert status == 0, log
+    assert outputs["server-exit-code"] == "0"
+
+
 def test_action_without_a_step_summary_still_reports(tmp_path):
     # Outside GitHub (or on a runner that sets no GITHUB_STEP_SUMMARY) the step neither fails nor writes one.
     env = {k: v for k, v in base_env(tmp_path).items() if k != "GITHUB_STEP_SUMMARY"}

@@ -91,7 +91,7 @@ def summary_lines(stdout: str) -> list[str]:
 def test_plain_server_reports_profiles_not_claimed(tmp_path):
     proc = cli("server", "--command", fake_command("--plain"), "--report-dir", str(tmp_path))
     assert_clean(proc)
-    assert proc.returncode == 0
+    assert proc.returncode == 5  # nothing tested: its own exit code, never a pass
     doc = json.loads((tmp_path / "results.json").read_text())
     assert not any(p["claimed"] for p in doc["profiles"].values())
     # Claiming nothing is the first thing the closing summary and summary.md say, never "passed" alone.
@@ -99,7 +99,8 @@ def test_plain_server_reports_profiles_not_claimed(tmp_path):
     assert table[0].startswith("! Nothing of the MCP extensions was tested: the server claimed none of its 5")
     assert "--profile context-middleware" in proc.stdout and "advertise capabilities.contextMiddleware" in proc.stdout
     assert all(len(line) <= 100 for line in table if not line.startswith(("=", "FAILED"))), table
-    assert table[-1].startswith("! Nothing of the MCP extensions was tested")  # after pytest's "3 passed"
+    assert table[-1].startswith("! Nothing of the MCP extensions was tested")  # after the counts
+    assert "exit code 5" in proc.stderr and "--allow-nothing-tested" in proc.stderr
     summary = (tmp_path / "summary.md").read_text()
     assert summary.splitlines()[0] == "# ⚠️ Nothing of the MCP extensions was tested: server role"
     assert "Every check that ran passed" not in summary
@@ -348,3 +349,47 @@ cli.run()
     assert "INTERNALERROR" not in proc.stdout + proc.stderr
     assert "internal error of the test runner (RuntimeError: boom in a hook)" in proc.stderr
     assert "boom in a hook" in (tmp_path / "internal-error.txt").read_text()
+
+
+# -- nothing tested is not a pass ---------------------------------------------------------------------------
+
+
+def test_nothing_tested_exits_5_unless_allowed(tmp_path):
+    """No profile claimed: exit 5 in the console and results.json; --allow-nothing-tested (a survey) keeps 0."""
+    plain = fake_command("--plain")
+    proc = cli("server", "--command", plain, "--report-dir", str(tmp_path / "a"))
+    assert proc.returncode == 5, proc.stderr
+    assert json.loads((tmp_path / "a" / "results.json").read_text())["exitCode"] == 5
+    allowed = cli("server", "--command", plain, "--report-dir", str(tmp_path / "b"), "--allow-nothing-tested")
+    assert allowed.returncode == 0, allowed.stderr
+    doc = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert doc["exitCode"] == 0 and schemas_loader.errors("results", doc) == []
+
+
+def test_every_check_of_the_claimed_profiles_skipped_is_nothing_tested(tmp_path):
+    # The fake claims every profile; the checks selected need fixtures of a contract version it was not run at.
+    proc = cli("server", "--command", fake_command(), "-k", "invoker-", "--report-dir", str(tmp_path))
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert {c["outcome"] for c in doc["checks"]} == {"skip"} and doc["profiles"]["interceptors"]["claimed"]
+    assert proc.returncode == 5 and doc["exitCode"] == 5, proc.stdout[-2000:]
+
+
+def pytest_run(tmp_path, *argv):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *argv], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_plugin_without_a_target_is_not_a_pass(tmp_path):
+    proc = pytest_run(tmp_path, "--pyargs", "conformance")
+    assert proc.returncode == 5, proc.stdout[-2000:]
+    assert "nothing was tested, no target was given" in proc.stdout and "--mcp-server-command" in proc.stdout
+    assert pytest_run(tmp_path, "--pyargs", "conformance", "--mcp-allow-nothing-tested").returncode == 0
+
+
+def test_a_plugin_option_without_the_checks_collected_is_an_error_naming_the_fix(tmp_path):
+    (tmp_path / "test_mine.py").write_text("def test_mine():\n    pass\n")
+    proc = pytest_run(tmp_path, "--mcp-server-command", fake_command())
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "--mcp-server-command was given, but no conformance check was collected" in proc.stderr
+    assert "--pyargs conformance" in proc.stderr
+    assert pytest_run(tmp_path).returncode == 0  # without an --mcp-* option the plugin stays out of the way
