@@ -393,3 +393,58 @@ def test_a_plugin_option_without_the_checks_collected_is_an_error_naming_the_fix
     assert "--mcp-server-command was given, but no conformance check was collected" in proc.stderr
     assert "--pyargs conformance" in proc.stderr
     assert pytest_run(tmp_path).returncode == 0  # without an --mcp-* option the plugin stays out of the way
+
+
+# -- the pytest plugin's rough edges ------------------------------------------------------------------------
+
+
+def test_the_plugin_speaks_its_own_flags_writes_junit_and_keeps_its_lines_apart(tmp_path):
+    report = tmp_path / "report"
+    proc = pytest_run(tmp_path, "--pyargs", "conformance", "--mcp-server-command", fake_command("--plain"),
+                      "--mcp-report-dir", str(report))
+    assert proc.returncode == 5, proc.stdout[-3000:]  # claims nothing: nothing tested
+    # --mcp-report-dir writes junit.xml, as its help says, with the suite's counts beside pytest's
+    assert 'name="mcpx-skip"' in (report / "junit.xml").read_text()
+    # advice names the plugin's flag, never the command line's
+    doc = json.loads((report / "results.json").read_text())
+    reasons = " ".join(c.get("reason") or "" for c in doc["checks"])
+    assert "--mcp-profile" in reasons and " --profile" not in reasons
+    assert " --profile" not in proc.stdout and "--mcp-allow-nothing-tested" in proc.stdout
+    # the recording's progress lines stand on lines of their own, before pytest's progress
+    lines = proc.stdout.splitlines()
+    recording = next(i for i, line in enumerate(lines) if "recording " in line)
+    assert lines[recording].startswith("recording "), lines[recording]
+    progress = [i for i, line in enumerate(lines) if line.startswith("  [")]
+    first_dots = next(i for i, line in enumerate(lines) if line.startswith(("s", ".", "F")) and set(line.split()[0])
+                      <= set("s.FxX"))
+    assert progress and max(progress) < first_dots, proc.stdout[:2000]
+    # the suite's own counts, which pytest's line does not give
+    assert any(line.startswith("mcp-ext-conformance: 3 passed, 62 skipped") for line in lines), proc.stdout[-2000:]
+
+
+def test_the_command_line_advises_its_own_flag(tmp_path):
+    proc = cli("server", "--command", fake_command("--plain"), "--report-dir", str(tmp_path))
+    doc = json.loads((tmp_path / "results.json").read_text())
+    reasons = " ".join(c.get("reason") or "" for c in doc["checks"])
+    assert "claim it with --profile " in reasons and "--mcp-" not in reasons + proc.stdout + proc.stderr
+
+
+def test_plugin_help_texts_speak_of_one_role_and_the_plugins_flags():
+    import re
+
+    from conformance import options
+
+    said = []
+
+    class Group:
+        def addoption(self, flag, **kw):
+            said.append((flag, kw["help"]))
+
+    options.add_plugin_options(Group())
+    for flag, text in said:
+        role = next((r for r in options.TARGET_ROLES if flag.startswith(f"--mcp-{r}-")), None)
+        if role is not None:
+            others = [r for r in options.TARGET_ROLES if r != role and re.search(rf"\b{r}( role)?:", text)]
+            assert not others, (flag, text)
+        cli_flags = [f for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", text) if not f.startswith("--mcp-")]
+        assert not cli_flags, (flag, text)
