@@ -139,7 +139,7 @@ class Console:
         warning = reporter.closing_line() if reporter is not None else None
         if warning:
             self.write(warning)
-        if self.doc is not None and self.doc["exitCode"] == NOTHING_TESTED:
+        if self.doc is not None and self.doc["exitCode"] == NOTHING_TESTED and self.ran:  # (none ran: -k, below)
             self.write(nothing_tested_line(self.doc["role"]), err=True)
 
     def closing_line(self, reporter=None) -> str:

@@ -81,21 +81,26 @@ def _given_options(config) -> list[str]:
     return given
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Whether the suite's checks were collected (before -k or -m deselect any)."""
+    if any("check_id" in getattr(item, "fixturenames", ()) for item in items):
+        config._mcpx_checks_collected = True
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
     """A `--mcp-*` option without the suite's checks collected is a mistake (it would be ignored); with them,
     under pytest's own terminal, the target is recorded now, so its progress lines come before pytest's."""
     config = session.config
-    checks = [item for item in session.items if "check_id" in getattr(item, "fixturenames", ())]
-    if not checks:
+    if not getattr(config, "_mcpx_checks_collected", False):
         given = _given_options(config)
         if given and not session.testsfailed and not getattr(config.option, "collectonly", False):
             raise pytest.UsageError(
                 f"{given[0]} was given, but no conformance check was collected: add `--pyargs conformance` "
                 f"(the checks are the installed package's tests), or run `mcp-ext-conformance`")
         return
-    config._mcpx_checks_collected = True
-    if (_role(config) is not None and config.pluginmanager.get_plugin("terminalreporter") is not None
+    if session.items and (_role(config) is not None and config.pluginmanager.get_plugin("terminalreporter") is not None
             and not hasattr(config, "workerinput") and not getattr(config.option, "collectonly", False)):
         _recordings(config, session)
 
