@@ -111,11 +111,15 @@ def pytest_sessionfinish(session, exitstatus):
     if (_role(config) is None and getattr(config, "_mcpx_checks_collected", False) and exitstatus == 0
             and not config.getoption("mcpx_allow_nothing_tested", False)):
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
-        writer = config.pluginmanager.get_plugin("terminalreporter")
-        if writer is not None:
-            writer.write_line(f"mcp-ext-conformance: nothing was tested, no target was given: "
-                              f"{'; '.join(r.missing_target.partition(': ')[2] for r in roles.ROLES.values())} "
-                              f"(or --mcp-allow-nothing-tested to exit 0)", yellow=True, bold=True)
+        config._mcpx_no_target = True
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if getattr(config, "_mcpx_no_target", False):
+        terminalreporter.write_line(
+            f"mcp-ext-conformance: nothing was tested, no target was given: "
+            f"{'; '.join(r.missing_target.partition(': ')[2] for r in roles.ROLES.values())} "
+            f"(or --mcp-allow-nothing-tested to exit 0)", yellow=True, bold=True)
 
 
 def pytest_generate_tests(metafunc):
