@@ -141,6 +141,16 @@ class Reporter:
             if self.interrupted:
                 session.exitstatus = pytest.ExitCode.INTERRUPTED
             self._publish(self.doc)
+            if deferred.pending and not self.interrupted:  # Ctrl-C while the reports were written: they say so
+                from .files import Staging
+
+                self.interrupted = True
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                self.doc = self.document(session.exitstatus)
+                staging = getattr(self.config, "_mcpx_staging", None)
+                if staging is not None:
+                    self.config._mcpx_staging = Staging(staging.final)
+                self._publish(self.doc)
 
     def _junit_counts(self) -> None:
         """The suite's count of each outcome as junit.xml's suite properties (its testcases say

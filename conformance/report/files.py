@@ -45,7 +45,7 @@ def write_all(directory: str | os.PathLike, doc: dict) -> Path:
 
 class InterruptsDeferred:
     """Ctrl-C noted, not raised, for the span of the block (main thread only; elsewhere it changes nothing):
-    `pending` says whether one came."""
+    `pending` says whether one came. Within another such block, the outer one notes it."""
 
     def __init__(self) -> None:
         self.pending = False
@@ -55,6 +55,9 @@ class InterruptsDeferred:
         self.pending = True
 
     def __enter__(self) -> "InterruptsDeferred":
+        current = signal.getsignal(signal.SIGINT)
+        if isinstance(getattr(current, "__self__", None), InterruptsDeferred):
+            return current.__self__  # type: ignore[union-attr]
         try:
             self.previous = signal.signal(signal.SIGINT, self._note)
         except ValueError:  # not the main thread
