@@ -95,7 +95,8 @@ def pytest_collection_finish(session):
     config = session.config
     if not getattr(config, "_mcpx_checks_collected", False):
         given = _given_options(config)
-        if given and not session.testsfailed and not getattr(config.option, "collectonly", False):
+        from_cli = getattr(config, "_mcpx_console", None) is not None  # it names the checks' file itself
+        if given and not from_cli and not session.testsfailed and not getattr(config.option, "collectonly", False):
             raise pytest.UsageError(
                 f"{given[0]} was given, but no conformance check was collected: add `--pyargs conformance` "
                 f"(the checks are the installed package's tests), or run `mcp-ext-conformance`")
