@@ -255,7 +255,12 @@ def cmd_role(args) -> int:
     started = time.time()
     state: dict = {}
     try:
-        return run_pytest(pytest_args(args, role.name), args, state)
+        try:
+            return run_pytest(pytest_args(args, role.name), args, state)
+        except Exception:
+            if getattr(state.get("console"), "interrupted", False):  # pytest's unwinding of a Ctrl-C went wrong
+                raise KeyboardInterrupt from None
+            raise
     except KeyboardInterrupt:
         console = state.get("console")
         if console is None or console.doc is None:  # no report was written: they say the run was interrupted
