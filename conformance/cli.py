@@ -216,7 +216,10 @@ def run_pytest(arguments: list[str], args, state: dict) -> int:
     if status in (3, 4):  # internal error or usage error (pytest has said which on stderr)
         return 2
     if status in (0, 5) and console.ran == 0 and not console.errors:
-        what = f"no check matches -k {args.k!r}" if args.k else "no check selected"
+        role = ROLES[args.subcommand]
+        what = (f"no check matches -k {args.k!r}" if args.k else
+                "no check to run: " + "; ".join(f"{p} is {role.why_not_recorded(p)}" for p in args.profile)
+                if args.profile else "no check selected")
         print(f"mcp-ext-conformance: {what} (`mcp-ext-conformance list` shows the check ids)", file=sys.stderr)
         return 2
     if doc is not None:

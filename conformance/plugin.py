@@ -83,9 +83,23 @@ def _given_options(config) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Whether the suite's checks were collected (before -k or -m deselect any)."""
-    if any("check_id" in getattr(item, "fixturenames", ()) for item in items):
-        config._mcpx_checks_collected = True
+    """Whether the suite's checks were collected (before -k or -m deselect any); the checks of profiles the run
+    will not record (left out by --mcp-profile, or needing another target option) are deselected, so every
+    check a report counts has a verdict (report/counts.py)."""
+    checks = [item for item in items if "check_id" in getattr(item, "fixturenames", ())]
+    if not checks:
+        return
+    config._mcpx_checks_collected = True
+    role = _role(config)
+    if role is None or hasattr(config, "workerinput"):
+        return
+    run = _run(config, role)
+    recorded = set(_profiles_to_record(role, set(config.getoption("mcpx_profile") or ()), set(role.profiles), run))
+    left_out = [item for item in checks if hasattr(item, "callspec")
+                and REGISTRY[item.callspec.params["check_id"]].profile not in recorded]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in set(left_out)]
 
 
 @pytest.hookimpl(trylast=True)
@@ -166,8 +180,11 @@ def _record(config, role: roles.Role, profiles: list[str], claimed: set[str], sa
         return {}
 
 
-def _profiles_to_record(role: roles.Role, claimed: set[str], wanted) -> list[str]:
-    return [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
+def _profiles_to_record(role: roles.Role, claimed: set[str], wanted, run: options.Run | None = None) -> list[str]:
+    """The role's profiles the run records: those a selected check needs, limited by --mcp-profile, and only
+    those the run's options can record (a gateway's transparency needs its command)."""
+    profiles = [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
+    return role.recordable(run, profiles) if run is not None else profiles
 
 
 def pytest_sessionstart(session):
@@ -188,7 +205,7 @@ def pytest_sessionstart(session):
     background.warm_up()
     kind = _run(config, role).target_kind  # a fixture replay records only the profiles its checks judge
     wanted = role.profiles if kind == "live" else {REGISTRY[cid].profile for cid in role.check_ids(kind)}
-    profiles = _profiles_to_record(role, claimed, wanted)
+    profiles = _profiles_to_record(role, claimed, wanted, _run(config, role))
     config._mcpx_early = background.BackgroundRecording(
         lambda say: _record(config, role, profiles, claimed, say), profiles)
 
@@ -211,7 +228,7 @@ def _recordings(config, session) -> dict:
     config._mcpx_target = _target_description(config)
     wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in session.items
               if hasattr(item, "callspec") and item.callspec.params.get("check_id") in REGISTRY}
-    profiles = _profiles_to_record(role, claimed, wanted)
+    profiles = _profiles_to_record(role, claimed, wanted, _run(config, role))
     early = getattr(config, "_mcpx_early", None)
     if early is not None:
         recordings = early.result(_say(config))

@@ -336,6 +336,7 @@ def test_every_report_gives_the_same_count_of_each_outcome(tmp_path):
         assert {o: int(properties[f"mcpx-{o}"]) for o in OUTCOMES} == counts
         per_case = [p.get("value") for case in junit.iter("testcase") for p in case.iter("property")
                     if p.get("name") == "outcome"]
+        assert len(list(junit.iter("testcase"))) == summary["total"]  # no testcase without a verdict
         assert {o: per_case.count(o) for o in OUTCOMES} == counts
         badge = (report / "badges" / f"{role}.svg").read_text()
         said = re.findall(r"(\d+) (" + "|".join(WORDS.values()) + ")", badge)

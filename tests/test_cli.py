@@ -448,3 +448,20 @@ def test_plugin_help_texts_speak_of_one_role_and_the_plugins_flags():
             assert not others, (flag, text)
         cli_flags = [f for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", text) if not f.startswith("--mcp-")]
         assert not cli_flags, (flag, text)
+
+
+def test_checks_of_profiles_the_run_does_not_record_are_not_counted(tmp_path):
+    """A gateway given only its pipeline adapter: the transparency checks are not run (they need --command),
+    so they are neither a skip in junit.xml nor a count on the console, which gives the suite's own numbers."""
+    proc = cli("gateway", "--adapter", "reference_servers.gateway.adapter:factory", "--report-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["summary"]["info"] and doc["summary"]["skip"] == 0
+    assert (tmp_path / "junit.xml").read_text().count("<testcase") == doc["summary"]["total"]
+    closing = [line for line in proc.stdout.splitlines() if line.endswith("s") and " in " in line][-1]
+    assert closing.startswith(f"{doc['summary']['pass']} passed, {doc['summary']['info']} info in "), closing
+    # a claimed profile the run's options cannot record: said so, in the command line's words
+    proc = cli("gateway", "--command", f"{sys.executable} -m reference_servers.gateway", "--profile",
+               "sequential-pipeline", "--report-dir", str(tmp_path / "b"))
+    assert proc.returncode == 2 and "sequential-pipeline is not recorded in this run (pipeline semantics need " \
+        "--adapter)" in proc.stderr, proc.stderr

@@ -38,6 +38,13 @@ class Role:
         module, _, _ = self.recorder.partition(":")
         return importlib.import_module(module).describe(run)
 
+    def recordable(self, run, profiles) -> list[str]:
+        """The profiles of `profiles` the run's options let the role's recorder record (all, unless its
+        module says otherwise with a `recordable(run, profiles)`)."""
+        module = importlib.import_module(self.recorder.partition(":")[0])
+        only = getattr(module, "recordable", None)
+        return list(only(run, profiles)) if only else list(profiles)
+
     def load(self) -> None:
         """Register the role's checks."""
         importlib.import_module(self.recorder.partition(":")[0])
@@ -57,8 +64,12 @@ class Role:
         return f"{bad[0]!r} is not a {self.name}-role profile; they are: {', '.join(self.profiles)}"
 
     def why_not_recorded(self, profile: str) -> str:
+        from ..options import flag  # the hint names the option as the form in use spells it
+
         hints = dict(self.not_recorded)
         hint = hints.get(profile, hints.get("*"))
+        if hint:
+            hint = hint.format(command=flag("command", self.name), adapter=flag("adapter", self.name))
         return "not recorded in this run" + (f" ({hint})" if hint else "")
 
 
@@ -87,8 +98,8 @@ GATEWAY = Role(
     recorder="conformance.gateway.record:record_run",
     default_timeout=10.0,
     missing_target="no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter",
-    not_recorded=(("sequential-pipeline", "pipeline semantics need --mcp-gateway-adapter"),
-                  ("*", "transparency needs --mcp-gateway-command")),
+    not_recorded=(("sequential-pipeline", "pipeline semantics need {adapter}"),
+                  ("*", "transparency needs {command}")),
 )
 ROLES: dict[str, Role] = {role.name: role for role in (SERVER, HOST, GATEWAY)}
 
