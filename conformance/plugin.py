@@ -81,12 +81,18 @@ def _given_options(config) -> list[str]:
     return given
 
 
+def _is_check(item) -> bool:
+    """One of the suite's checks (conformance/test_checks.py), not another test that names a check_id."""
+    names = getattr(item, "fixturenames", ())
+    return "check_id" in names and "mcpx_recordings" in names
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
     """Whether the suite's checks were collected (before -k or -m deselect any); the checks of profiles the run
     will not record (left out by --mcp-profile, or needing another target option) are deselected, so every
     check a report counts has a verdict (report/counts.py)."""
-    checks = [item for item in items if "check_id" in getattr(item, "fixturenames", ())]
+    checks = [item for item in items if _is_check(item)]
     if not checks:
         return
     config._mcpx_checks_collected = True

@@ -465,3 +465,11 @@ def test_checks_of_profiles_the_run_does_not_record_are_not_counted(tmp_path):
                "sequential-pipeline", "--report-dir", str(tmp_path / "b"))
     assert proc.returncode == 2 and "sequential-pipeline is not recorded in this run (pipeline semantics need " \
         "--adapter)" in proc.stderr, proc.stderr
+
+
+def test_a_test_of_ones_own_that_names_a_check_id_is_not_a_check(tmp_path):
+    # The suite's own tests parametrize over check ids; only conformance/test_checks.py's tests are checks.
+    (tmp_path / "test_ids.py").write_text("import pytest\n\n\n@pytest.mark.parametrize('check_id', ['a/b/c'])\n"
+                                          "def test_id(check_id):\n    assert check_id\n")
+    proc = pytest_run(tmp_path, "test_ids.py")
+    assert proc.returncode == 0 and "nothing was tested" not in proc.stdout, proc.stdout[-2000:]
