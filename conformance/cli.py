@@ -9,7 +9,8 @@
     mcp-ext-conformance interceptors|middleware list|invoke ...   (one request by hand, judged on the spot)
 
 Exit codes: 0 nothing unexpected failed, 1 a check failed, 2 bad usage or the
-target unreachable. The user never sees a traceback: anything unexpected is
+target unreachable, 5 nothing tested (unless --allow-nothing-tested), 130
+interrupted (Ctrl-C). The user never sees a traceback: anything unexpected is
 reported in one line and exits 2.
 """
 
@@ -108,13 +109,15 @@ def _checked(parse):
 
 
 INTERRUPT_GRACE = 8.0  # seconds a Ctrl-C may take to unwind before the CLI ends every target itself
+INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command ended by Ctrl-C
+INTERRUPTED_LINE = "mcp-ext-conformance: interrupted"
 
 
 def _on_interrupt(signum, frame):
     """Ctrl-C unwinds normally (targets closed, reports written); a watchdog makes sure it ends.
 
     If unwinding gets stuck (a signal landing in the middle of the event loop's own machinery), the
-    watchdog kills every process group the suite started and leaves with exit code 2.
+    watchdog kills every process group the suite started and leaves with the interrupted exit code.
     """
     import threading
 
@@ -123,13 +126,26 @@ def _on_interrupt(signum, frame):
         from .targets import reaper
 
         reaper.kill_all()
-        print("mcp-ext-conformance: interrupted", file=sys.stderr, flush=True)
-        os._exit(2)
+        print(INTERRUPTED_LINE, file=sys.stderr, flush=True)
+        os._exit(INTERRUPTED)
 
     if not getattr(_on_interrupt, "armed", False):
         _on_interrupt.armed = True
         threading.Thread(target=watchdog, daemon=True).start()
+    if _importing(frame):
+        # Raised inside an import, KeyboardInterrupt leaves a module half made, and what later uses it (the
+        # reports of the interrupted run) fails on a missing name: the signal comes again once it is done.
+        threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return
     raise KeyboardInterrupt
+
+
+def _importing(frame) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return cmd_dashboard(args)
     except KeyboardInterrupt:
-        print("mcp-ext-conformance: interrupted", file=sys.stderr)
-        return 2
+        print(INTERRUPTED_LINE, file=sys.stderr)
+        return INTERRUPTED
     except Exception as exc:  # never a traceback at the user, nor a secret of the user's
         from .report import redact
 
@@ -240,7 +256,8 @@ def run() -> None:
     os._exit(code)
 
 
-def run_pytest(arguments: list[str], args) -> int:
+def run_pytest(arguments: list[str], args, state: dict) -> int:
+    """pytest with the conformance plugin; `state` holds the console, for an interruption the caller handles."""
     import pytest
 
     from .console import Console
@@ -249,22 +266,42 @@ def run_pytest(arguments: list[str], args) -> int:
     # takes 1.5 s to import) would dominate a short run. pytest's own terminal reporter is off: the
     # console (console.py) speaks of checks and targets, never of test files and fixtures.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    console = Console(verbose=args.verbose)
+    options.use_cli_flags()  # advice names --profile, not the plugin's --mcp-profile
+    console = state["console"] = Console(verbose=args.verbose)
     status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
                               *arguments], plugins=[_FreezeAfterCollection(), console]))
-    results = Path(args.report_dir) / "results.json"
+    doc = console.doc
+    if console.interrupted or doc is not None and doc.get("interrupted"):
+        raise KeyboardInterrupt  # pytest caught it: the caller says so, once
     if status in (3, 4):  # internal error or usage error (pytest has said which on stderr)
         return 2
-    if status == 5 or (status == 0 and console.ran == 0):
-        what = f"no check matches -k {args.k!r}" if args.k else "no check selected"
+    if status in (0, 5) and console.ran == 0 and not console.errors:
+        role = ROLES[args.subcommand]
+        what = (f"no check matches -k {args.k!r}" if args.k else
+                "no check to run: " + "; ".join(f"{p} is {role.why_not_recorded(p)}" for p in args.profile)
+                if args.profile else "no check selected")
         print(f"mcp-ext-conformance: {what} (`mcp-ext-conformance list` shows the check ids)", file=sys.stderr)
         return 2
-    if results.exists():
-        try:
-            return int(json.loads(results.read_text())["exitCode"])
-        except (ValueError, KeyError):
-            pass
+    if doc is not None:
+        return int(doc["exitCode"])
     return 1 if status == 1 else (0 if status == 0 else 2)
+
+
+def _publish_interrupted(args, started: float) -> None:
+    """An interrupted run's reports when Ctrl-C came before pytest's session began: no verdict, the banner."""
+    from .report import files, results
+
+    role = ROLES[args.subcommand]
+    values = {o.attr: getattr(args, o.attr, None) for o in options.for_role(role.name) if not o.cli_only}
+    try:
+        target = role.describe(options.Run(role, values))
+    except Exception:  # noqa: BLE001 - the reports still say what was interrupted
+        target = {"kind": "stdio", "command": getattr(args, "command", None) or "?"}
+    with files.InterruptsDeferred():
+        doc = results.results_document(role=role.name, target=target, results=[], claims={}, started=started,
+                                       finished=time.time(), strict=bool(args.strict), exit_code=INTERRUPTED,
+                                       interrupted=True)
+        files.publish(args.report_dir, doc)
 
 
 def usage_error(message: str) -> int:
@@ -278,16 +315,21 @@ def cmd_role(args) -> int:
     problem = role.profile_error(args.profile) or options.conflicts(vars(args), role.name)
     if problem:
         return usage_error(problem)
-    _clear(args.report_dir)
-    return run_pytest(pytest_args(args, role.name), args)
-
-
-def _clear(report_dir: str) -> None:
-    for name in ("results.json", "summary.md", "junit.xml", "pytest-report.json", "index.html"):
+    started = time.time()
+    state: dict = {}
+    try:
         try:
-            (Path(report_dir) / name).unlink()
-        except FileNotFoundError:
-            pass
+            return run_pytest(pytest_args(args, role.name), args, state)
+        except Exception:
+            if getattr(state.get("console"), "interrupted", False):  # pytest's unwinding of a Ctrl-C went wrong
+                raise KeyboardInterrupt from None
+            raise
+    except KeyboardInterrupt:
+        console = state.get("console")
+        if console is None or console.doc is None:  # no report was written: they say the run was interrupted
+            _publish_interrupted(args, started)
+        print(INTERRUPTED_LINE, file=sys.stderr)
+        return INTERRUPTED
 
 
 def cmd_list(args) -> int:

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from .report.collector import NOTHING_TESTED, nothing_tested_line
+
 OUTCOME_WORDS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "INFO", "skip": "SKIP", "xfail": "XFAIL",
                  "stale": "STALE"}
 
@@ -27,6 +29,8 @@ class Console:
         self.started = time.time()
         self.ran = 0
         self.config = None
+        self.doc: dict | None = None  # the results document, once the session ends
+        self.interrupted = False
 
     def write(self, line: str = "", err: bool = False) -> None:
         from .report import inert, redact
@@ -50,13 +54,26 @@ class Console:
             if not hasattr(config.option, name):
                 setattr(config.option, name, value)
 
+    def pytest_keyboard_interrupt(self, excinfo) -> None:
+        if isinstance(excinfo.value, KeyboardInterrupt):  # pytest.exit() comes this way too
+            self.interrupted = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config) -> None:
+        """The results document as published (also when Ctrl-C came before the session began)."""
+        reporter = config.pluginmanager.get_plugin("mcpx-reporter")
+        if reporter is not None and reporter.doc is not None:
+            self.doc = reporter.doc
+
     def pytest_internalerror(self, excrepr, excinfo) -> bool:
         """A fault of the test runner itself: one line, and the traceback in a file of the report directory (or
         the temporary directory), never pytest's INTERNALERROR lines."""
         import tempfile
         from pathlib import Path
 
-        directory = (self.config.getoption("mcpx_report_dir", None) if self.config else None) or tempfile.gettempdir()
+        staging = getattr(self.config, "_mcpx_staging", None)  # moved into the report directory at the end
+        directory = (staging.path if staging is not None and not staging.done else None) or (
+            self.config.getoption("mcpx_report_dir", None) if self.config else None) or tempfile.gettempdir()
         where = Path(directory) / "internal-error.txt"
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
@@ -100,6 +117,10 @@ class Console:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         config = session.config
+        reporter = config.pluginmanager.get_plugin("mcpx-reporter")
+        self.doc = reporter.doc if reporter is not None else None
+        if reporter is not None and reporter.interrupted:
+            return  # the command line says "interrupted", and nothing else
         diagnosis = getattr(config, "_mcpx_unavailable", None)
         if diagnosis:
             self.write(f"mcp-ext-conformance: {diagnosis}", err=True)
@@ -114,19 +135,25 @@ class Console:
                 self.write(f"  {line}")
         for error in self.errors:
             self.write(f"ERROR {error}", err=True)
-        reporter = config.pluginmanager.get_plugin("mcpx-reporter")
         if reporter is not None and reporter.results:
             for line in reporter.summary_lines():
                 self.write(line)
         if self.ran or self.errors:
-            self.write(self.closing_line())
+            self.write(self.closing_line(reporter))
         warning = reporter.closing_line() if reporter is not None else None
         if warning:
             self.write(warning)
+        if self.doc is not None and self.doc["exitCode"] == NOTHING_TESTED and self.ran:  # (none ran: -k, below)
+            self.write(nothing_tested_line(self.doc["role"]), err=True)
 
-    def closing_line(self) -> str:
-        order = ("failed", "passed", "skipped", "xfailed", "error")
-        parts = [f"{self.counts[k]} {k}" for k in order if self.counts.get(k)]
+    def closing_line(self, reporter=None) -> str:
+        """The suite's own count of each outcome (report/counts.py: the same as every report's; pytest would
+        count a warning or an info as passed), and the suite's faults, if any."""
+        from .report.counts import outcome_counts, phrase
+
+        said = phrase(outcome_counts(reporter.results.values())) if reporter is not None else ""
+        errors = self.counts.get("error", 0)
+        parts = [p for p in (said, f"{errors} error{'s' * (errors != 1)}" if errors else "") if p]
         return f"{', '.join(parts) or 'no checks ran'} in {time.time() - self.started:.2f}s"
 
 

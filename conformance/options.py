@@ -197,6 +197,10 @@ class Option:
     target: bool = False  # one of the role's target options (one of them must be given)
     plugin_flag: str | None = None  # when the plugin's flag is not --mcp-[role-]NAME
     cli_only: bool = False  # the CLI reads it itself (pytest has its own, or it is the CLI's business)
+    role_help: tuple[tuple[str, str], ...] = ()  # (role, help) where a role-scoped option says another thing
+
+    def help_for(self, role: str | None) -> str:
+        return dict(self.role_help).get(role or "", self.help)
 
     @property
     def attr(self) -> str:
@@ -218,18 +222,24 @@ ALL = TARGET_ROLES
 
 OPTIONS: tuple[Option, ...] = (
     # what is tested (one of a role's `target` options is required)
-    Option("command", ALL, "start the target with this command line (stdio; for a host, once per scenario, "
-           "docs/host.md; for a gateway its upstream is in MCPX_UPSTREAM_COMMAND or replaces {upstream})",
-           parse=command_line, scoped=True, target=True, metavar="CMD"),
-    Option("url", SERVER + GATEWAY, "Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp (gateway: with "
-           "--command, where it serves; {port} becomes a free port, also in the command)",
-           parse=url_template, scoped=True, target=True, metavar="URL"),
+    Option("command", ALL, "start the target with this command line (stdio)", parse=command_line, scoped=True,
+           target=True, metavar="CMD", role_help=(
+               ("server", "start the server with this command line (stdio)"),
+               ("host", "start the host with this command line, once per scenario (docs/host.md)"),
+               ("gateway", "start the gateway with this command line; its upstream is in MCPX_UPSTREAM_COMMAND "
+                           "or replaces {upstream}"))),
+    Option("url", SERVER + GATEWAY, "Streamable HTTP endpoint", parse=url_template, scoped=True, target=True,
+           metavar="URL", role_help=(
+               ("server", "the server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp"),
+               ("gateway", "with --command: where the started gateway serves Streamable HTTP; {port} becomes a "
+                           "free port, also in the command"))),
     Option("docker-image", SERVER, "run a container of IMAGE and speak stdio through it",
            scoped=True, target=True, metavar="IMAGE"),
-    Option("adapter", SERVER + GATEWAY, "gateway: replay the sequential-pipeline fixtures through this adapter "
-           "(docs/gateway.md); server, with --wg-fixtures: replay the interceptors working group's fixtures "
-           "through this adapter (its four-function contract)", parse=module_factory, scoped=True, target=True,
-           metavar="MODULE:FACTORY"),
+    Option("adapter", SERVER + GATEWAY, "replay fixtures through this adapter", parse=module_factory, scoped=True,
+           target=True, metavar="MODULE:FACTORY", role_help=(
+               ("server", "with --wg-fixtures: replay the interceptors working group's fixtures through this "
+                          "adapter (its four-function contract)"),
+               ("gateway", "replay the sequential-pipeline fixtures through this adapter (docs/gateway.md)"))),
     Option("wg-fixtures", SERVER, "with --adapter: the interceptors working group's fixtures directory",
            parse=directory, metavar="DIR"),
     # how it is reached
@@ -274,6 +284,8 @@ OPTIONS: tuple[Option, ...] = (
            "as not claimed); interceptor-overrides: per-interceptor overrides in the config (HARNESS.md, needs "
            "--profile interceptors) (repeatable)", many=True, choices=HOST_FEATURES, metavar="FEATURE"),
     Option("strict", ALL, "SHOULD-level violations (warn) fail the run", flag=True),
+    Option("allow-nothing-tested", ALL, "exit 0, not 5, when nothing was tested (no profile claimed, or every "
+           "check of every claimed profile skipped): for surveys and dashboards", flag=True),
     Option("expected-failures", ALL, "YAML list of check ids or profiles expected to fail; a listed check that "
            "passes is stale and fails", parse=expected_failures, metavar="FILE"),
     Option("report-dir", ALL, "where to write results.json, summary.md, junit.xml, index.html (CLI default "
@@ -284,6 +296,22 @@ OPTIONS: tuple[Option, ...] = (
 
 BY_NAME = {option.name: option for option in OPTIONS}
 DEFAULT_REPORT_DIR = "reports/latest"
+
+
+_FORM = {"cli": False}  # whether the command line is in use (it sets this before it runs pytest)
+
+
+def use_cli_flags() -> None:
+    _FORM["cli"] = True
+
+
+def flag(name: str, role: str | None = None) -> str:
+    """The flag of option `name` as the user spells it in the form in use: `--profile` under the command
+    line, `--mcp-profile` under the pytest plugin (`--mcp-server-command` for a role-scoped one)."""
+    if _FORM["cli"]:
+        return f"--{name}"
+    option = BY_NAME[name]
+    return option.plugin(role or (option.roles[0] if option.scoped else None))[0]
 
 
 def for_role(role: str) -> list[Option]:
@@ -339,8 +367,21 @@ def _argparse_kw(option: Option, dest: str, help_text: str, default: Any) -> dic
 def add_plugin_options(group) -> None:
     for option, role in plugin_options():
         flag, dest = option.plugin(role)
-        help_text = option.help if role is None else f"{role} role: {option.help}"
-        group.addoption(flag, **_argparse_kw(option, dest, help_text, option.default))
+        help_text = _plugin_flags(option.help_for(role), role)
+        group.addoption(flag, **_argparse_kw(option, dest, help_text if role is None else f"{role} role: {help_text}",
+                                             option.default))
+
+
+def _plugin_flags(text: str, role: str | None) -> str:
+    """A help text with each option it names as the plugin spells it (`--command` -> `--mcp-gateway-command`)."""
+    def spelled(match: re.Match) -> str:
+        option = BY_NAME.get(match.group(1))
+        if option is None or option.cli_only:
+            return match.group(0)
+        own = role if role in option.roles else option.roles[0]
+        return option.plugin(own if option.scoped else None)[0]
+
+    return re.sub(r"--([a-z][a-z-]*[a-z])", spelled, text)
 
 
 @dataclass
@@ -431,7 +472,7 @@ def add_cli_options(parser, role: str) -> None:
     for option in for_role(role):
         flags = {"k": ["-k"], "verbose": ["-v", "--verbose"]}.get(option.name, [f"--{option.name}"])
         default = DEFAULT_REPORT_DIR if option.name == "report-dir" else option.default
-        parser.add_argument(*flags, **_argparse_kw(option, option.attr, option.help, default))
+        parser.add_argument(*flags, **_argparse_kw(option, option.attr, option.help_for(role), default))
 
 
 def pytest_argv(args, role: str) -> list[str]:

@@ -29,6 +29,7 @@ def pytest_addoption(parser):
     options.add_plugin_options(group)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's junitxml reads where to write (a report directory's junit.xml)
 def pytest_configure(config):
     config._mcpx_baseline = None
     if config.getoption("mcpx_expected_failures", None):
@@ -46,10 +47,103 @@ def pytest_configure(config):
         problem = options.conflicts(_run(config, role).values, role.name)
         if problem:
             raise pytest.UsageError(problem)
-    if config.getoption("mcpx_report_dir", None) or role:
+    report_dir = config.getoption("mcpx_report_dir", None)
+    if report_dir and not hasattr(config, "workerinput"):
+        _stage(config, report_dir)
+    if report_dir or role:
         from .report.collector import Reporter
 
         config.pluginmanager.register(Reporter(config, _role(config), _target_description), "mcpx-reporter")
+
+
+def _stage(config, report_dir: str) -> None:
+    """The run's outputs go to a staging folder first (report/files.py), pytest's junit.xml (written whenever
+    a report directory is given, as its help says) and pytest-report.json among them."""
+    import os
+
+    from .report.files import Staging
+
+    staging = config._mcpx_staging = Staging(report_dir)
+    final = os.path.abspath(report_dir)
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if not xmlpath or os.path.abspath(xmlpath) == os.path.join(final, "junit.xml"):
+        config.option.xmlpath = str(staging.path / "junit.xml")
+    json_path = getattr(config.option, "json_report_file", None)
+    if json_path and os.path.abspath(json_path) == os.path.join(final, "pytest-report.json"):
+        config.option.json_report_file = str(staging.path / "pytest-report.json")
+
+
+def _given_options(config) -> list[str]:
+    """The plugin's flags given a value other than their default."""
+    given = []
+    for option, role in options.plugin_options():
+        flag, dest = option.plugin(role)
+        value = config.getoption(dest, None)
+        if value not in (None, False, [], ()) and value != option.default:
+            given.append(flag)
+    return given
+
+
+def _is_check(item) -> bool:
+    """One of the suite's checks (conformance/test_checks.py), not another test that names a check_id."""
+    names = getattr(item, "fixturenames", ())
+    return "check_id" in names and "mcpx_recordings" in names
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Whether the suite's checks were collected (before -k or -m deselect any); the checks of profiles the run
+    will not record (left out by --mcp-profile, or needing another target option) are deselected, so every
+    check a report counts has a verdict (report/counts.py)."""
+    checks = [item for item in items if _is_check(item)]
+    if not checks:
+        return
+    config._mcpx_checks_collected = True
+    role = _role(config)
+    if role is None or hasattr(config, "workerinput"):
+        return
+    run = _run(config, role)
+    recorded = set(_profiles_to_record(role, set(config.getoption("mcpx_profile") or ()), set(role.profiles), run))
+    left_out = [item for item in checks if hasattr(item, "callspec")
+                and REGISTRY[item.callspec.params["check_id"]].profile not in recorded]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in set(left_out)]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """A `--mcp-*` option without the suite's checks collected is a mistake (it would be ignored); with them,
+    under pytest's own terminal, the target is recorded now, so its progress lines come before pytest's."""
+    config = session.config
+    if not getattr(config, "_mcpx_checks_collected", False):
+        given = _given_options(config)
+        from_cli = getattr(config, "_mcpx_console", None) is not None  # it names the checks' file itself
+        if given and not from_cli and not session.testsfailed and not getattr(config.option, "collectonly", False):
+            raise pytest.UsageError(
+                f"{given[0]} was given, but no conformance check was collected: add `--pyargs conformance` "
+                f"(the checks are the installed package's tests), or run `mcp-ext-conformance`")
+        return
+    if session.items and (_role(config) is not None and config.pluginmanager.get_plugin("terminalreporter") is not None
+            and not hasattr(config, "workerinput") and not getattr(config.option, "collectonly", False)):
+        _recordings(config, session)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The checks collected without a target: every one skipped, which is no pass (exit 5, "no tests ran")."""
+    config = session.config
+    if (_role(config) is None and getattr(config, "_mcpx_checks_collected", False) and exitstatus == 0
+            and not config.getoption("mcpx_allow_nothing_tested", False)):
+        session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+        config._mcpx_no_target = True
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if getattr(config, "_mcpx_no_target", False):
+        terminalreporter.write_line(
+            f"mcp-ext-conformance: nothing was tested, no target was given: "
+            f"{'; '.join(r.missing_target.partition(': ')[2] for r in roles.ROLES.values())} "
+            f"(or --mcp-allow-nothing-tested to exit 0)", yellow=True, bold=True)
 
 
 def pytest_generate_tests(metafunc):
@@ -95,8 +189,11 @@ def _record(config, role: roles.Role, profiles: list[str], claimed: set[str], sa
         return {}
 
 
-def _profiles_to_record(role: roles.Role, claimed: set[str], wanted) -> list[str]:
-    return [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
+def _profiles_to_record(role: roles.Role, claimed: set[str], wanted, run: options.Run | None = None) -> list[str]:
+    """The role's profiles the run records: those a selected check needs, limited by --mcp-profile, and only
+    those the run's options can record (a gateway's transparency needs its command)."""
+    profiles = [p for p in role.profiles if p in wanted and (not claimed or p in claimed)]
+    return role.recordable(run, profiles) if run is not None else profiles
 
 
 def pytest_sessionstart(session):
@@ -117,7 +214,7 @@ def pytest_sessionstart(session):
     background.warm_up()
     kind = _run(config, role).target_kind  # a fixture replay records only the profiles its checks judge
     wanted = role.profiles if kind == "live" else {REGISTRY[cid].profile for cid in role.check_ids(kind)}
-    profiles = _profiles_to_record(role, claimed, wanted)
+    profiles = _profiles_to_record(role, claimed, wanted, _run(config, role))
     config._mcpx_early = background.BackgroundRecording(
         lambda say: _record(config, role, profiles, claimed, say), profiles)
 
@@ -125,15 +222,22 @@ def pytest_sessionstart(session):
 @pytest.fixture(scope="session")
 def mcpx_recordings(request):
     """The recordings of the run's role, made once, by profile (only the profiles a selected check needs)."""
-    config = request.config
-    role = _role(config)
-    if role is None:
+    if _role(request.config) is None:
         pytest.skip("; ".join(r.missing_target for r in roles.ROLES.values()))
+    return _recordings(request.config, request.session)
+
+
+def _recordings(config, session) -> dict:
+    done = getattr(config, "_mcpx_recordings", None)
+    if done is not None:
+        return done
+    role = _role(config)
+    assert role is not None
     claimed = _claimed(config, role)
     config._mcpx_target = _target_description(config)
-    wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in request.session.items
+    wanted = {REGISTRY[item.callspec.params["check_id"]].profile for item in session.items
               if hasattr(item, "callspec") and item.callspec.params.get("check_id") in REGISTRY}
-    profiles = _profiles_to_record(role, claimed, wanted)
+    profiles = _profiles_to_record(role, claimed, wanted, _run(config, role))
     early = getattr(config, "_mcpx_early", None)
     if early is not None:
         recordings = early.result(_say(config))
@@ -150,6 +254,7 @@ def mcpx_recordings(request):
         problem = redact.text(problem)
         config._mcpx_unavailable = problem
         pytest.exit(problem, returncode=2)
+    config._mcpx_recordings = recordings
     return recordings
 
 

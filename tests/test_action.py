@@ -128,6 +128,18 @@ def test_action_fails_the_job_on_a_failing_check(tmp_path):
     assert outputs["failed"] == "1"
 
 
+def test_action_fails_a_run_that_tested_nothing_unless_told_otherwise(tmp_path):
+    """A server that claims no profile: the job is red (exit 5), and green only with allow-nothing-tested."""
+    given = {"command": fake_command("--plain"), "report-dir": str(tmp_path / "report")}
+    status, outputs, log = run_action(ROOT, given, workspace=ROOT, env=base_env(tmp_path), tmp=tmp_path / "a")
+    assert status == 5, log
+    assert outputs["server-exit-code"] == "5" and "exit code 5: nothing of the MCP extensions was tested" in log
+    status, outputs, log = run_action(ROOT, {**given, "allow-nothing-tested": "true"}, workspace=ROOT,
+                                      env=base_env(tmp_path), tmp=tmp_path / "b")
+    assert status == 0, log
+    assert outputs["server-exit-code"] == "0"
+
+
 def test_action_without_a_step_summary_still_reports(tmp_path):
     # Outside GitHub (or on a runner that sets no GITHUB_STEP_SUMMARY) the step neither fails nor writes one.
     env = {k: v for k, v in base_env(tmp_path).items() if k != "GITHUB_STEP_SUMMARY"}
@@ -267,3 +279,67 @@ def test_readme_names_every_input_and_output_of_the_action():
     named = set(re.findall(r"`([\w-]+)`", line))
     declared = set(ACTION["inputs"]) | set(ACTION["outputs"])
     assert named == declared, named ^ declared
+
+
+# -- one set of counts everywhere ----------------------------------------------------------------------------
+
+# A server that fails a MUST check, fails another that the baseline lists (xfail), violates a SHOULD (warn),
+# with a baseline entry for a check that passes (stale) and checks it skips; and the pipeline replay, whose
+# BEHAVIOR-level checks report info: every outcome, in two roles.
+BROKEN = ("execution-requirements/all-requirements-enforced", "preprocessor-tools/ordinary-tool-unaffected",
+          "execution-requirements/unmet-error-names-requirement")
+BASELINE = {"preprocessor-tools/server/ordinary-tool-unaffected": "known", "context-middleware/server/list-result-valid":
+            "fixed since"}
+
+
+def test_every_report_gives_the_same_count_of_each_outcome(tmp_path):
+    """The console, summary.md, index.html, the badges, junit.xml, results.json and the Action's outputs: the
+    same number for each outcome (pytest alone would call a warning and an info passed)."""
+    import xml.etree.ElementTree as ET
+
+    from conformance.core.model import OUTCOMES
+    from conformance.report.counts import WORDS, phrase
+
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text(yaml.safe_dump(BASELINE))
+    flags = [arg for mutant in BROKEN for arg in ("--break", mutant)]
+    given = {"role": "server gateway", "command": fake_command(*flags),
+             "adapter": "reference_servers.gateway.adapter:factory", "baseline": str(baseline),
+             "report-dir": str(tmp_path / "report")}
+    status, outputs, log = run_action(ROOT, given, workspace=ROOT, env=base_env(tmp_path), tmp=tmp_path)
+    assert status == 1, log
+    total = dict.fromkeys(OUTCOMES, 0)
+    console_lines = re.findall(r"^((?:\d+ [a-z]+(?:, )?)+) in [\d.]+s$", log, re.M)
+    assert len(console_lines) == 2, log
+    for role, console in zip(("server", "gateway"), console_lines):
+        report = tmp_path / "report" / role
+        summary = json.loads((report / "results.json").read_text())["summary"]
+        counts = {o: summary[o] for o in OUTCOMES}
+        for outcome, n in counts.items():
+            total[outcome] += n
+        assert console == phrase(counts)  # the console's closing line
+        assert json.loads(outputs[f"{role}-counts"]) == counts  # the Action's outputs
+        assert outputs[f"{role}-passed"] == str(counts["pass"])
+        assert outputs[f"{role}-failed"] == str(counts["fail"] + counts["stale"])
+        text = (report / "summary.md").read_text()
+        assert f"Checks: {phrase(counts)}." in text
+        header = "| profile | claimed | " + " | ".join(OUTCOMES) + " |"
+        rows = [line.split("|")[3:-1] for line in text.split(header)[1].split("\n\n")[0].splitlines()[2:]]
+        assert [sum(int(row[i]) for row in rows) for i in range(len(OUTCOMES))] == list(counts.values())
+        page = (report / "index.html").read_text()
+        pills = re.findall(r'<span class="pill"[^>]*>(\w+)</span> (\d+)', page.split('<p class="counts">')[1]
+                           .split("</p>")[0])
+        assert {o: int(n) for o, n in pills} == {o: n for o, n in counts.items() if n}
+        junit = ET.parse(report / "junit.xml").getroot()
+        properties = {p.get("name"): p.get("value") for p in junit.iter("property")
+                      if p.get("name", "").startswith("mcpx-")}
+        assert {o: int(properties[f"mcpx-{o}"]) for o in OUTCOMES} == counts
+        per_case = [p.get("value") for case in junit.iter("testcase") for p in case.iter("property")
+                    if p.get("name") == "outcome"]
+        assert len(list(junit.iter("testcase"))) == summary["total"]  # no testcase without a verdict
+        assert {o: per_case.count(o) for o in OUTCOMES} == counts
+        badge = (report / "badges" / f"{role}.svg").read_text()
+        said = re.findall(r"(\d+) (" + "|".join(WORDS.values()) + ")", badge)
+        assert said and all(counts[o] == int(n) for n, word in said for o in OUTCOMES if WORDS[o] == word), said
+    assert all(total.values()), total  # the two runs hold every outcome
+    assert json.loads(outputs["counts"]) == total

@@ -56,7 +56,7 @@ def test_passing_server_exits_0_and_writes_reports(tmp_path):
     assert html.startswith("<!doctype html>") and "execution-requirements/server/unmet-requirement-fails-call" in html
     assert "<script" not in html and "http" not in html.split("<body>")[1].split("Target")[0]
     badge = (tmp_path / "badges" / "server.svg").read_text()
-    assert "<svg" in badge and "56/56 passed" in badge
+    assert "<svg" in badge and "56 passed" in badge
     rates = [f"server-{p}-rates.svg" for p in ("augmentation", "context-middleware", "execution-requirements",
                                                  "interceptors", "preprocessor-tools")]  # claimed profiles: MUST/SHOULD rates
     assert sorted(p.name for p in (tmp_path / "badges").iterdir()) == sorted([
@@ -93,7 +93,7 @@ def summary_lines(stdout: str) -> list[str]:
 def test_plain_server_reports_profiles_not_claimed(tmp_path):
     proc = cli("server", "--command", fake_command("--plain"), "--report-dir", str(tmp_path))
     assert_clean(proc)
-    assert proc.returncode == 0
+    assert proc.returncode == 5  # nothing tested: its own exit code, never a pass
     doc = json.loads((tmp_path / "results.json").read_text())
     assert not any(p["claimed"] for p in doc["profiles"].values())
     # Claiming nothing is the first thing the closing summary and summary.md say, never "passed" alone.
@@ -101,7 +101,8 @@ def test_plain_server_reports_profiles_not_claimed(tmp_path):
     assert table[0].startswith("! Nothing of the MCP extensions was tested: the server claimed none of its 5")
     assert "--profile context-middleware" in proc.stdout and "advertise capabilities.contextMiddleware" in proc.stdout
     assert all(len(line) <= 100 for line in table if not line.startswith(("=", "FAILED"))), table
-    assert table[-1].startswith("! Nothing of the MCP extensions was tested")  # after pytest's "3 passed"
+    assert table[-1].startswith("! Nothing of the MCP extensions was tested")  # after the counts
+    assert "exit code 5" in proc.stderr and "--allow-nothing-tested" in proc.stderr
     summary = (tmp_path / "summary.md").read_text()
     assert summary.splitlines()[0] == "# ⚠️ Nothing of the MCP extensions was tested: server role"
     assert "Every check that ran passed" not in summary
@@ -423,3 +424,127 @@ def test_a_failure_that_follows_from_another_names_it_first(tmp_path):
     assert "followsFrom" not in results[first]
     assert "the mutation ran before the validation" not in results[first]["reason"]
     assert "or no validation ran" in results[first]["reason"]
+
+
+# -- nothing tested is not a pass ---------------------------------------------------------------------------
+
+
+def test_nothing_tested_exits_5_unless_allowed(tmp_path):
+    """No profile claimed: exit 5 in the console and results.json; --allow-nothing-tested (a survey) keeps 0."""
+    plain = fake_command("--plain")
+    proc = cli("server", "--command", plain, "--report-dir", str(tmp_path / "a"))
+    assert proc.returncode == 5, proc.stderr
+    assert json.loads((tmp_path / "a" / "results.json").read_text())["exitCode"] == 5
+    allowed = cli("server", "--command", plain, "--report-dir", str(tmp_path / "b"), "--allow-nothing-tested")
+    assert allowed.returncode == 0, allowed.stderr
+    doc = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert doc["exitCode"] == 0 and schemas_loader.errors("results", doc) == []
+
+
+def test_every_check_of_the_claimed_profiles_skipped_is_nothing_tested(tmp_path):
+    # The fake claims every profile; the checks selected need fixtures of a contract version it was not run at.
+    proc = cli("server", "--command", fake_command(), "-k", "invoker-", "--report-dir", str(tmp_path))
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert {c["outcome"] for c in doc["checks"]} == {"skip"} and doc["profiles"]["interceptors"]["claimed"]
+    assert proc.returncode == 5 and doc["exitCode"] == 5, proc.stdout[-2000:]
+
+
+def pytest_run(tmp_path, *argv):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *argv], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_plugin_without_a_target_is_not_a_pass(tmp_path):
+    proc = pytest_run(tmp_path, "--pyargs", "conformance")
+    assert proc.returncode == 5, proc.stdout[-2000:]
+    assert "nothing was tested, no target was given" in proc.stdout and "--mcp-server-command" in proc.stdout
+    assert pytest_run(tmp_path, "--pyargs", "conformance", "--mcp-allow-nothing-tested").returncode == 0
+
+
+def test_a_plugin_option_without_the_checks_collected_is_an_error_naming_the_fix(tmp_path):
+    (tmp_path / "test_mine.py").write_text("def test_mine():\n    pass\n")
+    proc = pytest_run(tmp_path, "--mcp-server-command", fake_command())
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "--mcp-server-command was given, but no conformance check was collected" in proc.stderr
+    assert "--pyargs conformance" in proc.stderr
+    assert pytest_run(tmp_path).returncode == 0  # without an --mcp-* option the plugin stays out of the way
+
+
+# -- the pytest plugin's rough edges ------------------------------------------------------------------------
+
+
+def test_the_plugin_speaks_its_own_flags_writes_junit_and_keeps_its_lines_apart(tmp_path):
+    report = tmp_path / "report"
+    proc = pytest_run(tmp_path, "--pyargs", "conformance", "--mcp-server-command", fake_command("--plain"),
+                      "--mcp-report-dir", str(report))
+    assert proc.returncode == 5, proc.stdout[-3000:]  # claims nothing: nothing tested
+    # --mcp-report-dir writes junit.xml, as its help says, with the suite's counts beside pytest's
+    assert 'name="mcpx-skip"' in (report / "junit.xml").read_text()
+    # advice names the plugin's flag, never the command line's
+    doc = json.loads((report / "results.json").read_text())
+    reasons = " ".join(c.get("reason") or "" for c in doc["checks"])
+    assert "--mcp-profile" in reasons and " --profile" not in reasons
+    assert " --profile" not in proc.stdout and "--mcp-allow-nothing-tested" in proc.stdout
+    # the recording's progress lines stand on lines of their own, before pytest's progress
+    lines = proc.stdout.splitlines()
+    recording = next(i for i, line in enumerate(lines) if "recording " in line)
+    assert lines[recording].startswith("recording "), lines[recording]
+    progress = [i for i, line in enumerate(lines) if line.startswith("  [")]
+    first_dots = next(i for i, line in enumerate(lines) if line.startswith(("s", ".", "F")) and set(line.split()[0])
+                      <= set("s.FxX"))
+    assert progress and max(progress) < first_dots, proc.stdout[:2000]
+    # the suite's own counts, which pytest's line does not give
+    assert any(line.startswith("mcp-ext-conformance: 3 passed, 62 skipped") for line in lines), proc.stdout[-2000:]
+
+
+def test_the_command_line_advises_its_own_flag(tmp_path):
+    proc = cli("server", "--command", fake_command("--plain"), "--report-dir", str(tmp_path))
+    doc = json.loads((tmp_path / "results.json").read_text())
+    reasons = " ".join(c.get("reason") or "" for c in doc["checks"])
+    assert "claim it with --profile " in reasons and "--mcp-" not in reasons + proc.stdout + proc.stderr
+
+
+def test_plugin_help_texts_speak_of_one_role_and_the_plugins_flags():
+    import re
+
+    from conformance import options
+
+    said = []
+
+    class Group:
+        def addoption(self, flag, **kw):
+            said.append((flag, kw["help"]))
+
+    options.add_plugin_options(Group())
+    for flag, text in said:
+        role = next((r for r in options.TARGET_ROLES if flag.startswith(f"--mcp-{r}-")), None)
+        if role is not None:
+            others = [r for r in options.TARGET_ROLES if r != role and re.search(rf"\b{r}( role)?:", text)]
+            assert not others, (flag, text)
+        cli_flags = [f for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", text) if not f.startswith("--mcp-")]
+        assert not cli_flags, (flag, text)
+
+
+def test_checks_of_profiles_the_run_does_not_record_are_not_counted(tmp_path):
+    """A gateway given only its pipeline adapter: the transparency checks are not run (they need --command),
+    so they are neither a skip in junit.xml nor a count on the console, which gives the suite's own numbers."""
+    proc = cli("gateway", "--adapter", "reference_servers.gateway.adapter:factory", "--report-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["summary"]["info"] and doc["summary"]["skip"] == 0
+    assert (tmp_path / "junit.xml").read_text().count("<testcase") == doc["summary"]["total"]
+    closing = [line for line in proc.stdout.splitlines() if line.endswith("s") and " in " in line][-1]
+    assert closing.startswith(f"{doc['summary']['pass']} passed, {doc['summary']['info']} info in "), closing
+    # a claimed profile the run's options cannot record: said so, in the command line's words
+    proc = cli("gateway", "--command", f"{sys.executable} -m reference_servers.gateway", "--profile",
+               "sequential-pipeline", "--report-dir", str(tmp_path / "b"))
+    assert proc.returncode == 2 and "sequential-pipeline is not recorded in this run (pipeline semantics need " \
+        "--adapter)" in proc.stderr, proc.stderr
+
+
+def test_a_test_of_ones_own_that_names_a_check_id_is_not_a_check(tmp_path):
+    # The suite's own tests parametrize over check ids; only conformance/test_checks.py's tests are checks.
+    (tmp_path / "test_ids.py").write_text("import pytest\n\n\n@pytest.mark.parametrize('check_id', ['a/b/c'])\n"
+                                          "def test_id(check_id):\n    assert check_id\n")
+    proc = pytest_run(tmp_path, "test_ids.py")
+    assert proc.returncode == 0 and "nothing was tested" not in proc.stdout, proc.stdout[-2000:]

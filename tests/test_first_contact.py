@@ -213,7 +213,7 @@ def test_a_target_option_mistake_is_one_line(tmp_path, argv, words):
 def test_a_server_that_claims_no_profile_says_so_first(tmp_path):
     plain = f"{PY} {shlex.quote(str(ROOT / 'tests' / 'servers' / 'fake_server.py'))} --plain"
     run = cli(tmp_path, "server", "--command", plain)
-    assert run.code == 0, run.output
+    assert run.code == 5, run.output  # nothing tested: not a pass
     verdict = [line for line in run.lines if line.strip() and not line.startswith(("recording ", "  ["))]
     assert verdict[0].startswith("! Nothing of the MCP extensions was tested"), run.output
     assert not any(internal in run.output for internal in INTERNALS), run.output

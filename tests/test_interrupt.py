@@ -1,5 +1,8 @@
-"""Ctrl-C in the middle of a run: the CLI exits promptly, without a traceback, leaving no process behind."""
+"""Ctrl-C in the middle of a run: the CLI exits promptly, without a traceback, leaving no process behind, and
+says "interrupted" everywhere: one console line, exit code 130, results.json, summary.md, the page, the badges,
+and no official checks.json."""
 
+import json
 import os
 import shlex
 import signal
@@ -10,6 +13,7 @@ import uuid
 
 import pytest
 
+from conformance.core import schemas_loader
 from tests.helpers import ROOT
 
 
@@ -51,6 +55,89 @@ def test_ctrl_c_leaves_no_process_behind(flags, at_least):
     cli.send_signal(signal.SIGINT)
     out, err = cli.communicate(timeout=20)
     assert "Traceback" not in out + err
-    assert cli.returncode != 0
+    assert cli.returncode == 130 and err.splitlines() == ["mcp-ext-conformance: interrupted"], err
     time.sleep(0.5)
     assert processes_with(marker) == []
+
+
+# -- an interrupted run says so everywhere --------------------------------------------------------------------
+
+SLOW_FAKE = [sys.executable, str(ROOT / "tests" / "servers" / "fake_server.py"), "--slow", "0.04"]
+
+
+def earlier_run(report) -> None:
+    """What a finished earlier run left in the report directory, and a file of the user's beside it."""
+    (report / "badges").mkdir(parents=True)
+    (report / "badges" / "server-earlier.svg").write_text("<svg>interceptors 27/27 passed</svg>")
+    (report / "official" / "server-server-earlier").mkdir(parents=True)
+    (report / "official" / "server-server-earlier" / "checks.json").write_text('[{"status": "SUCCESS"}]')
+    (report / "results.json").write_text('{"earlier": true}')
+    (report / "users-notes.txt").write_text("mine")
+
+
+def interrupt_when(report, seen: str | None, after: float) -> subprocess.CompletedProcess:
+    """Run the CLI against a slow server and send SIGINT once stdout shows `seen` (None: at once), `after`
+    seconds later, as a user pressing Ctrl-C."""
+    import threading
+
+    cli = subprocess.Popen([sys.executable, "-m", "conformance", "server", "--command", shlex.join(SLOW_FAKE),
+                            "--report-dir", str(report)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    out: list[str] = []
+    reached = threading.Event()
+
+    def read() -> None:
+        assert cli.stdout is not None
+        for line in cli.stdout:
+            out.append(line)
+            if seen is None or seen in line:
+                reached.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    if seen is None:
+        reached.set()
+    assert reached.wait(60), "".join(out)
+    time.sleep(after)
+    cli.send_signal(signal.SIGINT)
+    err = cli.stderr.read() if cli.stderr else ""
+    cli.wait(timeout=30)
+    reader.join(timeout=5)
+    return subprocess.CompletedProcess(cli.args, cli.returncode, "".join(out), err)
+
+
+# Points of a run: Python starting the CLI, the target starting, mid-recording, late in the recording, while
+# checks are judged (some verdicts in, others not) and about when the reports are written, each twice: where
+# the signal lands within them varies run to run (a run that finished first must then be a finished run).
+POINTS = {"start": (None, 0.6), "target": ("recording ", 0.0), "mid": ("[1/5]", 0.3), "late": ("[3/5]", 0.1),
+          "judging": ("[5/5]", 1.0), "reports": ("[5/5]", 1.5)}
+
+
+@pytest.mark.parametrize("seen,after", list(POINTS.values()) * 2,
+                         ids=[f"{p}-{n}" for n in (1, 2) for p in POINTS])
+def test_ctrl_c_mid_run_says_interrupted_everywhere(tmp_path, seen, after):
+    report = tmp_path / "report"
+    earlier_run(report)
+    proc = interrupt_when(report, seen, after)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    doc = json.loads((report / "results.json").read_text())
+    assert "earlier" not in doc  # never the earlier run's results
+    assert not (report / "badges" / "server-earlier.svg").exists()
+    assert not (report / "official" / "server-server-earlier").exists()
+    assert (report / "users-notes.txt").read_text() == "mine"  # not the run's: left alone
+    assert not [p for p in report.iterdir() if p.name.startswith(".mcpx-partial-")]  # no half-written folder
+    if proc.returncode != 130:  # the run ended before the signal: it is a finished run, in every file
+        assert proc.returncode == 0 and doc["exitCode"] == 0 and doc["interrupted"] is False, proc.stderr
+        return
+    assert proc.stderr.splitlines() == ["mcp-ext-conformance: interrupted"]  # one line, nothing else on stderr
+    assert doc["interrupted"] is True and doc["exitCode"] == 130
+    assert schemas_loader.errors("results", doc) == []
+    summary = (report / "summary.md").read_text()
+    assert summary.startswith("# ⛔ Interrupted") and "Every check that ran passed" not in summary
+    assert "sent no serverInfo" not in summary
+    assert "Interrupted (Ctrl-C) before the run finished" in (report / "index.html").read_text()
+    for badge in (report / "badges").glob("*.svg"):  # no green badge: every one says interrupted
+        assert "interrupted" in badge.read_text() and "passed" not in badge.read_text(), badge.name
+    assert not (report / "official").exists()  # no official checks.json claiming SUCCESS
+    if (report / "junit.xml").exists():
+        assert 'name="mcpx-interrupted" value="true"' in (report / "junit.xml").read_text()

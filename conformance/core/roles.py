@@ -39,6 +39,13 @@ class Role:
         module, _, _ = self.recorder.partition(":")
         return importlib.import_module(module).describe(run)
 
+    def recordable(self, run, profiles) -> list[str]:
+        """The profiles of `profiles` the run's options let the role's recorder record (all, unless its
+        module says otherwise with a `recordable(run, profiles)`)."""
+        module = importlib.import_module(self.recorder.partition(":")[0])
+        only = getattr(module, "recordable", None)
+        return list(only(run, profiles)) if only else list(profiles)
+
     def load(self) -> None:
         """Register the role's checks."""
         importlib.import_module(self.recorder.partition(":")[0])
@@ -69,8 +76,12 @@ class Role:
         return f"{problem}; did you mean {near[0]!r}? ({listed})" if near else f"{problem}; {listed}"
 
     def why_not_recorded(self, profile: str) -> str:
+        from ..options import flag  # the hint names the option as the form in use spells it
+
         hints = dict(self.not_recorded)
         hint = hints.get(profile, hints.get("*"))
+        if hint:
+            hint = hint.format(command=flag("command", self.name), adapter=flag("adapter", self.name))
         return "not recorded in this run" + (f" ({hint})" if hint else "")
 
 
@@ -99,8 +110,8 @@ GATEWAY = Role(
     recorder="conformance.gateway.record:record_run",
     default_timeout=10.0,
     missing_target="no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter",
-    not_recorded=(("sequential-pipeline", "pipeline semantics need --mcp-gateway-adapter"),
-                  ("*", "transparency needs --mcp-gateway-command")),
+    not_recorded=(("sequential-pipeline", "pipeline semantics need {adapter}"),
+                  ("*", "transparency needs {command}")),
 )
 ROLES: dict[str, Role] = {role.name: role for role in (SERVER, HOST, GATEWAY)}
 

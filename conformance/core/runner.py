@@ -44,6 +44,8 @@ def claim_of(rec) -> dict:
 
 
 def evaluate(check: Check, rec) -> Result:
+    from ..options import flag  # the flag as the form in use spells it (--profile, --mcp-profile)
+
     started = time.perf_counter()
     rows = catalog.rows_for(check.id)
     level = catalog.level_of(check.id)
@@ -68,7 +70,7 @@ def evaluate(check: Check, rec) -> Result:
     if rec.init_failed:  # whether claimed or not is unknowable: fail, never skip, what could not be observed
         return finish("fail", f"not observed: {rec.fatal}")
     if check.when == "claimed" and not rec.claimed:
-        return finish("skip", f"profile not claimed: {rec.claim_reason} (claim it with --profile {check.profile})")
+        return finish("skip", f"profile not claimed: {rec.claim_reason} (claim it with {flag('profile')} {check.profile})")
     if check.when == "unclaimed" and rec.claimed:
         return finish("skip", "the profile is claimed; capability-advertised judges its advertisement")
     missing = [fixture_need(need) for need in check.needs if not rec.has_fixture(fixture_need(need)[0])]
@@ -82,10 +84,10 @@ def evaluate(check: Check, rec) -> Result:
         newer = min(version for _, version in missing)
         if newer > contract:
             return finish("skip", f"fixture of contract version {newer} not exposed: {names}{why} "
-                                  f"(--fixture-contract {newer} requires it)")
+                                  f"({flag('fixture-contract')} {newer} requires it)")
         if rec.by_option:
             return finish(outcome_for_level(level), f"fixture missing: {names}{why}; the profile is claimed "
-                                                    f"with --profile, so its fixtures are required")
+                                                    f"with {flag('profile')}, so its fixtures are required")
         return finish("skip", f"fixture not exposed: {names}{why}", untestable=True)
     try:
         note = check.judge(rec)

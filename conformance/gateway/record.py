@@ -150,6 +150,12 @@ def record_gateway_sync(spec_factory: SpecFactory, profiles=PROFILES, **kw: Any)
     return anyio.run(lambda: record_gateway(spec_factory, profiles, **kw))
 
 
+def recordable(run, profiles) -> list[str]:
+    """The profiles of `profiles` this run's options can record: transparency needs a gateway command, the
+    pipeline an adapter (record_run below)."""
+    return [p for p in profiles if (run.adapter if p == PIPELINE else run.command)]
+
+
 def describe(run) -> dict:
     if not run.command:
         return {"kind": "adapter", "adapter": run.adapter}

@@ -16,6 +16,7 @@ import anyio
 
 from ..core.profile import profile_modules
 from ..core.roles import HOST
+from ..options import flag
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 
@@ -71,15 +72,15 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
         rec = HostRecording(profile, {"kind": "stdio", "command": command})
         if profile in claims:
             rec.claimed, rec.claimed_by = True, "option" if by_option else "default"
-            rec.claim_reason = "claimed with --profile" if by_option else "claimed by default for hosts"
+            rec.claim_reason = f"claimed with {flag('profile')}" if by_option else "claimed by default for hosts"
             rec.runs = {sid: runs[sid] for sid in MODULES[profile].PLAN.scenarios_for(features)}
             rec.features = frozenset(f for f in features if FEATURES.get(f) == profile)
             broken = [r.unavailable for r in rec.runs.values() if r.unavailable]
             rec.unavailable = broken[0] if broken else None
         else:
             rec.claimed, rec.claimed_by = False, None
-            rec.claim_reason = ("not named with --profile" if by_option
-                                else f"hosts claim {profile} only with --profile {profile}")
+            rec.claim_reason = (f"not named with {flag('profile')}" if by_option
+                                else f"hosts claim {profile} only with {flag('profile')} {profile}")
         out[profile] = rec
     return out
 

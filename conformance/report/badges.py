@@ -1,10 +1,11 @@
 """SVG badges, made with anybadge: one for the role, one per claimed profile, and one per profile judged with
 its MUST and SHOULD pass rates.
 
-The value says what happened ("35/35 passed", "2 failed", "not claimed");
+The value says what happened ("35 passed", "33 passed, 2 info", "2 failed", "not claimed", "interrupted"),
+each number the count of one outcome (report/counts.py, the same as every report's);
 the colour follows the worst outcome: red for a failure or a stale baseline
 entry, orange for warnings or expected failures, green when everything that
-ran passed, grey when nothing ran.
+ran passed, grey when nothing ran or the run was interrupted.
 
 The rates badge (`<role>-<profile>-rates.svg`, labelled with the profile's extension identifier) reads like
 the per-proposal table (report/results.py): "MUST 14/14 · SHOULD 3/4"; red when a MUST check did not pass,
@@ -13,27 +14,26 @@ orange when a SHOULD check did not, green when every judged MUST and SHOULD chec
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import anybadge
 
 from ..core.provenance import EXTENSION_IDS
+from .counts import outcome_counts, phrase
+
+GREY = "#6e7781"
 
 
 def summarise(outcomes: list[str]) -> tuple[str, str]:
-    c = Counter(outcomes)
-    ran = sum(c[o] for o in ("pass", "fail", "warn", "info", "xfail", "stale"))
+    """The badge's value and colour: the counts it names are report/counts.py's, in its words."""
+    c = outcome_counts(outcomes)
     if c["fail"] or c["stale"]:
-        bad = c["fail"] + c["stale"]
-        return f"{bad} failed", "red"
+        return phrase({"fail": c["fail"], "stale": c["stale"]}), "red"
     if c["warn"] or c["xfail"]:
-        parts = [f"{c['warn']} warning{'s' * (c['warn'] != 1)}" if c["warn"] else "",
-                 f"{c['xfail']} known" if c["xfail"] else ""]
-        return ", ".join(p for p in parts if p), "orange"
-    if ran:
-        return f"{c['pass'] + c['info']}/{ran} passed", "green"
-    return "nothing ran", "#6e7781"
+        return phrase({"warn": c["warn"], "xfail": c["xfail"]}), "orange"
+    if c["pass"] or c["info"]:
+        return phrase({"pass": c["pass"], "info": c["info"]}), "green"
+    return "nothing ran", GREY
 
 
 def write_badges(directory: Path, doc: dict) -> list[Path]:
@@ -51,9 +51,16 @@ def write_badges(directory: Path, doc: dict) -> list[Path]:
     value, colour = summarise(ran)
     if doc.get("unavailable"):
         value, colour = "unreachable", "red"
+    interrupted = bool(doc.get("interrupted"))
+    if interrupted:  # cut short: no badge may read as a result, let alone a green one
+        value, colour = "interrupted", GREY
     badge(role, f"MCP ext {role}", value, colour)
     for profile, claim in doc["profiles"].items():
         outcomes = [c["outcome"] for c in doc["checks"] if c["profile"] == profile]
+        if interrupted:
+            if outcomes:
+                badge(f"{role}-{profile}", profile, "interrupted", GREY)
+            continue
         if not claim["claimed"]:
             if not outcomes:
                 continue
@@ -62,7 +69,7 @@ def write_badges(directory: Path, doc: dict) -> list[Path]:
             value, colour = summarise(outcomes)
         badge(f"{role}-{profile}", profile, value, colour)
     for profile, (must, should) in level_rates(doc).items():
-        if not doc["profiles"].get(profile, {}).get("claimed"):
+        if interrupted or not doc["profiles"].get(profile, {}).get("claimed"):
             continue  # only the unclaimed-profile checks ran: no rate of the proposal's behaviour
         badge(f"{role}-{profile}-rates", EXTENSION_IDS.get(profile, profile), *rates_value(must, should))
     return written

@@ -5,6 +5,7 @@ summary.md, the HTML page and the badges (report/results.py) and prints the prof
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any, Callable
 
@@ -14,6 +15,8 @@ from ..core.model import Result
 from ..core.roles import SERVER, Role
 
 PROPERTY = "mcpx"  # the user_properties key a verdict travels under
+NOTHING_TESTED = 5  # pytest's "no tests ran": no profile claimed, or every check of every claimed one skipped
+INTERRUPTED = 130  # 128 + SIGINT, the shell's code for a Ctrl-C
 
 
 class Reporter:
@@ -26,6 +29,8 @@ class Reporter:
         self.results: dict[str, Result] = {}
         self.claims: dict[str, dict] = {}
         self.peer: dict | None = None  # the target's own name and version (serverInfo), once a verdict brings it
+        self.interrupted = False  # Ctrl-C (KeyboardInterrupt) ended the session
+        self.doc: dict | None = None  # the results document, once the session ends
         self.started = time.time()
 
     @pytest.hookimpl(tryfirst=True)
@@ -73,6 +78,10 @@ class Reporter:
         return baseline.stale_profiles({cid: r.outcome for cid, r in self.results.items()})
 
     def exit_code(self, session_status: int) -> int:
+        """130 interrupted, 2 no target reached, 1 a check failed (or a stale baseline entry), 5 nothing
+        tested (unless --allow-nothing-tested), else 0 (README: exit codes)."""
+        if self.interrupted:
+            return INTERRUPTED
         if getattr(self.config, "_mcpx_unavailable", None):
             return 2
         if self.stale_profiles():
@@ -81,28 +90,104 @@ class Reporter:
         bad = [r for r in self.results.values() if r.outcome in ("fail", "stale") or (strict and r.outcome == "warn")]
         if bad:
             return 1
-        return 0 if session_status in (0, 5) and self.results else int(session_status) or 0
+        if session_status not in (0, 5):
+            return int(session_status)
+        if self.nothing_tested() and not self.config.getoption("mcpx_allow_nothing_tested", False):
+            return NOTHING_TESTED
+        return 0
 
-    def pytest_sessionfinish(self, session, exitstatus):
-        if self.stale_profiles() and session.exitstatus == 0:
-            session.exitstatus = 1  # a whole-profile baseline entry nothing fails any more
-        directory = self.config.getoption("mcpx_report_dir")
-        if not directory or hasattr(self.config, "workerinput"):  # xdist workers leave it to the controller
-            return
+    def nothing_tested(self) -> bool:
+        from .counts import nothing_tested
+
+        return nothing_tested(self.results.values(), self.claims)
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        if isinstance(excinfo.value, KeyboardInterrupt):  # pytest.exit() comes this way too
+            self.interrupted = True
+
+    def document(self, exitstatus: int) -> dict:
         from . import results as reports
 
-        finished = time.time()
         results = [self.results[k] for k in sorted(self.results)]
-        document = reports.results_document(
+        return reports.results_document(
             role=self.role_name(), target=getattr(self.config, "_mcpx_target", None) or self.describe(self.config),
-            results=results, claims=self.claims, started=self.started, finished=finished,
+            results=results, claims=self.claims, started=self.started, finished=time.time(),
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
             unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer,
-            baseline=self.baseline_info())
+            baseline=self.baseline_info(), interrupted=self.interrupted)
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        """Around every other plugin's end of session (pytest's junit.xml and pytest-report.json are written in
+        it): the results document first, so the console and junit.xml read its counts; the reports written
+        and moved into the report directory last (report/files.py). Ctrl-C meanwhile marks the run
+        interrupted rather than cutting the writing short."""
+        from .files import InterruptsDeferred
+
+        if hasattr(self.config, "workerinput"):  # xdist workers leave it to the controller
+            yield
+            return
+        with InterruptsDeferred() as deferred:
+            if self.stale_profiles() and session.exitstatus == 0:
+                session.exitstatus = 1  # a whole-profile baseline entry nothing fails any more
+            self.doc = self.document(session.exitstatus)
+            if self.doc["exitCode"] == NOTHING_TESTED and session.exitstatus == 0:
+                session.exitstatus = NOTHING_TESTED  # pytest's own "no tests ran"
+            self._junit_counts()
+            yield
+            if deferred.pending:
+                self.interrupted = True
+                self.doc = self.document(session.exitstatus)
+            if self.interrupted:
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+            self._publish(self.doc)
+            if deferred.pending and not self.interrupted:  # Ctrl-C while the reports were written: they say so
+                from .files import Staging
+
+                self.interrupted = True
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                self.doc = self.document(session.exitstatus)
+                staging = getattr(self.config, "_mcpx_staging", None)
+                if staging is not None:
+                    self.config._mcpx_staging = Staging(staging.final)
+                self._publish(self.doc)
+
+    def _junit_counts(self) -> None:
+        """The suite's count of each outcome as junit.xml's suite properties (its testcases say
+        passed for a warning or an info, as pytest does)."""
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover - pytest moved it
+            return
+        xml = self.config.stash.get(xml_key, None)
+        if xml is None or self.doc is None:
+            return
+        for outcome, n in self.doc["summary"].items():
+            xml.add_global_property(f"mcpx-{outcome}", n)
+        if self.doc.get("interrupted"):
+            xml.add_global_property("mcpx-interrupted", "true")
+
+    def _publish(self, doc: dict) -> None:
+        staging = getattr(self.config, "_mcpx_staging", None)
+        if staging is None or staging.done:
+            return
         from . import redact
         from .files import write_all
 
-        write_all(directory, redact.value(document))
+        try:
+            write_all(staging.path, redact.value(doc))  # the user's secrets never reach a report
+        except BaseException:
+            staging.discard()
+            raise
+        staging.publish()
+        try:  # pytest's line "generated xml file: ..." names where the file now is
+            from _pytest.junitxml import xml_key
+
+            xml = self.config.stash.get(xml_key, None)
+            if xml is not None and os.path.dirname(os.path.abspath(xml.logfile)) == str(staging.path.resolve()):
+                xml.logfile = str(staging.final / os.path.basename(xml.logfile))
+        except ImportError:  # pragma: no cover
+            pass
 
     def role_name(self) -> str:
         return (self.role or SERVER).name
@@ -133,17 +218,47 @@ class Reporter:
 
         return reports.closing_line(self.role_name(), self.claims) if self.results else None
 
+    def counts_line(self) -> str:
+        """The suite's own count of each outcome (report/counts.py), the same as every report's."""
+        from .counts import outcome_counts, phrase
+
+        return phrase(outcome_counts(self.results.values())) or "no check judged"
+
     def pytest_terminal_summary(self, terminalreporter):
-        if not self.results:
+        """Under pytest's own terminal: the profile table, then the suite's counts, which pytest's line does not
+        give (it counts a warning and an info as passed)."""
+        if self.doc and self.doc.get("interrupted"):
             return
         from . import results as reports
 
-        for line in self.summary_lines():
+        for line in self.summary_lines() if self.results else ():
             attention = line.startswith(reports.ATTENTION)  # the run's one warning stands out
             terminalreporter.write_line(line, yellow=attention, bold=attention)
+        if self.results:
+            terminalreporter.write_line(f"mcp-ext-conformance: {self.counts_line()}")
 
     def pytest_unconfigure(self, config):
+        staging = getattr(config, "_mcpx_staging", None)
+        if staging is not None and not staging.done:
+            if self.interrupted:  # before the session began: the run's reports say so, and only that
+                self.doc = self.document(pytest.ExitCode.INTERRUPTED)
+                self._publish(self.doc)
+            else:  # a usage error before the session: the earlier run's reports stay as they are
+                staging.discard()
         writer = config.pluginmanager.get_plugin("terminalreporter")
+        if writer is None or self.interrupted:
+            return
         closing = self.closing_line()
-        if closing and writer is not None:
+        if closing:
             writer.write_line(closing, yellow=True, bold=True)
+        if self.doc and self.doc["exitCode"] == NOTHING_TESTED:
+            writer.write_line(nothing_tested_line(self.role_name()), yellow=True, bold=True)
+
+
+def nothing_tested_line(role: str) -> str:
+    """Why the run exits 5, and the flag that keeps it 0, in the words of the form in use."""
+    from ..options import flag
+
+    return (f"mcp-ext-conformance: exit code {NOTHING_TESTED}: nothing of the MCP extensions was tested (no "
+            f"profile claimed, or every check of every claimed profile skipped); claim a profile with "
+            f"{flag('profile')} P, or give {flag('allow-nothing-tested')} to exit 0 for a survey")

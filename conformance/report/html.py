@@ -25,13 +25,15 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
 
 from markupsafe import Markup, escape
 
 from ..core.model import OUTCOMES
+from ..options import flag as _flag
 from . import results as reports
+from .counts import outcome_counts
 from .inert import html_text
 
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "warn": "#9a6700", "info": "#0969da", "skip": "#6e7781",
@@ -273,7 +275,7 @@ def context(doc: dict) -> dict:
     for profile in order:
         claim = doc["profiles"].get(profile) or {"claimed": False, "claimedBy": None, "reason": "not recorded"}
         checks = by_profile.get(profile, [])
-        counts = Counter(c["outcome"] for c in checks)
+        counts = outcome_counts(checks)
         rows.append({"profile": profile, "claim": claim, "recorded": bool(checks), "counts": counts,
                      "advice": reports.claim_advice(profile, claim)})
         if checks:
@@ -281,7 +283,7 @@ def context(doc: dict) -> dict:
             sections.append({"profile": profile, "summary": summary,
                              "checks": [_check(c) for c in sorted(checks, key=lambda c: (_SEVERITY.get(
                                  c["outcome"], 9), c["id"]))]})
-    counts = Counter(c["outcome"] for c in doc["checks"])
+    counts = outcome_counts(doc["checks"])
     known = roles.ROLES.get(role)
     return {
         "doc": doc, "gaps": gaps,
@@ -289,7 +291,8 @@ def context(doc: dict) -> dict:
         if doc.get("targetInfo") else None, "speaks": reports.speaks_for_itself(doc),
         "where": target.get("command") or target.get("url") or target.get("image") or target.get("adapter") or "?",
         "plays": known.suite_plays if known else "the other parts",
-        "headline": reports.headline(role, gaps, counts.get("pass", 0)),
+        "headline": [] if doc.get("interrupted") else reports.headline(role, gaps, counts["pass"]),
+        "interrupted": reports.interrupted_sentence(len(doc["checks"])) if doc.get("interrupted") else "",
         "counts": [(o, counts[o]) for o in OUTCOMES if counts[o]], "outcomes": OUTCOMES,
         "profile_rows": rows, "sections": sections,
         "not_passing": [c for section in sections for c in section["checks"]
@@ -297,7 +300,7 @@ def context(doc: dict) -> dict:
         "legend": {"outcomes": LEGEND_OUTCOMES, "claims": LEGEND_CLAIMS},
         "proposals": reports.proposal_rates([(c["id"], c["level"], c["outcome"]) for c in doc["checks"]],
                                             gaps["unclaimed"]),
-        "judged": doc.get("judgedAgainst"),
+        "judged": doc.get("judgedAgainst"), "profile_flag": _flag("profile"),
         "judged_profiles": [(p, info) for p, info in (doc.get("judgedAgainst") or {}).get("profiles", {}).items()
                             if p in by_profile],
     }

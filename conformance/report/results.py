@@ -6,12 +6,15 @@ Reports are pure functions of the results; report/files.py writes them.
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter, defaultdict
+import re
+from collections import defaultdict
 
 from .. import __version__
 from ..core import provenance
 from ..core.judging import grouped_near_misses
 from ..core.model import OUTCOMES, PROFILES, Result
+from .counts import by_profile as counts_by_profile
+from .counts import outcome_counts, phrase
 from .inert import md_code, md_text
 
 ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "info": "ℹ️", "skip": "⏭️", "xfail": "🟡", "stale": "🔁"}
@@ -32,8 +35,7 @@ def sdk_version() -> str | None:
 
 def results_document(*, role: str, target: dict, results: list[Result], claims: dict, started: float,
                      finished: float, strict: bool, exit_code: int, unavailable: str | None = None,
-                     peer: dict | None = None, baseline: dict | None = None) -> dict:
-    counts = Counter(r.outcome for r in results)
+                     peer: dict | None = None, baseline: dict | None = None, interrupted: bool = False) -> dict:
     profiles = {}
     for profile in PROFILES:
         claim = claims.get(profile)
@@ -51,8 +53,8 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
         "role": role, "target": target, "sdk": {"mcp": sdk_version()},
         "startedAt": _iso(started), "finishedAt": _iso(finished),
         "durationSeconds": round(finished - started, 3), "strict": strict, "profiles": profiles,
-        "summary": {"total": len(results), **{o: counts.get(o, 0) for o in OUTCOMES}},
-        "exitCode": exit_code,
+        "summary": {"total": len(results), **outcome_counts(results)},
+        "exitCode": exit_code, "interrupted": interrupted,
         "judgedAgainst": provenance.judged_against(),
         "checks": [{**r.to_json(), "sources": provenance.check_sources(r.id)} for r in results],
     }
@@ -100,8 +102,11 @@ def untested(role: str, claims: dict) -> dict:
 
 def claim_advice(profile: str, claim: dict) -> str:
     """How the profile would be claimed: what the target would show, or the option."""
+    from ..options import flag
+
     how = claim.get("howToClaim")
-    return f"{how}, or run with --profile {profile}" if how else f"run with --profile {profile}"
+    option = f"{flag('profile')} {profile}"
+    return f"{how}, or run with {option}" if how else f"run with {option}"
 
 
 def headline(role: str, gaps: dict, passed: int = 0) -> list[str]:
@@ -148,8 +153,8 @@ def closing_line(role: str, claims: dict) -> str | None:
 
 def proposal_rates(checks, unclaimed=()) -> list[dict]:
     """Per (profile, source) a run judged, in catalog order: MUST and SHOULD checks passed of those judged (a
-    skipped check is not judged: `na`), from (check id, level, outcome) triples; `unclaimed` profiles are
-    marked, and left out when none of their checks was judged. A check counts under its
+    skipped check is not judged: `na`), from (check id, level, outcome) triples; an `unclaimed` profile is one
+    row, `claimed` false, with no rate (its refusal checks stay in the details). A check counts under its
     primary source (core/provenance.primary_source): the proposal for most, the fixture contract or JSON-RPC
     for the checks whose strongest rows come from them."""
     groups: dict[tuple[str, str], dict] = {}
@@ -167,8 +172,11 @@ def proposal_rates(checks, unclaimed=()) -> list[dict]:
             g[level][0] += outcome == "pass"
     order = {p: i for i, p in enumerate(PROFILES)}
     names = {(p, n): i for i, (p, n) in enumerate(_catalog_sources())}
-    # An unclaimed profile none of whose checks was judged has nothing to rate (its line above says why).
-    kept = [g for g in groups.values() if g["claimed"] or g["MUST"][1] or g["SHOULD"][1]]
+    # An unclaimed profile is not rated: its refusal checks pass or fail in the details, but a rate of them
+    # ("MUST 1/1 100%") would read as conformance to a proposal nothing of which was tested.
+    kept = [g for g in groups.values() if g["claimed"]]
+    kept += [{"profile": p, "source": "", "claimed": False} for p in dict.fromkeys(
+        profile for profile, _ in groups if profile in unclaimed)]
     return sorted(kept, key=lambda g: (order.get(g["profile"], 99),
                                                   names.get((g["profile"], g["source"]), 99), g["source"]))
 
@@ -192,7 +200,10 @@ def proposal_lines(checks, unclaimed=()) -> list[str]:
         return []
     lines = ["Per proposal (MUST, SHOULD: checks passed of those judged; n/a: not applicable, skipped)"]
     for g in table:
-        label = f"{g['profile']}{'' if g['claimed'] else ' (NOT CLAIMED)'}: {g['source']}"
+        if not g["claimed"]:
+            lines.append(f"  {g['profile']}: not claimed")
+            continue
+        label = f"{g['profile']}: {g['source']}"
         lines.append(f"  {label[:50]:<50} MUST {rate(g['MUST']):<12} SHOULD {rate(g['SHOULD']):<12} "
                      f"n/a {g['na']}".rstrip())
     return lines
@@ -205,7 +216,10 @@ def proposal_markdown(checks, unclaimed=()) -> list[str]:
     lines = ["## Per proposal", "", "MUST and SHOULD: checks passed of those judged; n/a: checks not applicable "
              "(skipped).", "", "| profile | source | MUST | SHOULD | n/a |", "|---|---|---|---|---|"]
     for g in table:
-        lines.append(f"| {g['profile']}{'' if g['claimed'] else ' (not claimed)'} | {g['source'].replace('|', '/')} | {rate(g['MUST'])} | {rate(g['SHOULD'])} "
+        if not g["claimed"]:
+            lines.append(f"| {g['profile']} | not claimed | | | |")
+            continue
+        lines.append(f"| {g['profile']} | {g['source'].replace('|', '/')} | {rate(g['MUST'])} | {rate(g['SHOULD'])} "
                      f"| {g['na']} |")
     return lines
 
@@ -219,7 +233,7 @@ def wrap(text: str, first: str, rest: str, width: int = 100) -> list[str]:
     import textwrap
 
     # An option and its value stay on one line: "--profile" alone at a line's end reads as a typo.
-    lines = textwrap.wrap(text.replace("--profile ", "--profile\u00a0"), width=width, initial_indent=first,
+    lines = textwrap.wrap(re.sub(r"(--(?:mcp-)?profile) ", "\\1\u00a0", text), width=width, initial_indent=first,
                           subsequent_indent=rest, break_long_words=False, break_on_hyphens=False)
     return [line.replace("\u00a0", " ") for line in lines] or [first.rstrip()]
 
@@ -230,31 +244,35 @@ def summary_markdown(doc: dict) -> str:
     where = target.get("command") or target.get("url") or target.get("image") or target.get("adapter") or "?"
     role = doc["role"]
     gaps = untested(role, {p: c for p, c in doc["profiles"].items() if any(x["profile"] == p for x in doc["checks"])})
-    title = (f"# ⚠️ Nothing of the MCP extensions was tested: {role} role" if gaps["nothing"]
+    interrupted = doc.get("interrupted")
+    title = (f"# ⛔ Interrupted: MCP extension conformance, {role} role" if interrupted
+             else f"# ⚠️ Nothing of the MCP extensions was tested: {role} role" if gaps["nothing"]
              else f"# ⚠️ MCP extension conformance: {role} role, {len(gaps['misplaced'])} profile(s) not tested "
                   f"(fields misplaced)" if gaps["misplaced"]
              else f"# MCP extension conformance: {role} role")
     lines = [title, ""]
-    passed = sum(c["outcome"] == "pass" for c in doc["checks"])
-    for sentence in headline(role, gaps, passed):
+    counts = outcome_counts(doc["checks"])
+    if interrupted:
+        lines += [f"> ⛔ **{interrupted_sentence(len(doc['checks']))}**", ""]
+    for sentence in () if interrupted else headline(role, gaps, counts["pass"]):
         lines += [f"> ⚠️ {_link_docs(sentence)}", ""]
     for sentence in (doc.get("baseline") or {}).get("warnings", ()):
         lines += [f"> ⚠️ {_md_escape(sentence)}", ""]
-    identity = _identity(doc.get("targetInfo")) if speaks_for_itself(doc) else ""
+    identity = _identity(doc.get("targetInfo")) if speaks_for_itself(doc) and not (
+        interrupted and not doc.get("targetInfo")) else ""  # cut short, the run may never have asked
     lines += [f"Target: {md_code(where)} ({target.get('kind')}){identity} · "
               f"{doc['durationSeconds']:.1f} s · exit code {doc['exitCode']}", ""]
     if doc.get("unavailable"):
         lines += ["**No target reached: nothing was judged.**", "", *(f"> {_md_escape(line.strip())}  " for line in doc["unavailable"].splitlines()), ""]
-    lines += ["| profile | claimed | pass | fail | warn | info | skip |", "|---|---|---|---|---|---|---|"]
-    by_profile: dict[str, Counter] = defaultdict(Counter)
-    for check in doc["checks"]:
-        by_profile[check["profile"]][check["outcome"]] += 1
+    lines += [f"Checks: {phrase(counts) or 'none judged'}.", ""]
+    lines += ["| profile | claimed | " + " | ".join(OUTCOMES) + " |", "|---|---|" + "---|" * len(OUTCOMES)]
+    per_profile = counts_by_profile(doc["checks"])
     for profile in role_profiles(role):
         claim = doc["profiles"].get(profile) or {"claimed": False, "claimedBy": None, "reason": ""}
-        c = by_profile.get(profile, Counter())
+        c = per_profile.get(profile) or outcome_counts(())
         claimed = (f"yes ({claim['claimedBy']})" if claim["claimed"] else
                    "**no**" if profile in gaps["unclaimed"] else "not run")
-        lines.append(f"| {profile} | {claimed} | {c['pass']} | {c['fail']} | {c['warn']} | {c['info']} | {c['skip']} |")
+        lines.append(f"| {profile} | {claimed} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |")
     proposals = proposal_markdown(_doc_triples(doc), gaps["unclaimed"])
     if proposals:
         lines += ["", *proposals]
@@ -266,11 +284,15 @@ def summary_markdown(doc: dict) -> str:
         if gaps["misplaced"]:
             lines.append(f"- The fix for fields an SDK drops or moves: [SDK survival]({SDK_SURVIVAL}).")
     bad = [c for c in doc["checks"] if c["outcome"] in ("fail", "warn", "stale")]
+    if interrupted:
+        lines += ["", "Interrupted: the checks above are what was judged before Ctrl-C; the rest were not."]
     if bad:
         lines += ["", "## Not passing", ""]
         for check in bad:
             lines.append(f"- {ICONS[check['outcome']]} **`{check['id']}`** ({check['level']}): {check['requirement']}  ")
             lines.append(f"  {_md_escape(check.get('reason') or '')}")
+    elif interrupted:
+        pass
     elif doc.get("unavailable"):
         lines += ["", "No check ran: the run never reached its target (above)."]
     elif gaps["nothing"]:
@@ -281,6 +303,12 @@ def summary_markdown(doc: dict) -> str:
     else:
         lines += ["", "Every check that ran passed."]
     return "\n".join(lines) + "\n"
+
+
+def interrupted_sentence(judged: int) -> str:
+    """The banner of an interrupted run's summary.md and index.html."""
+    return (f"Interrupted (Ctrl-C) before the run finished: {judged} check(s) judged, the rest not at all. "
+            f"This is no verdict on the target; run it again to the end.")
 
 
 def speaks_for_itself(doc: dict) -> bool:
@@ -321,7 +349,7 @@ def terminal_table(results: list[Result], claims: dict, role: str = "server") ->
     for profile in role_profiles(role):
         if profile not in by_profile:
             continue
-        c = Counter(r.outcome for r in by_profile[profile])
+        c = outcome_counts(by_profile[profile])
         claim = claims.get(profile) or {}
         state = f"claimed ({claim.get('claimedBy')})" if claim.get("claimed") else "NOT CLAIMED"
         counts = "  ".join(f"{o} {c[o]}" for o in OUTCOMES if c[o])

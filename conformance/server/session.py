@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable
 import anyio
 
 from ..core.judging import experimental_carriage, grouped_near_misses, meta_carriage, near_misses
+from ..options import flag
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 from .recording import Recording
 
@@ -143,7 +144,7 @@ async def _handshake(session: Session, rec: Recording) -> bool:
 async def _claim_and_drive(session: Session, rec: Recording, plan: Plan, claimed_by_option: bool) -> None:
     shown = plan.claimer(rec)
     if claimed_by_option:
-        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", f"claimed with {flag('profile')}"
     elif shown:
         rec.claimed, rec.claimed_by, rec.claim_reason = True, "advertisement", shown
     else:
@@ -204,7 +205,7 @@ async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: se
                         rec.fatal, rec.init_failed = first.fatal, first.init_failed
                         rec.list_problems = list(first.list_problems)  # the tools list was read in part
                     if not ok and rec.profile in claimed:
-                        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", "claimed with --profile"
+                        rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", f"claimed with {flag('profile')}"
                 done: list[str] = []
 
                 async def one(profile: str) -> None:

@@ -1,20 +1,23 @@
 """The suite's upstream fixture server, or one of its mutants that breaks one rule.
 
-    python tests/servers/fake_server.py [--break MUTANT | --variant VARIANT] [--plain]
+    python tests/servers/fake_server.py [--break MUTANT]... [--variant VARIANT] [--plain] [--slow SECONDS]
 
 The correct server is conformance/gateway/upstream.py (raw JSON-RPC, no SDK: an implementation of
 every server-role fixture independent of reference_servers, which must pass every check). This file
 subclasses it: `MUTANTS = {name: (fails: the full ids of the checks it must fail, does: one line)}`
 (tests/README.md); each is named after the one check it must make fail, and
 tests/test_server_mutants.py proves that it does, and only that one. `--plain` is an MCP server with
-one tool and no extension at all. `VARIANTS` are the reverse of mutants, allowed-variant doubles: each takes
-another reading a source (or the base protocol) allows, and must pass every check.
+one tool and no extension at all. `--break` may be repeated (several mutants at once, for the tests of the
+reports' counts); `--slow` waits before each answer (for the tests that interrupt a run midway). `VARIANTS`
+are the reverse of mutants, allowed-variant doubles: each takes another reading a source (or the base
+protocol) allows, and must pass every check.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 import unicodedata
 from pathlib import Path
 
@@ -134,18 +137,19 @@ HIDDEN = {"contextMiddleware": ("context-middleware/capability-advertised", "con
 class Mutant(FixtureServer):
     name = "fake-conformance-server"
 
-    def __init__(self, mutant: str | None, plain: bool, meta_carriage: bool = False, near_miss: str | None = None,
-                 variant: str | None = None):
+    def __init__(self, mutant: str | list[str] | None, plain: bool, meta_carriage: bool = False,
+                 near_miss: str | None = None, variant: str | None = None, slow: float = 0.0):
         super().__init__(plain=plain)
-        self.m = mutant or ""
+        self.m = set([mutant] if isinstance(mutant, str) else mutant or ())
         self.variant = variant or ""
+        self.slow = slow
         self.meta_carriage = meta_carriage
         self.near_miss = near_miss
         self.transient = False  # whether conformance_transient is listed
         self.listed_once = False  # whether augmentation/list was answered yet
 
     def broken(self, name: str) -> bool:
-        return self.m == name
+        return name in self.m
 
     # -- definitions -------------------------------------------------------------------
     def tools(self) -> list[dict]:
@@ -188,12 +192,12 @@ class Mutant(FixtureServer):
         if "augmentation" in caps:
             caps["augmentation"] = {"listChanged": self.variant != "no-list-changed"}
         for capability, mutants in HIDDEN.items():
-            if self.m in mutants:
+            if self.m & set(mutants):
                 caps.pop(capability, None)
         return caps
 
     def serves(self, capability: str) -> bool:
-        return super().serves(capability) or self.m in HIDDEN.get(capability, ())
+        return super().serves(capability) or bool(self.m & set(HIDDEN.get(capability, ())))
 
     def middleware(self) -> list[dict]:
         items = super().middleware()
@@ -215,10 +219,12 @@ class Mutant(FixtureServer):
 
     # -- behaviour -------------------------------------------------------------------------
     def handle(self, msg) -> list[dict]:
+        if self.slow:
+            time.sleep(self.slow)
         if self.broken("preprocessor-tools/string-request-id-answered") and isinstance(msg, dict) and \
                 isinstance(msg.get("id"), str) and "method" in msg:
             return [{"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "id must be a number"}}]
-        early = self.m in ("augmentation/list-changed-after-initialized", "augmentation/list-changed-additions-only")
+        early = bool(self.m & {"augmentation/list-changed-after-initialized", "augmentation/list-changed-additions-only"})
         if isinstance(msg, dict) and msg.get("method") == "notifications/initialized" and early:
             return [dict(LIST_CHANGED)]  # before any change: it tells the client nothing
         out = super().handle(msg)
@@ -255,7 +261,7 @@ class Mutant(FixtureServer):
         if method == "augmentation/augment" and self.serves("augmentation") and not self.plain and \
                 isinstance(params, dict) and params.get("name") == TOGGLE and isinstance(params.get("context"), list):
             self.transient = not self.transient
-            silent = self.m in ("augmentation/list-changed-notified", "augmentation/list-changed-after-initialized") or \
+            silent = bool(self.m & {"augmentation/list-changed-notified", "augmentation/list-changed-after-initialized"}) or \
                 (self.broken("augmentation/list-changed-additions-only") and not self.transient) or \
                 self.variant == "no-list-changed"
             if not silent:
@@ -288,7 +294,8 @@ class Mutant(FixtureServer):
     def unmet(self, name):
         loose = {"execution-requirements/near-miss-nfc": lambda r: unicodedata.normalize("NFC", r),
                  "execution-requirements/near-miss-confusable": lambda r: r.replace("\u0430", "a"),
-                 "execution-requirements/near-miss-whitespace": str.strip}.get(self.m)
+                 "execution-requirements/near-miss-whitespace": str.strip}
+        loose = next((loose[m] for m in sorted(self.m) if m in loose), None)
         if loose:
             return [r for r in GATED[name] if loose(r) not in SATISFIED]
         if self.broken("execution-requirements/requirement-matching-exact"):
@@ -303,7 +310,7 @@ class Mutant(FixtureServer):
         pretend = {"execution-requirements/unmet-requirement-fails-call": "conformance_gated_unmet",
                    "execution-requirements/all-requirements-enforced": "conformance_gated_mixed",
                    "execution-requirements/requirement-matching-exact": "conformance_gated_case"}
-        if pretend.get(self.m) == name:
+        if name in {pretend.get(m) for m in self.m}:
             return text_result("ran")  # claims success without the side effect, so only one check sees it
         if self.broken("execution-requirements/unmet-requirement-body-not-run") and self.unmet(name):
             self.counter += 1  # the body runs before anything is checked
@@ -419,13 +426,15 @@ def merged_text(content: list[dict]) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS))
+    parser.add_argument("--break", dest="mutant", choices=sorted(MUTANTS), action="append")
     parser.add_argument("--variant", choices=sorted(VARIANTS))
     parser.add_argument("--plain", action="store_true")
     parser.add_argument("--meta-carriage", action="store_true", help="the tool fields under _meta instead")
     parser.add_argument("--near-miss", choices=sorted(NEAR_MISSES), help="the tool fields in a near-miss place")
+    parser.add_argument("--slow", type=float, default=0.0, metavar="SECONDS", help="wait before each answer")
     args = parser.parse_args()
-    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage, args.near_miss, args.variant), Log(None))
+    serve_stdio(Mutant(args.mutant, args.plain, args.meta_carriage, args.near_miss, args.variant, args.slow),
+                Log(None))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from conformance.host.harness import HostRun, Turn
 from conformance.host.mock_llm import ModelRequest
 from conformance.host.record import record_hosts
 from conformance.host.recording import HostRecording
+from conformance.options import flag
 
 
 def _recording(profile: str, run: HostRun) -> HostRecording:
@@ -40,9 +41,9 @@ def test_a_late_augmentation_is_judged_by_the_hint_it_left_out():
 
 def test_an_unclaimed_profile_names_its_own_reason():
     recs = anyio.run(lambda: record_hosts("true", ["preprocessor-tools", "augmentation"], claimed=["augmentation"]))
-    assert recs["preprocessor-tools"].claim_reason == "not named with --profile"
+    assert recs["preprocessor-tools"].claim_reason == f"not named with {flag('profile')}"  # the form in use: here the plugin
     recs = anyio.run(lambda: record_hosts("true", ["augmentation"], claimed=set()))
-    assert recs["augmentation"].claim_reason == "hosts claim augmentation only with --profile augmentation"
+    assert recs["augmentation"].claim_reason == f"hosts claim augmentation only with {flag('profile')} augmentation"
 
 
 def _invoke(t: float, turn: int, name: str, phase: str, result: dict | None = None, error: bool = False) -> dict:

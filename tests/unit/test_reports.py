@@ -6,6 +6,7 @@ from html.parser import HTMLParser
 
 from conformance.core import schemas_loader
 from conformance.core.model import Result
+from conformance.options import flag
 from conformance.report import html, inert, results
 
 META = "conformance_memories: _meta['preprocessor']"
@@ -44,7 +45,7 @@ def test_a_run_that_claimed_nothing_says_so_in_the_first_line():
     text = "\n".join(table)
     assert "why: the server shows nothing of this profile" in text
     assert "advertise capabilities.contextMiddleware in the initialize result, or run with" in text
-    assert "--profile preprocessor-tools" in text
+    assert f"{flag('profile')} preprocessor-tools" in text  # the flag of the form in use (here the plugin's)
     assert all(len(line) <= 100 for line in table)
 
     summary = results.summary_markdown(document(NOTHING_RESULTS, NOTHING))
