@@ -114,8 +114,11 @@ def test_action_reports_counts_badge_and_summary(tmp_path):
                                       workspace=ROOT, env=base_env(tmp_path, GITHUB_STEP_SUMMARY=str(summary)),
                                       tmp=tmp_path)
     assert status == 0, log
-    # the fake serves every profile's fixtures (its interceptors come with the gateway upstream's)
-    assert outputs["passed"] == "56" and outputs["failed"] == "0"
+    # the fake serves every profile's fixtures (its interceptors come with the gateway upstream's): the output is
+    # the run's own count of passes (results.json), never a number pinned here
+    doc = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert outputs["passed"] == str(doc["summary"]["pass"]) and doc["summary"]["pass"] > 0
+    assert outputs["failed"] == "0"
     assert outputs["badge"].endswith("badges/server.svg") and os.path.exists(outputs["badge"])
     assert "MCP extension conformance" in summary.read_text()
 
@@ -146,7 +149,8 @@ def test_action_without_a_step_summary_still_reports(tmp_path):
     status, outputs, log = run_action(ROOT, {"command": fake_command(), "report-dir": str(tmp_path / "report")},
                                       workspace=ROOT, env=env, tmp=tmp_path)
     assert status == 0, log
-    assert outputs["passed"] == "56"
+    doc = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert outputs["passed"] == str(doc["summary"]["pass"]) and doc["summary"]["pass"] > 0
 
 
 def test_a_run_that_cannot_start_still_says_so_in_the_step_summary(tmp_path):
