@@ -224,9 +224,8 @@ WHAT = {"add": "added", "remove": "removed"}
        needs=(f"augmentations:{TOGGLE}@4",))
 def transient_augmentation_answers(rec: Recording):
     require_result(rec, f"augment {TOGGLE} add")
-    listed = require_result(rec, "augmentation/list after add")
-    names = {i.get("name") for i in listed.get("augmentations") or () if isinstance(i, dict)} \
-        if isinstance(listed, dict) else set()
+    require_result(rec, "augmentation/list after add")
+    names = {i.get("name") for i in rec.listing.get("augmentations after add") or () if isinstance(i, dict)}  # every page
     if TRANSIENT not in names:
         raise NotObserved(f"{TRANSIENT} was not listed after the first invocation of {TOGGLE}",
                           expected=f"{TRANSIENT} listed", actual=sorted(map(str, names)))

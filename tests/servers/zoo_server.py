@@ -50,6 +50,7 @@ def reply(msg: dict, result: dict) -> str:
 def main(mode: str) -> None:
     if mode == "exit-at-once":
         sys.exit(1)
+    flooded = False
     for raw in sys.stdin:  # no peerkit serve loop: each zoo member misbehaves at the wire on purpose
         msg = json.loads(raw)
         method, rid = msg.get("method"), msg.get("id")
@@ -84,7 +85,8 @@ def main(mode: str) -> None:
                 continue
             if mode == "huge-result":
                 tools.append({"name": "huge", "inputSchema": {"type": "object"}, "description": "x" * 50_000_000})
-            if mode == "notification-flood":
+            if mode == "notification-flood" and not flooded:  # once, before the first answer to tools/list
+                flooded = True
                 note = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
                                    "params": {"level": "info", "data": "flood"}})
                 sys.stdout.write((note + "\n") * 20_000)
