@@ -153,3 +153,29 @@ class GuardedHttp:
                                     (b"content-length", str(len(payload)).encode())]})
             return await send({"type": "http.response.body", "body": payload})
         await self.app(scope, receive, send)
+
+
+class _LineBreaks:
+    """What sse_starlette splits an event's data with (`ServerSentEvent._LINE_SEP_EXPR`), with a fast path.
+
+    It splits every data field at line breaks with a regular expression, one C call over the whole text on the
+    event loop: 30-40 ms for a 4 MiB JSON-RPC message, which holds no raw line break (JSON escapes them), so
+    the split finds nothing. A search for CR and LF first (a memchr-speed scan) skips it then."""
+
+    _regex = re.compile(r"\r\n|\r|\n")
+
+    def split(self, text: str) -> list[str]:
+        return self._regex.split(text) if "\n" in text or "\r" in text else [text]
+
+    def sub(self, repl: str, text: str) -> str:
+        return self._regex.sub(repl, text)
+
+
+def fast_sse_lines() -> None:
+    """Install the fast path into sse_starlette's event encoder (the SDK's Streamable HTTP writes through it)."""
+    try:
+        from sse_starlette.event import ServerSentEvent
+    except ImportError:  # pragma: no cover - an SDK release without sse_starlette
+        return
+    if isinstance(getattr(ServerSentEvent, "_LINE_SEP_EXPR", None), re.Pattern):
+        ServerSentEvent._LINE_SEP_EXPR = _LineBreaks()  # type: ignore[assignment]

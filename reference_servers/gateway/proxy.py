@@ -934,6 +934,10 @@ async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_
 
     import uvicorn
 
+    from ..httpguard import fast_sse_lines
+
+    fast_sse_lines()  # a large answer is not split at line breaks it does not have, on the event loop
+
     make_pipeline(config)  # a bad plugin config fails at start, not at the first session
     try:
         loopback = ipaddress.ip_address(host).is_loopback

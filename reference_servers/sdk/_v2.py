@@ -109,6 +109,9 @@ def run_stdio(app: App) -> None:
 
 
 def run_http(app: App, host: str, port: int, guard: HostGuard) -> None:
+    from ..httpguard import fast_sse_lines
+
+    fast_sse_lines()  # a large answer is not split at line breaks it does not have, on the event loop
     import inspect
 
     import uvicorn
