@@ -10,14 +10,14 @@ Every entry point that runs a function over a caller's data (`middleware/invoke`
 | `maxOutputChars` | 8,388,608 (8 Mi)   | the size of the result, counted the same way; a function that would write more stops as soon as it knows (pii_restoration counts as it goes) | -32000 |
 | `maxSeconds`     | 10                 | wall time of one call, from when it gets a worker slot                | -32000 |
 | `maxConcurrent`  | 4                  | calls running at once, over all sessions; further calls wait for a slot | (waits) |
-| `maxQueued`      | 8                  | calls waiting for a slot, over all sessions; a call past it is refused at once ("busy") | -32000 |
+| `maxQueued`      | 32                 | calls waiting for a slot, over all sessions; a call past it is refused at once ("busy") | -32000 |
 | `maxJsonValues`  | 20,000             | values and keys in one Streamable HTTP request body, counted on its bytes before it is parsed (reference_servers/httpguard.py) | HTTP 400, -32600 |
 
 An error names the limit: `data: {"limit": "maxInputChars", "maxInputChars": 8388608, "size": ...}`.
 
 Memory. A call's input is counted against `maxInputChars` before it may wait for a slot (an oversized one is
 refused at once, never queued), so the inputs the calls hold, running and waiting, stay within
-(maxConcurrent + maxQueued) x maxInputChars characters: 12 x 8 Mi = 96 Mi characters with the defaults (a
+(maxConcurrent + maxQueued) x maxInputChars characters: 36 x 8 Mi = 288 Mi characters with the defaults (a
 Python str takes 1, 2 or 4 bytes a character, by its widest one), plus what the transport holds of requests
 not yet admitted: over Streamable HTTP at most 128 at once (uvicorn's limit_concurrency, httpguard.MAX_CONNECTIONS),
 each under the SDK's body cap (4 MiB), with its parsed copy.
@@ -59,7 +59,7 @@ class Limits:
     max_output_chars: int = 8 * 1024 * 1024
     max_seconds: float = 10.0
     max_concurrent: int = 4
-    max_queued: int = 8
+    max_queued: int = 32  # a conformance run in the stateless 2026-07-28 mode has ~25 calls out at once
     max_json_values: int = 20_000
 
     @classmethod

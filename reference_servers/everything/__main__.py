@@ -18,7 +18,7 @@ defaults to 127.0.0.1). Logs go to stderr; stdout carries JSON-RPC only.
       "allowedOrigins": ["https://app.example.com"],        #   --host is not loopback); Origin headers accepted
       "limits": {"maxTextChars": 4194304, "maxInputChars": 8388608,   # per call of every extension method
                  "maxOutputChars": 8388608, "maxSeconds": 10, "maxConcurrent": 4,   #   (reference_servers/limits.py)
-                 "maxQueued": 8, "maxJsonValues": 20000},
+                 "maxQueued": 32, "maxJsonValues": 20000},
       "memoryMaxCount": 1000, "memoryMaxBytes": 4194304      # caps of one memory store (one session's, by default)
     }
 deploy.example.json beside this file is a deployment configuration (no fixtures, explicit limits).

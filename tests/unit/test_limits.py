@@ -32,7 +32,7 @@ def test_string_chars_counts_string_values_not_keys():
 def test_the_configuration_keys_and_their_defaults():
     assert limits.Limits.from_config({}).to_config() == {
         "maxTextChars": 4 * 1024 * 1024, "maxInputChars": 8 * 1024 * 1024, "maxOutputChars": 8 * 1024 * 1024,
-        "maxSeconds": 10.0, "maxConcurrent": 4, "maxQueued": 8,
+        "maxSeconds": 10.0, "maxConcurrent": 4, "maxQueued": 32,
         "maxJsonValues": 20_000}
     with pytest.raises(ValueError, match="maxOutputChars"):
         limits.Limits.from_config({"maxOutputChars": 0})
