@@ -3,6 +3,10 @@
 Every run claims the optional features too (--claim interceptor-overrides), so a mutant that breaks a rule the
 overrides scenario also exercises declares that check as well.
 
+A mutant's run records only the scenarios its declared checks cite (record.scenarios_read, derived from the
+judges), and every check those scenarios decide is judged: of those, exactly the declared ones fail. The unbroken
+host's runs record every scenario and hold scenarios_read to what each verdict cited.
+
 Where two rules overlap a mutant declares more than one check, with the reason (tests/hosts/fake_host.py).
 """
 
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.host.record import FEATURES
+from conformance.host.record import FEATURES, scenarios_for_checks, scenarios_read
 from tests.helpers import HOST_CHECKS, fake_host, host_verdicts
 from tests.hosts.fake_host import ER, MUTANTS, PP, VARIANTS
 
@@ -29,12 +33,18 @@ def test_unbroken_fake_host_passes_every_check(stream):
     verdicts = host_verdicts(fake_host(*(["--stream"] if stream else [])), timeout=15, features=FEATURES)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
     assert set(verdicts) == set(HOST_CHECKS)
+    cited = {c: tuple(e["label"].removeprefix("scenario ") for e in r.exchanges) for c, r in verdicts.items()}
+    assert cited == scenarios_read()  # what a mutant's run records is what its checks' verdicts read
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_checks(mutant):
-    verdicts = host_verdicts(fake_host("--break", mutant), timeout=15, features=FEATURES)
-    failing = {c for c, r in verdicts.items() if r.outcome in NOT_OK}
+    recorded = scenarios_for_checks(MUTANTS[mutant][0])
+    decided = {c for c, read in scenarios_read().items() if set(read) <= recorded}  # every check they decide, the declared ones too
+    profiles = sorted({c.split("/")[0] for c in decided})
+    verdicts = host_verdicts(fake_host("--break", mutant), profiles=profiles, claimed=profiles, timeout=15,
+                             features=FEATURES, only=recorded)
+    failing = {c for c, r in verdicts.items() if c in decided and r.outcome in NOT_OK}
     assert failing == MUTANTS[mutant][0], {c: verdicts[c].reason for c in failing ^ MUTANTS[mutant][0]}
     for cid in failing:
         assert "internal error" not in (verdicts[cid].reason or "")

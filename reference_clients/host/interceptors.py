@@ -41,8 +41,6 @@ import asyncio
 import logging
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
-from reference_servers.interceptors import narrow_hooks
-
 from .logic import ServerError
 
 log = logging.getLogger("reference_host")
@@ -119,6 +117,10 @@ def resolved_overrides(declared: list, overrides: Mapping[str, Any]) -> dict:
             raise ValueError("overrides.hooks is not a list of {events: [...], phase: request|response}")
         well_formed = [h for h in declared if isinstance(h, dict) and isinstance(h.get("events"), list)
                        and isinstance(h.get("phase"), str)]
+        # Imported here: the reference servers' interceptor module brings jsonschema and the PII middleware,
+        # a quarter of a second of start-up that a host configured without hook overrides never needs.
+        from reference_servers.interceptors import narrow_hooks
+
         out["hooks"] = narrow_hooks(well_formed, hooks)  # ValueError names the widening
     return out
 

@@ -174,7 +174,7 @@ class Stdio:
 
 class Http:
     def __init__(self, spec: dict):
-        self.url, self.client, self.next, self.session = spec["url"], httpx.Client(timeout=10), 0, None
+        self.url, self.client, self.next, self.session = spec["url"], httpx.Client(timeout=10, verify=False), 0, None
 
     def _post(self, body: dict) -> httpx.Response:
         headers = {"accept": "application/json, text/event-stream"}
@@ -207,7 +207,8 @@ class Host:
         self.variant = variant
         self.stream = stream
         self.config = json.load(open(os.environ["MCPX_CONFIG"], encoding="utf-8"))
-        self.llm = httpx.Client(base_url=os.environ["OPENAI_BASE_URL"], timeout=30,
+        # Every URL is plain HTTP on loopback: verify=False spares each client loading a certificate store.
+        self.llm = httpx.Client(base_url=os.environ["OPENAI_BASE_URL"], timeout=30, verify=False,
                                 headers={"authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"})
         self.servers, self.caps, self.tools = {}, {}, []  # tools: (server, tool dict)
         for name, spec in self.config["mcpServers"].items():
@@ -265,136 +266,7 @@ class Host:
 
     def intercept(self, phase: str, payload):
         """The payload after the phase's chain; Stopped when the message must not go on."""
-        def hooked(d):
-            return any(h["phase"] == phase and ("tools/call" in h["events"]
-                                                or ("*" in h["events"] and self.m != "ignores-wildcard-hooks"))
-                       for h in d["hooks"])
-
-        def priority(d):
-            hint = d.get("priorityHint", 0)
-            if isinstance(hint, dict):
-                return 0 if self.m == "object-priority-as-zero" else hint.get(phase, 0)
-            return hint
-
-        active = [(s, d) for s, d in self.interceptors if hooked(d)]
-        mutators = [(s, d) for s, d in active if d["type"] == "mutation"]
-        if self.m == "ties-in-list-order":
-            mutators.sort(key=lambda p: priority(p[1]))
-        elif self.m != "ignores-priority":
-            mutators.sort(key=lambda p: (priority(p[1]), p[1]["name"]))
-        validators = [(s, d) for s, d in active if d["type"] == "validation"]
-
-        def invoke(server, d, body):
-            # An override's timeoutMs is passed on: the server gives up at it (-32000), so this blocking host
-            # needs no timer of its own.
-            params = {"name": d["name"], "event": "tools/call", "phase": phase, "payload": body}
-            return self.servers[server].request("interceptor/invoke",
-                                                {**params, **({"timeoutMs": d["timeoutMs"]} if "timeoutMs" in d else {})})
-
-        def timeout_blocks(d, error) -> bool | None:
-            """How a timeout (-32000) is routed by a timeout mutant; None: as any failure."""
-            if error.get("code") != -32000:
-                return None
-            if self.m == "timeouts-proceed":
-                return False
-            if self.m == "timeouts-fail-closed" and d.get("mode") != "audit":
-                return True
-            if self.m == "audit-timeouts-block" and d.get("mode") == "audit":
-                return d.get("failOpen") is not True
-            return None
-
-        def tolerated(d):
-            audit = d.get("mode") == "audit" and self.m != "audit-failures-block"
-            return audit or (d.get("failOpen") is True and self.m != "fails-closed-always")
-
-        def mutate(current):
-            original, failed = current, False
-            for server, d in mutators:
-                answer = invoke(server, d, original if self.m == "unchained-mutations" else current)
-                if "error" in answer:
-                    if tolerated(d):
-                        continue
-                    if self.m == "continues-after-failure":
-                        failed = True
-                        continue
-                    if self.m == "sends-after-failure":
-                        raise SendAnyway(current)
-                    raise Stopped(f"{d['name']} failed")
-                if d.get("mode") != "audit" or self.m == "applies-audit-mutations":
-                    current = answer["result"]["payload"]
-            if failed:
-                raise Stopped("a mutator failed")
-            return current
-
-        def invoke_all(pairs, body) -> dict:
-            """Every validator of `pairs` invoked at once (SEP-2624: validations MAY run in parallel): all requests
-            to a server in flight together, the servers side by side. (name, server) -> answer."""
-            by_server: dict = {}
-            for server, d in pairs:
-                by_server.setdefault(server, []).append(d)
-
-            def one(server):
-                asked = [("interceptor/invoke", {"name": d["name"], "event": "tools/call", "phase": phase,
-                                                 "payload": body,
-                                                 **({"timeoutMs": d["timeoutMs"]} if "timeoutMs" in d else {})})
-                         for d in by_server[server]]
-                return {(d["name"], server): a for d, a in zip(by_server[server], self.servers[server].many(asked))}
-
-            with ThreadPoolExecutor(max_workers=len(by_server) or 1) as pool:
-                return {k: v for part in pool.map(one, list(by_server)) for k, v in part.items()}
-
-        def validate(current, which=None):
-            stop = []
-            pairs = validators if which is None else which
-            at_once = invoke_all(pairs, current) if self.variant == "parallel-validations" else None
-            for server, d in pairs:
-                answer = at_once[(d["name"], server)] if at_once is not None else invoke(server, d, current)
-                if "error" in answer:
-                    routed = timeout_blocks(d, answer["error"])
-                    if routed if routed is not None else not tolerated(d):
-                        stop.append(d["name"])
-                    continue
-                result = answer["result"]
-                if result.get("valid") is not False:
-                    continue
-                blocks = result.get("severity", "error") == "error" or self.m == "blocks-on-warnings"
-                if d.get("mode") == "audit" and self.m != "audit-validators-block":
-                    blocks = False
-                if phase == "request" and self.m == "ignores-request-rejections":
-                    blocks = False
-                if blocks:
-                    stop.append(d["name"])
-                    if self.m == "stops-at-first-rejection":
-                        break
-            if stop:
-                raise Stopped(f"stopped by {', '.join(stop)}")
-
-        if phase == "request":
-            if self.m == "validates-before-mutating":
-                validate(payload)
-                return mutate(payload)
-            if self.m == "sorts-validators-by-priority":
-                early = [(s, d) for s, d in validators if "priorityHint" in d]
-                validate(payload, early)
-                validators = [p for p in validators if p not in early]
-            try:
-                payload = mutate(payload)
-            except SendAnyway as exc:
-                return exc.args[0]
-            validate(payload)
-            return payload
-        if self.m == "mutates-before-validating-responses":
-            payload = mutate(payload)
-            validate(payload)
-            return payload
-        try:
-            validate(payload)
-        except Stopped:
-            if self.m == "forwards-rejected-results":
-                return payload
-            raise
-        mutated = mutate(payload)
-        return payload if self.m == "ignores-response-mutations" else mutated
+        return Chain(self, phase).run(payload)
 
     # -- requirements ----------------------------------------------------------------------
     def _key(self, s: str) -> str:
@@ -598,6 +470,145 @@ class Host:
                     text = unicodedata.normalize("NFKD", text).lower()
                 return text
         return f"tool {name} is not available"
+
+
+class Chain:
+    """One phase's interceptor chain around a tools/call (HARNESS.md §3 step 4), as the host runs it, or breaks it."""
+
+    def __init__(self, host: Host, phase: str):
+        self.host, self.m, self.variant, self.phase = host, host.m, host.variant, phase
+        active = [(s, d) for s, d in host.interceptors if self.hooked(d)]
+        self.mutators = [(s, d) for s, d in active if d["type"] == "mutation"]
+        if self.m == "ties-in-list-order":
+            self.mutators.sort(key=lambda p: self.priority(p[1]))
+        elif self.m != "ignores-priority":
+            self.mutators.sort(key=lambda p: (self.priority(p[1]), p[1]["name"]))
+        self.validators = [(s, d) for s, d in active if d["type"] == "validation"]
+
+    def hooked(self, d) -> bool:
+        return any(h["phase"] == self.phase and ("tools/call" in h["events"]
+                                                 or ("*" in h["events"] and self.m != "ignores-wildcard-hooks"))
+                   for h in d["hooks"])
+
+    def priority(self, d):
+        hint = d.get("priorityHint", 0)
+        if isinstance(hint, dict):
+            return 0 if self.m == "object-priority-as-zero" else hint.get(self.phase, 0)
+        return hint
+
+    def params(self, d, body) -> dict:
+        # An override's timeoutMs is passed on: the server gives up at it (-32000), so this blocking host
+        # needs no timer of its own.
+        return {"name": d["name"], "event": "tools/call", "phase": self.phase, "payload": body,
+                **({"timeoutMs": d["timeoutMs"]} if "timeoutMs" in d else {})}
+
+    def invoke(self, server, d, body):
+        return self.host.servers[server].request("interceptor/invoke", self.params(d, body))
+
+    def timeout_blocks(self, d, error) -> bool | None:
+        """How a timeout (-32000) is routed by a timeout mutant; None: as any failure."""
+        if error.get("code") != -32000:
+            return None
+        if self.m == "timeouts-proceed":
+            return False
+        if self.m == "timeouts-fail-closed" and d.get("mode") != "audit":
+            return True
+        if self.m == "audit-timeouts-block" and d.get("mode") == "audit":
+            return d.get("failOpen") is not True
+        return None
+
+    def tolerated(self, d) -> bool:
+        audit = d.get("mode") == "audit" and self.m != "audit-failures-block"
+        return audit or (d.get("failOpen") is True and self.m != "fails-closed-always")
+
+    def mutate(self, current):
+        original, failed = current, False
+        for server, d in self.mutators:
+            answer = self.invoke(server, d, original if self.m == "unchained-mutations" else current)
+            if "error" in answer:
+                if self.tolerated(d):
+                    continue
+                if self.m == "continues-after-failure":
+                    failed = True
+                    continue
+                if self.m == "sends-after-failure":
+                    raise SendAnyway(current)
+                raise Stopped(f"{d['name']} failed")
+            if d.get("mode") != "audit" or self.m == "applies-audit-mutations":
+                current = answer["result"]["payload"]
+        if failed:
+            raise Stopped("a mutator failed")
+        return current
+
+    def invoke_all(self, pairs, body) -> dict:
+        """Every validator of `pairs` invoked at once (SEP-2624: validations MAY run in parallel): all requests
+        to a server in flight together, the servers side by side. (name, server) -> answer."""
+        by_server: dict = {}
+        for server, d in pairs:
+            by_server.setdefault(server, []).append(d)
+
+        def one(server):
+            asked = [("interceptor/invoke", self.params(d, body)) for d in by_server[server]]
+            return {(d["name"], server): a for d, a in zip(by_server[server], self.host.servers[server].many(asked))}
+
+        with ThreadPoolExecutor(max_workers=len(by_server) or 1) as pool:
+            return {k: v for part in pool.map(one, list(by_server)) for k, v in part.items()}
+
+    def blocks(self, d, answer) -> bool:
+        """Whether one validator's answer stops the message."""
+        if "error" in answer:
+            routed = self.timeout_blocks(d, answer["error"])
+            return routed if routed is not None else not self.tolerated(d)
+        result = answer["result"]
+        if result.get("valid") is not False:
+            return False
+        blocks = result.get("severity", "error") == "error" or self.m == "blocks-on-warnings"
+        if d.get("mode") == "audit" and self.m != "audit-validators-block":
+            blocks = False
+        if self.phase == "request" and self.m == "ignores-request-rejections":
+            blocks = False
+        return blocks
+
+    def validate(self, current, which=None) -> None:
+        stop = []
+        pairs = self.validators if which is None else which
+        at_once = self.invoke_all(pairs, current) if self.variant == "parallel-validations" else None
+        for server, d in pairs:
+            answer = at_once[(d["name"], server)] if at_once is not None else self.invoke(server, d, current)
+            if self.blocks(d, answer):
+                stop.append(d["name"])
+                if "error" not in answer and self.m == "stops-at-first-rejection":
+                    break
+        if stop:
+            raise Stopped(f"stopped by {', '.join(stop)}")
+
+    def run(self, payload):
+        if self.phase == "request":
+            if self.m == "validates-before-mutating":
+                self.validate(payload)
+                return self.mutate(payload)
+            if self.m == "sorts-validators-by-priority":
+                early = [(s, d) for s, d in self.validators if "priorityHint" in d]
+                self.validate(payload, early)
+                self.validators = [p for p in self.validators if p not in early]
+            try:
+                payload = self.mutate(payload)
+            except SendAnyway as exc:
+                return exc.args[0]
+            self.validate(payload)
+            return payload
+        if self.m == "mutates-before-validating-responses":
+            payload = self.mutate(payload)
+            self.validate(payload)
+            return payload
+        try:
+            self.validate(payload)
+        except Stopped:
+            if self.m == "forwards-rejected-results":
+                return payload
+            raise
+        mutated = self.mutate(payload)
+        return payload if self.m == "ignores-response-mutations" else mutated
 
 
 class MiddlewareFailed(Exception):
