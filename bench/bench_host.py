@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from conformance.core.model import REGISTRY  # noqa: E402
 from conformance.core.runner import evaluate  # noqa: E402
 from conformance.host import record as recorder  # noqa: E402
+from conformance.host.common import scenarios  # noqa: E402
 from conformance.host.harness import run_scenario_sync  # noqa: E402
 from conformance.host.recording import HostRecording  # noqa: E402
 
@@ -53,7 +54,7 @@ def judge_seconds(run, profile: str) -> float:
 
 def per_scenario(command: str, repeat: int) -> None:
     print(f"  {'scenario':<42} {'scenario s':>10} {'host s':>8} {'overhead s':>10} {'judge ms':>9}")
-    for sid, scenario in recorder.scenarios().items():
+    for sid, scenario in scenarios().items():
         totals, hosts, judges = [], [], []
         for _ in range(repeat):
             run = run_scenario_sync(command, scenario, timeout=30)
@@ -87,7 +88,7 @@ def full_run(command: str, repeat: int) -> None:
             tail = " | ".join(done.stderr.strip().splitlines()[-3:])
             print(f"  CLI run failed (exit {done.returncode}): {tail}")
             return
-    print(f"  full host-role run, all {len(recorder.PROFILES)} profiles ({len(recorder.scenarios())} scenarios): in-process {statistics.median(inproc):.2f} s, "
+    print(f"  full host-role run, all {len(recorder.PROFILES)} profiles ({len(scenarios())} scenarios): in-process {statistics.median(inproc):.2f} s, "
           f"CLI end to end {statistics.median(cli):.2f} s")
 
 

@@ -17,14 +17,17 @@ reported in one line and exits 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from . import options
 from .core.roles import ROLES
@@ -406,44 +409,105 @@ def missing_reference_extra() -> list[str]:
 
 
 def cmd_demo(args) -> int:
-    """Every role against the bundled reference implementations, each run's reports in its own folder."""
+    """Every role against the bundled reference implementations, each run's reports in its own folder.
+
+    The roles are independent runs, so they run at once; each one's output is shown whole, in the order below,
+    as soon as it and the ones before it have finished."""
     if missing := missing_reference_extra():
         print(f"demo: the bundled reference implementations need the `reference` extra ({', '.join(missing)} "
               f"missing): install mcp-ext-conformance[reference] (pip install '<wheel or checkout>[reference]')",
               file=sys.stderr)
         return 2
-    python = shlex.quote(sys.executable)
-    base = Path(args.report_dir)
-    runs: list[tuple[str, int]] = []
-
-    def run(name: str, argv: list[str]) -> None:
-        print(f"\n=== {name} ===", flush=True)
-        code = subprocess.call([sys.executable, "-m", "conformance", *argv, "--report-dir", str(base / name)])
-        runs.append((name, code))
-
-    run("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"])
-    port = free_port()
-    with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], grace=5.0) as server:
-        if not server.wait_listening(port):
-            tail = server.stderr_tail()
-            print(f"demo: the reference server did not start listening{'; stderr ends: ' + tail if tail else ''}",
-                  file=sys.stderr)
-            runs.append(("server-http", 2))
-        else:
-            run("server-http", ["server", "--url", f"http://127.0.0.1:{port}/mcp"])
     from .core.roles import HOST
     from .options import HOST_FEATURES
 
+    python = shlex.quote(sys.executable)
+    base = Path(args.report_dir)
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
     claim_all += [arg for feature in HOST_FEATURES for arg in ("--claim", feature)]
-    run("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all])
-    run("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
-                    "--adapter", "reference_servers.gateway.adapter:factory"])
+    roles = [DemoRole("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"], base),
+             DemoRole("server-http", [], base),
+             DemoRole("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all], base),
+             DemoRole("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
+                                  "--adapter", "reference_servers.gateway.adapter:factory"], base)]
+    with contextlib.ExitStack() as stack:
+        for role in roles:
+            stack.callback(role.stop)
+        for role in roles:
+            if role.argv:
+                role.start()
+        port = free_port()  # the HTTP server starts while the other roles run
+        server = stack.enter_context(spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)],
+                                           grace=5.0))
+        if server.wait_listening(port):
+            roles[1].argv = ["server", "--url", f"http://127.0.0.1:{port}/mcp"]
+            roles[1].start()
+        else:
+            tail = server.stderr_tail()
+            roles[1].failed = f"demo: the reference server did not start listening{'; stderr ends: ' + tail if tail else ''}"
+        for role in roles:
+            role.show()
     print("\n=== demo ===")
-    for name, code in runs:
-        print(f"  {name:<14} exit {code}  reports in {base / name}")
-    return max(code for _, code in runs)
+    for role in roles:
+        print(f"  {role.name:<14} exit {role.code}  {role.wall:5.1f} s  reports in {base / role.name}")
+    return max(role.code for role in roles)
 
+
+class DemoRole:
+    """One role's run of the demo: a `python -m conformance` process whose output is kept until its turn."""
+
+    def __init__(self, name: str, argv: list[str], base: Path):
+        self.name, self.argv, self.base = name, argv, base
+        self.proc: subprocess.Popen | None = None
+        self.timer: threading.Thread | None = None
+        self.out: IO[bytes] | None = None
+        self.err: IO[bytes] | None = None
+        self.failed: str | None = None  # why it never started
+        self.code, self.wall, self.started = 2, 0.0, 0.0
+
+    def start(self) -> None:
+        import tempfile
+
+        self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([sys.executable, "-m", "conformance", *self.argv, "--report-dir",
+                                      str(self.base / self.name)], stdout=self.out, stderr=self.err)
+        self.timer = threading.Thread(target=self._time, args=(self.proc,), daemon=True)
+        self.timer.start()
+
+    def _time(self, proc: subprocess.Popen) -> None:
+        """The run's own wall time, taken when it ends (it is shown only after the runs before it)."""
+        proc.wait()
+        self.wall = time.monotonic() - self.started
+
+    def show(self) -> None:
+        """Wait for the run, then print its header and output (stderr to stderr), as a serial run would."""
+        print(f"\n=== {self.name} ===", flush=True)
+        if self.proc is None:
+            print(self.failed, file=sys.stderr, flush=True)
+            return
+        self.code = self.proc.wait()
+        if self.timer is not None:
+            self.timer.join()
+        for captured, stream in ((self.out, sys.stdout), (self.err, sys.stderr)):
+            assert captured is not None
+            captured.seek(0)
+            stream.flush()
+            stream.buffer.write(captured.read())
+            stream.buffer.flush()
+
+    def stop(self) -> None:
+        """Leave nothing running (an interrupted demo): end the run, close its captured output."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for captured in (self.out, self.err):
+            if captured is not None:
+                captured.close()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

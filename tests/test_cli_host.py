@@ -4,7 +4,7 @@ import json
 
 from conformance.core import schemas_loader
 from conformance.core.roles import HOST
-from conformance.host.record import scenarios as recorder_scenarios
+from conformance.host.common import scenarios as recorder_scenarios
 from tests.helpers import HOST_CHECKS, fake_host
 from tests.test_cli import assert_clean, cli
 

@@ -11,6 +11,8 @@ each Chat Completions request.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 
 from ..core import base_schemas
 from ..core.model import NotObserved, Violation, check
@@ -30,6 +32,30 @@ class Plan:
     def scenarios_for(self, features) -> tuple[str, ...]:
         """The profile's scenarios, and those of each claimed feature."""
         return self.scenarios + tuple(sid for f, sids in self.features.items() if f in features for sid in sids)
+
+
+@lru_cache(maxsize=1)
+def scenarios() -> dict[str, dict]:
+    """Every scenario of scenarios.yaml, by id."""
+    import yaml
+
+    text = (resources.files("conformance.host") / "scenarios.yaml").read_text(encoding="utf-8")
+    return {s["id"]: s for s in yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))}
+
+
+def turns_of(scenario: str, *tokens: str) -> tuple[int, ...]:
+    """The turn of `scenario` in which the model's tool call carries each token (its argument `TOKEN{nonce}`): a
+    scenario's turn table is its script in scenarios.yaml, and the judges find the turns they read by token."""
+    by_token: dict[str, list[int]] = {}
+    for turn, steps in scenarios()[scenario].get("script", {}).items():
+        for step in steps:
+            text = str((step.get("arguments") or {}).get("text", ""))
+            if text.endswith("{nonce}"):
+                by_token.setdefault(text.removesuffix("{nonce}"), []).append(int(turn))
+    found = tuple(by_token.get(token, []) for token in tokens)
+    if any(len(turns) != 1 for turns in found):
+        raise LookupError(f"{scenario}: each of {tokens} must be sent in exactly one turn; the script has {by_token}")
+    return tuple(turns[0] for turns in found)
 
 
 EXTENSION_PARAMS = {"middleware/invoke": "middleware-invoke-params", "augmentation/augment": "augment-params",

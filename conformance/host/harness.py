@@ -272,86 +272,24 @@ def _package_root() -> str:
 
 async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], env: dict,
                     timeout: float) -> None:
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        run.unavailable = run.fatal = f"cannot parse the host command: {exc}"
-        return
     spawned = time.monotonic()
-    try:
-        proc = await open_group(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=scrubbed(env))
-    except (OSError, ValueError) as exc:
-        run.unavailable = run.fatal = cannot_start(argv, exc)
+    proc = await _start_host(run, command, env)
+    if proc is None:
         return
     stderr = StderrTail(STDERR_TAIL)
     send, receive = anyio.create_memory_object_stream[tuple[str, str | None]](256)
-
-    async def read_stdout():
-        splitter = LineSplitter(MAX_LINE)
-        try:
-            while True:
-                try:
-                    chunk = await proc.stdout.receive(65536)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    break
-                for line, problem in splitter.feed(chunk):
-                    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-                    try:
-                        send.send_nowait((text, problem))
-                    except anyio.WouldBlock:  # a flood of lines: keep memory bounded, the turn reading fails
-                        pass
-        finally:
-            send.close()
-
-    def tail() -> str:
-        return stderr.text()
-
-    async def gone(during: str) -> str:
-        code = None
-        with anyio.move_on_after(1.0):
-            code = await proc.wait()
-        detail = f"exit code {code}" if code is not None else "still running"
-        await anyio.sleep(0.05)
-        return f"the host closed stdout {during} ({detail}{'; stderr ends: ' + clip(tail(), 300) if tail() else ''})"
-
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(read_stdout)
+            tg.start_soon(_read_lines, proc, send)
             tg.start_soon(stderr.drain, proc.stderr)
             for index, text in enumerate(turns, 1):
                 llm.turn = index
-                turn = Turn(index, text, time.monotonic())
-                run.turns.append(turn)
-                try:
-                    await proc.stdin.send((json.dumps({"role": "user", "content": text}, ensure_ascii=False)
-                                           + "\n").encode())
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    run.fatal = await gone(f"before turn {index} could be sent")
+                if not await _turn(run, proc, Turn(index, text, time.monotonic()), receive, timeout, stderr):
                     break
-                try:
-                    with anyio.fail_after(timeout):
-                        line, problem = await receive.receive()
-                except TimeoutError:
-                    run.fatal = f"the host printed nothing for turn {index} within {timeout:g} s"
-                    break
-                except anyio.EndOfStream:
-                    run.fatal = await gone(f"before answering turn {index}")
-                    break
-                turn.ended = time.monotonic()
-                turn.line = clip(line, 2000)
-                if problem:
-                    run.fatal = f"turn {index}: the host printed {problem}"
-                    break
-                answer = _parse_answer(line)
-                if isinstance(answer, str):
-                    run.fatal = f"turn {index}: {answer}"
-                    break
-                turn.answer = answer
             llm.turn = len(turns) + 1  # anything the model gets after the last answer belongs to no turn
             await _finish(proc, run)
             run.host_seconds = time.monotonic() - spawned
-            run.stderr_tail = tail()
+            run.stderr_tail = stderr.text()
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
@@ -359,6 +297,83 @@ async def _converse(run: HostRun, llm: MockLLM, command: str, turns: list[str], 
             # Close its pipes and reap it now: a transport left for the garbage collector may outlive the loop.
             with anyio.move_on_after(1.0), contextlib.suppress(Exception):
                 await proc.aclose()
+
+
+async def _start_host(run: HostRun, command: str, env: dict):
+    """The host's process, in a group of its own; None (and `run.unavailable` set) when it cannot start."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        run.unavailable = run.fatal = f"cannot parse the host command: {exc}"
+        return None
+    try:
+        return await open_group(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=scrubbed(env))
+    except (OSError, ValueError) as exc:
+        run.unavailable = run.fatal = cannot_start(argv, exc)
+        return None
+
+
+async def _read_lines(proc, send) -> None:
+    """The host's stdout, split into lines (each with the problem of a line too long, if any), into `send`."""
+    splitter = LineSplitter(MAX_LINE)
+    try:
+        while True:
+            try:
+                chunk = await proc.stdout.receive(65536)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                break
+            for line, problem in splitter.feed(chunk):
+                text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+                try:
+                    send.send_nowait((text, problem))
+                except anyio.WouldBlock:  # a flood of lines: keep memory bounded, the turn reading fails
+                    pass
+    finally:
+        send.close()
+
+
+async def _turn(run: HostRun, proc, turn: Turn, receive, timeout: float, stderr: StderrTail) -> bool:
+    """Send one user turn and read its answer into `turn`; False (and `run.fatal` set) when the run ends here."""
+    run.turns.append(turn)
+    index = turn.index
+    try:
+        await proc.stdin.send((json.dumps({"role": "user", "content": turn.user}, ensure_ascii=False)
+                               + "\n").encode())
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        run.fatal = await _gone(proc, stderr, f"before turn {index} could be sent")
+        return False
+    try:
+        with anyio.fail_after(timeout):
+            line, problem = await receive.receive()
+    except TimeoutError:
+        run.fatal = f"the host printed nothing for turn {index} within {timeout:g} s"
+        return False
+    except anyio.EndOfStream:
+        run.fatal = await _gone(proc, stderr, f"before answering turn {index}")
+        return False
+    turn.ended = time.monotonic()
+    turn.line = clip(line, 2000)
+    if problem:
+        run.fatal = f"turn {index}: the host printed {problem}"
+        return False
+    answer = _parse_answer(line)
+    if isinstance(answer, str):
+        run.fatal = f"turn {index}: {answer}"
+        return False
+    turn.answer = answer
+    return True
+
+
+async def _gone(proc, stderr: StderrTail, during: str) -> str:
+    """Why the run ended: the host closed stdout `during` a turn, with its exit code and the end of its stderr."""
+    code = None
+    with anyio.move_on_after(1.0):
+        code = await proc.wait()
+    detail = f"exit code {code}" if code is not None else "still running"
+    await anyio.sleep(0.05)
+    tail = stderr.text()
+    return f"the host closed stdout {during} ({detail}{'; stderr ends: ' + clip(tail, 300) if tail else ''})"
 
 
 def _parse_answer(line: str) -> dict | str:

@@ -6,18 +6,9 @@ extension and lists fourteen interceptors (scenarios.yaml); the config names it 
 those hooked on `tools/call` around every tool call it sends to server `work`.
 Every invocation is recorded with its name, phase, payload, answer and time.
 In each of eight turns the model calls `scenario_echo` once; the argument's
-token decides which interceptor acts:
-
-| turn | argument | what acts |
-|---|---|---|
-| 1 | PLAIN-<nonce> | every mutator tags the text, in priority order; validators pass; the response chain tags the result |
-| 2 | FORBIDDEN-<nonce> | validators `v-forbid` and `v-forbid-too` reject (severity error) |
-| 3 | WARN-<nonce> | validator `v-warn` rejects with severity warn |
-| 4 | AUDIT-REJECT-<nonce> | audit-mode validator `v-audit` (hooked on "*") rejects |
-| 5 | BOOM-CLOSED-<nonce> | mutator `m-boom` (failOpen not given: false) fails |
-| 6 | BOOM-OPEN-<nonce> | validator `v-open` (failOpen true) fails |
-| 7 | TAINTED-<nonce> | response-phase validators `r-check` and `r-scan` reject the result |
-| 8 | AUDIT-BOOM-<nonce> | audit-mode mutator `m-shadow` (failOpen not given) fails |
+token decides which interceptor acts. The turn table, each turn's token and
+what it makes act, is the scenario's script in scenarios.yaml (`acts`); the
+judges find the turns they read by token (`common.turns_of`).
 
 The audit-mode mutator `m-shadow` prefixes the text with SHADOW-<nonce> on
 every turn: what it computes must never be applied. Whether the tool ran is
@@ -36,14 +27,9 @@ Scenario `interceptors/overrides`, run only for a host that claims the feature
 skipped as not claimed, never passed): each config entry names one of guard's
 interceptors and may carry the SEP's `ChainEntry.overrides` (HARNESS.md §1), which
 take precedence over what the interceptor declares (§Chain Execution, Capability
-vs Policy). Four turns, one tool call each:
-
-| turn | argument | what is judged |
-|---|---|---|
-| 1 | PLAIN-<nonce> | the mutators run in the overridden order (m-lowered, m-kept, m-raised: the reverse of the declared one); v-narrowed, whose override keeps only the request phase of its two declared hooks, is invoked on the request and never on the result, which r-seen shows was intercepted; v-widened, whose override adds a phase it does not declare, is refused |
-| 2 | BLOCK-<nonce> | v-demoted, declared `mode: active`, rejects with severity error; its override `mode: audit` lets the call proceed |
-| 3 | OPENED-<nonce> | v-opened, which declares no failOpen, fails; its override `failOpen: true` lets the call proceed |
-| 4 | SHUT-<nonce> | v-shut, which declares `failOpen: true`, fails; its override `failOpen: false` blocks the call |
+vs Policy). Four turns, one tool call each, the turn table in scenarios.yaml as above:
+the overridden mutator order, narrowed and widened hooks (turn 1), an overridden
+mode (2), an overridden failOpen both ways (3, 4).
 
 In turn 1 m-raised also mutates the result: declared `{request: -10, response: -20}`,
 overridden with `{request: 30}`, it runs on the result at 0 (`hint[phase] ?? 0`:
@@ -63,13 +49,9 @@ Scenario `interceptors/overrides-timeout`, run with the same claim: server
 turn timeout, unless the invocation carries `timeoutMs`, in which case the server
 answers -32000 at that timeout. Every config entry overrides `timeoutMs` with 300
 ms (ChainEntry.overrides: "If exceeded, the interceptor is cancelled and the
-resolved failOpen determines whether the message proceeds or is blocked"):
-
-| turn | argument | what is judged |
-|---|---|---|
-| 1 | SLOW-OPEN-<nonce> | v-slow-open (failOpen: true) times out: the call proceeds |
-| 2 | SLOW-CLOSED-<nonce> | v-slow-closed (failOpen not given: false) times out: the call is blocked, the turn answered |
-| 3 | SLOW-AUDIT-<nonce> | v-slow-audit (mode audit, failOpen not given) times out: the call proceeds |
+resolved failOpen determines whether the message proceeds or is blocked"); in
+turn 1 the fail-open validator times out, in turn 2 the fail-closed one, in turn
+3 the audit one (the turn table in scenarios.yaml).
 
 The reading: given an override `timeoutMs`, the host must time the invocation
 out (cancelling it itself, or passing `timeoutMs` on so that the server gives
@@ -91,7 +73,7 @@ from __future__ import annotations
 import json
 
 from ..core.model import NotApplicable, NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import Plan, turns_of, wire_check
 from .harness import HostRun
 from .recording import HostRecording
 
@@ -102,16 +84,18 @@ OVERRIDES = "interceptors/overrides"
 OVERRIDES_TIMEOUT = "interceptors/overrides-timeout"
 SCENARIOS = (SCENARIO, UNCONFIGURED)
 OVERRIDES_FEATURE = "interceptor-overrides"
-OVERRIDE_PLAIN, OVERRIDE_BLOCK, OVERRIDE_OPENED, OVERRIDE_SHUT = 1, 2, 3, 4
+OVERRIDE_PLAIN, OVERRIDE_BLOCK, OVERRIDE_OPENED, OVERRIDE_SHUT = turns_of(OVERRIDES, "PLAIN-", "BLOCK-", "OPENED-",
+                                                                           "SHUT-")
 # On the result m-raised runs at 0: its override {request: 30} names no response value (hint[phase] ?? 0); declared
 # {request: -10, response: -20} it would run first.
 RESPONSE_OVERRIDDEN_ORDER = ["r-low", "m-raised", "r-high"]
 OPENED, SHUT, UNNAMED = "v-opened", "v-shut", "v-unnamed"
 OVERRIDDEN_ORDER = ["m-lowered", "m-kept", "m-raised"]  # declared: m-raised (-10), m-kept (20), m-lowered (40)
 DEMOTED, NARROWED, WIDENED, RESPONSE_SEEN = "v-demoted", "v-narrowed", "v-widened", "r-seen"
-TIMEOUT_OPEN, TIMEOUT_CLOSED, TIMEOUT_AUDIT = 1, 2, 3  # turns of interceptors/overrides-timeout
+TIMEOUT_OPEN, TIMEOUT_CLOSED, TIMEOUT_AUDIT = turns_of(OVERRIDES_TIMEOUT, "SLOW-OPEN-", "SLOW-CLOSED-", "SLOW-AUDIT-")
 SLOW_OPEN, SLOW_CLOSED, SLOW_AUDIT = "v-slow-open", "v-slow-closed", "v-slow-audit"
-PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED, AUDIT_FAILS = range(1, 9)
+PLAIN, FORBID, WARN, AUDIT, CLOSED, OPEN, TAINTED, AUDIT_FAILS = turns_of(
+    SCENARIO, "PLAIN-", "FORBIDDEN-", "WARN-", "AUDIT-REJECT-", "BOOM-CLOSED-", "BOOM-OPEN-", "TAINTED-", "AUDIT-BOOM-")
 ORDER = ["m-early", "m-tie-a", "m-tie-b", "m-boom", "m-late"]  # active request mutators, as they must run
 AUDIT_MUTATOR = "m-shadow"
 REQUEST_VALIDATORS = ["v-forbid", "v-forbid-too", "v-warn", "v-audit", "v-open"]

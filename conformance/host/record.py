@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 from functools import lru_cache
-from importlib import resources
 
 import anyio
 
 from ..core.profile import profile_modules
 from ..core.roles import HOST
 from ..options import flag
+from .common import scenarios
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 
@@ -38,14 +38,6 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-@lru_cache(maxsize=1)
-def scenarios() -> dict[str, dict]:
-    import yaml
-
-    text = (resources.files("conformance.host") / "scenarios.yaml").read_text(encoding="utf-8")
-    return {s["id"]: s for s in yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))}
 
 
 async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: float = HOST.default_timeout,
