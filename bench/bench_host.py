@@ -8,7 +8,7 @@ Per scenario, median of N runs:
 - host:     from starting the host process to its exit, i.e. what the host
             itself takes (start-up, MCP handshakes, turns);
 - overhead: scenario - host, and the time to judge the scenario's checks.
-Then the full host-role run (every scenario, two at a time, all checks judged)
+Then the full host-role run (every scenario, one per CPU at a time, all checks judged)
 in-process and through the CLI. Hosts: the SDK-free fake host, and the
 reference host when it is installed (or the one given with --host).
 """
