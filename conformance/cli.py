@@ -411,8 +411,9 @@ def missing_reference_extra() -> list[str]:
 def cmd_demo(args) -> int:
     """Every role against the bundled reference implementations, each run's reports in its own folder.
 
-    The roles are independent runs, so they run at once; each one's output is shown whole, in the order below,
-    as soon as it and the ones before it have finished."""
+    The roles are independent runs. The host role, the longest, runs beside the other three, which run one after
+    another: two runs at a time, not four, so that on a small machine no role waits past its timeouts for CPU.
+    Each run's output is shown whole, in the order below, once it and the ones before it have finished."""
     if missing := missing_reference_extra():
         print(f"demo: the bundled reference implementations need the `reference` extra ({', '.join(missing)} "
               f"missing): install mcp-ext-conformance[reference] (pip install '<wheel or checkout>[reference]')",
@@ -425,28 +426,32 @@ def cmd_demo(args) -> int:
     base = Path(args.report_dir)
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
     claim_all += [arg for feature in HOST_FEATURES for arg in ("--claim", feature)]
-    roles = [DemoRole("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"], base),
-             DemoRole("server-http", [], base),
-             DemoRole("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all], base),
-             DemoRole("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
-                                  "--adapter", "reference_servers.gateway.adapter:factory"], base)]
+    stdio, http, host, gateway = roles = [
+        DemoRole("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"], base),
+        DemoRole("server-http", [], base),
+        DemoRole("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all], base),
+        DemoRole("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
+                             "--adapter", "reference_servers.gateway.adapter:factory"], base)]
     with contextlib.ExitStack() as stack:
         for role in roles:
             stack.callback(role.stop)
-        for role in roles:
-            if role.argv:
-                role.start()
-        port = free_port()  # the HTTP server starts while the other roles run
+        host.start()
+        stdio.start()
+        port = free_port()  # the HTTP server starts up while the stdio run goes on
         server = stack.enter_context(spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)],
                                            grace=5.0))
+        stdio.show()
         if server.wait_listening(port):
-            roles[1].argv = ["server", "--url", f"http://127.0.0.1:{port}/mcp"]
-            roles[1].start()
+            http.argv = ["server", "--url", f"http://127.0.0.1:{port}/mcp"]
+            http.start()
         else:
             tail = server.stderr_tail()
-            roles[1].failed = f"demo: the reference server did not start listening{'; stderr ends: ' + tail if tail else ''}"
-        for role in roles:
-            role.show()
+            http.failed = f"demo: the reference server did not start listening{'; stderr ends: ' + tail if tail else ''}"
+        http.show()
+        server.stop()  # idle from here on; the exit below stops it again, harmlessly
+        gateway.start()
+        host.show()
+        gateway.show()
     print("\n=== demo ===")
     for role in roles:
         print(f"  {role.name:<14} exit {role.code}  {role.wall:5.1f} s  reports in {base / role.name}")
