@@ -158,7 +158,7 @@ def test_allowed_variant_passes_every_check(variant):
 
 
 def test_a_list_cut_at_the_page_cap_is_named_through_a_gateway(monkeypatch):
-    from conformance.server import session
+    from conformance.client import session
 
     monkeypatch.setattr(session, "MAX_PAGES", 2)
     verdicts = gateway_verdicts(f"{broken_proxy()} --variant paged-lists", timeout=TIMEOUT)

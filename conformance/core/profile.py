@@ -4,10 +4,10 @@ Such a module registers the checks of one profile in one role (`@check`, `wire_c
 names its role's recorder reads:
 
 - `PROFILE`: the profile's name, e.g. "execution-requirements";
-- `PLAN`: what the recorder does for the profile. Its type is the role's: `server.session.Plan` (what the
-  target shows of the profile, the requests sent when it is claimed or not; the gateway role uses the
-  same), `host.common.Plan` (the scenarios the host is run through), `gateway.replay.Plan` (the pipeline
-  fixtures, replayed through an adapter).
+- `PLAN`: what the recorder does for the profile. Its type is the role's: `client.session.ConnectionPlan`
+  (what the target shows of the profile, the requests sent when it is claimed or not; the server and the
+  gateway role), `host.common.ScenarioPlan` (the scenarios the host is run through), `gateway.replay.ReplayPlan`
+  (the pipeline fixtures, replayed through an adapter).
 
 `profile_modules` imports a role's modules from the role's profile list (core/roles.py), so the list is
 written once and a module that does not follow the shape is an error at import, not a skipped profile.

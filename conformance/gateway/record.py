@@ -1,7 +1,8 @@
 """Gateway role, transparency recording: one connection per profile, concurrently, each with its own
 gateway process and its own upstream, whose log of received messages is attached to the recording
-(`rec.upstream`). The connection starts as in the server role (initialize, tools/list, reused from
-conformance/server/recording.py); then the profile's driver (in the profile's module) sends its requests.
+(`rec.upstream`, a TransparencyRecording's). The connection starts as in the server role (initialize,
+tools/list: conformance/client/session.py, shared with it); then the profile's driver (in the profile's module)
+sends its requests.
 The suite's upstream offers every profile, so every profile is claimed; what the gateway does not let
 through is a failure, "not observed" when the suite could not even see it.
 
@@ -25,12 +26,13 @@ from typing import Any
 
 import anyio
 
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session, progress_lines, record
 from ..core.profile import profile_modules
 from ..core.roles import GATEWAY
-from ..server.recording import Recording
-from ..server.session import Plan, Session, progress_lines, record
 from ..targets import Exchange, TargetUnavailable
 from .launch import SpecFactory, background, gateway_factory, upstream_for
+from .recording import TransparencyRecording
 
 CONTACT_WAIT = 3.0  # seconds a gateway may take, after answering tools/list, to contact its upstream (at most its timeout)
 PIPELINE = "sequential-pipeline"  # driven through an adapter (replay.py), not through the gateway's wire
@@ -84,7 +86,7 @@ async def contacted(log: Path, wait: float) -> bool:
         await anyio.sleep(0.05)
 
 
-def contact_first(plan: Plan, log: Path, wait: float) -> Plan:
+def contact_first(plan: ConnectionPlan, log: Path, wait: float) -> ConnectionPlan:
     """`plan` with a driver that runs only once the gateway has contacted the upstream: a plain server in the
     gateway's place is not driven through requests it cannot forward."""
 
@@ -92,11 +94,11 @@ def contact_first(plan: Plan, log: Path, wait: float) -> Plan:
         if await contacted(log, wait):
             await plan.driver(session, rec)
 
-    return Plan(plan.claimer, driver, plan.unclaimed_driver, plan.last)
+    return ConnectionPlan(plan.claimer, driver, plan.unclaimed_driver, plan.last)
 
 
 async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, claimed_by_option: bool,
-                     upstream: str, run_timeout: float) -> Recording:
+                     upstream: str, run_timeout: float) -> TransparencyRecording:
     log = workdir / f"{profile}.upstream.jsonl"
     log.touch()
     run = f"mcpx-run-{uuid.uuid4().hex[:12]}"
@@ -110,28 +112,27 @@ async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, 
 
                 await stack.enter_async_context(background(shlex.split(spec.command), spec.env, spec.url))
             plan = contact_first(MODULES[profile].PLAN, log, min(spec.timeout, CONTACT_WAIT))
-            rec = await record(spec, profile, plan, claimed_by_option=claimed_by_option, run_timeout=run_timeout)
+            rec = await record(spec, profile, plan, claimed_by_option=claimed_by_option, run_timeout=run_timeout,
+                               recording=TransparencyRecording)
     except TargetUnavailable as exc:
-        rec = Recording(profile, spec.describe() if spec else {"kind": "gateway"})
+        rec = TransparencyRecording(profile, spec.describe() if spec else {"kind": "gateway"})
         rec.unavailable = rec.fatal = str(exc)
-    # The gateway's own evidence on the server role's recording, read back with getattr (common.upstream_received).
-    rec.upstream = read_log(log)  # type: ignore[attr-defined]
-    rec.upstream_run = run  # type: ignore[attr-defined]
-    rec.upstream_mode = upstream  # type: ignore[attr-defined]
-    for label, exchange in upstream_exchanges(rec.upstream).items():  # type: ignore[attr-defined]
+    rec.upstream, rec.upstream_run, rec.upstream_mode = read_log(log), run, upstream
+    for label, exchange in upstream_exchanges(rec.upstream).items():
         rec.exchanges.setdefault(label, exchange)
     return rec
 
 
 async def record_gateway(spec_factory: SpecFactory, profiles=PROFILES, *, claimed=frozenset(), upstream: str = "stdio",
-                         run_timeout: float = GATEWAY.default_run_timeout, progress=None) -> dict[str, Recording]:
+                         run_timeout: float = GATEWAY.default_run_timeout,
+                         progress=None) -> dict[str, TransparencyRecording]:
     """Record each profile through the gateway, concurrently, each on its own gateway and upstream.
 
     `spec_factory(upstream) -> TargetSpec` says how to start and reach the gateway (see
     `gateway_factory`); `upstream` is how the suite serves its fixture server: "stdio" (the gateway
     starts it from MCPX_UPSTREAM_COMMAND) or "http" (the suite runs it; MCPX_UPSTREAM_URL).
     """
-    out: dict[str, Recording] = {}
+    out: dict[str, TransparencyRecording] = {}
     profiles = [p for p in profiles if p in PROFILES]
     with tempfile.TemporaryDirectory(prefix="mcpx-gateway-") as tmp:
         async def one(profile: str) -> None:
@@ -146,7 +147,7 @@ async def record_gateway(spec_factory: SpecFactory, profiles=PROFILES, *, claime
     return {p: out[p] for p in profiles}
 
 
-def record_gateway_sync(spec_factory: SpecFactory, profiles=PROFILES, **kw: Any) -> dict[str, Recording]:
+def record_gateway_sync(spec_factory: SpecFactory, profiles=PROFILES, **kw: Any) -> dict[str, TransparencyRecording]:
     return anyio.run(lambda: record_gateway(spec_factory, profiles, **kw))
 
 

@@ -195,7 +195,7 @@ def record_pipeline_sync(factory: Callable | None, **kw) -> PipelineRecording:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ReplayPlan:
     """sequential_pipeline's PLAN (core/profile.py): the fixtures an adapter is driven through."""
 
     fixture_dir: Path = FIXTURE_DIR

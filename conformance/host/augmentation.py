@@ -14,7 +14,7 @@ model is offered the first two only, and the message is left as it was.
 from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import ScenarioPlan, wire_check
 from .recording import HostRecording, last_user_message, named, offer_problems, tool_names
 
 PROFILE = "augmentation"
@@ -111,4 +111,4 @@ def not_tools(rec: HostRecording):
 
 
 wire_check("augmentation/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

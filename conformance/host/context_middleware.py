@@ -23,7 +23,7 @@ reach the model.
 from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import ScenarioPlan, wire_check
 from .harness import HostRun
 from .recording import HostRecording, last_user_message, named, offer_problems, request_text, result_text, tool_names
 
@@ -300,4 +300,4 @@ def suggested_tool_set(rec: HostRecording):
 
 
 wire_check("context-middleware/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

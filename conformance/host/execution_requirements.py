@@ -16,7 +16,7 @@ model byte for byte.
 from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import ScenarioPlan, wire_check
 from .recording import HostRecording, named, tool_names
 
 PROFILE = "execution-requirements"
@@ -106,4 +106,4 @@ def known_unsatisfiable(rec: HostRecording):
         "er_known_false was offered (filtering is optional)"
 
 wire_check("execution-requirements/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

@@ -91,7 +91,7 @@ from __future__ import annotations
 import json
 
 from ..core.model import NotApplicable, NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import ScenarioPlan, wire_check
 from .harness import HostRun
 from .recording import HostRecording
 
@@ -747,4 +747,4 @@ def override_timeout_audit(rec: HostRecording):
 
 
 wire_check("interceptors/host/wire-messages-valid", SCENARIOS, optional=(OVERRIDES, OVERRIDES_TIMEOUT))
-PLAN = Plan(SCENARIOS, features={OVERRIDES_FEATURE: (OVERRIDES, OVERRIDES_TIMEOUT)})
+PLAN = ScenarioPlan(SCENARIOS, features={OVERRIDES_FEATURE: (OVERRIDES, OVERRIDES_TIMEOUT)})

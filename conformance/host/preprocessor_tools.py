@@ -12,7 +12,7 @@ model knows (`MODEL-CALL-<nonce>`): no call may carry it.
 from __future__ import annotations
 
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import ScenarioPlan, wire_check
 from .harness import HostRun
 from .recording import HostRecording, named, request_text, result_text, tool_names
 
@@ -245,4 +245,4 @@ def preprocessor_input(rec: HostRecording):
     return ("turn 1 arguments carry the user message: " if carries else "turn 1 arguments: ") + "; ".join(shown)
 
 wire_check("preprocessor-tools/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

@@ -26,10 +26,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client.recording import Recording
+from ..client.session import Session
 from .common import shape_violations
 from .interceptors import EXTENSION_ID, INVOKE, LIST, result_shape_problems
-from .recording import Recording
-from .session import Session
 
 MIDDLEWARE_CAPABILITY = "contextMiddleware"
 TIMEOUT_DATA = ("interceptor", "timeoutMs", "phase")  # the SEP's timeout error example carries these

@@ -63,6 +63,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
 from ..core import schemas_loader
 from ..core.judging import uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check, following
@@ -80,8 +82,6 @@ from .common import (
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording
-from .session import Plan, Session
 
 PROFILE = "interceptors"
 EXTENSION_ID = "io.modelcontextprotocol/interceptors"
@@ -272,7 +272,7 @@ async def probe_spellings(session: Session, rec: Recording) -> None:
 
 
 async def oversized_driver(session: Session, rec: Recording) -> None:
-    """Sent after every profile's driver (Plan.last): a server that dies of it takes no other verdict along."""
+    """Sent after every profile's driver (ConnectionPlan.last): a server that dies of it takes no other verdict along."""
     if rec.listed("interceptors", VALIDATOR):
         oversized = await invoke(session, "invoke validator oversized", VALIDATOR, EVENT, "request",
                                  oversized_payload())
@@ -1140,4 +1140,4 @@ def unadvertised_method_rejected(rec: Recording):
 
 
 wire_check("interceptors/server/wire-messages-valid")
-PLAN = Plan(claimer, driver, unclaimed_driver, last=oversized_driver)
+PLAN = ConnectionPlan(claimer, driver, unclaimed_driver, last=oversized_driver)

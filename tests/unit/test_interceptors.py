@@ -228,7 +228,7 @@ def test_an_adapter_that_hangs_costs_its_fixtures_and_nothing_else(tmp_path):
 def test_replay_checks_and_live_checks_judge_only_their_own_kind_of_target():
     from conformance.core.model import REGISTRY
     from conformance.core.runner import evaluate, evaluate_all
-    from conformance.server.recording import Recording as LiveRecording
+    from conformance.server.recording import ServerRecording as LiveRecording
 
     rec = replay(wg_adapter)
     assert set(evaluate_all("server", {"interceptors": rec})) == {PROTOCOL, BEHAVIOR}

@@ -7,11 +7,11 @@ from conformance.core.model import REGISTRY, NotObserved
 from conformance.core.recording import Recording
 from conformance.core.roles import GATEWAY, HOST, ROLES, SERVER
 from conformance.gateway import record as gateway_record
-from conformance.gateway.recording import PipelineRecording
+from conformance.gateway.recording import PipelineRecording, TransparencyRecording
 from conformance.host import record as host_record
 from conformance.host.recording import HostRecording
 from conformance.server import record as server_record
-from conformance.server.recording import Recording as ServerRecording
+from conformance.server.recording import ServerRecording
 
 
 def test_declared_profiles_are_the_check_modules_profiles():
@@ -58,7 +58,8 @@ def test_a_profile_typo_is_told_the_name_it_is_close_to(role, given, said):
 
 
 @pytest.mark.parametrize("rec", [ServerRecording("augmentation", {}), HostRecording("augmentation", {}),
-                                 PipelineRecording()], ids=["server", "host", "gateway-pipeline"])
+                                 TransparencyRecording("augmentation", {}), PipelineRecording()],
+                         ids=["server", "host", "gateway-transparency", "gateway-pipeline"])
 def test_every_recording_satisfies_the_protocol_and_cites_explicitly(rec):
     assert isinstance(rec, Recording)
     assert rec.cited == []
