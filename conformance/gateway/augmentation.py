@@ -14,7 +14,7 @@ PROFILE = "augmentation"
 PREPEND_NOTE = {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
 
 # Blocks the augmentation schema allows in a context (no resource_link), two texts adjacent (merging them is a
-# change), with annotations and _meta: the server role's identity probe.
+# change), with annotations and _meta: the identity probe the server role sends too.
 AUGMENT_CONTEXT = blocks(*AUGMENT_CONTENT_TYPES)
 
 AUGMENTATION = Methods("augmentation", "augmentation", "augmentation/list", "augmentations", "augmentation/augment",
