@@ -391,7 +391,7 @@ def test_an_http_client_error_quoting_a_header_value_is_redacted(guarded_url, to
     from conformance.targets import TargetSpec
 
     async def initialize() -> str:
-        spec = TargetSpec(kind="http", url=guarded_url, timeout=5, headers={"Authorization": f"Bearer {token}\n"})
+        spec = TargetSpec(kind="http", url=guarded_url, timeout=5, header={"Authorization": f"Bearer {token}\n"})
         async with spec.connect() as conn:
             exchange = await conn.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                          "clientInfo": {"name": "t", "version": "0"}})
