@@ -62,7 +62,7 @@ def gateway_factory(spec: TargetSpec) -> SpecFactory:
     With a url, `{port}` in command and url becomes a free port, the suite starts the command in the
     background and connects to the url. Every other field is the spec's own.
     """
-    command = spec._given("command", spec.command)
+    command = spec.given("command", spec.command)
 
     def make(upstream: Upstream) -> TargetSpec:
         port = str(free_port())

@@ -213,7 +213,7 @@ async def run_scenario(spec: TargetSpec, scenario: dict, *, run_timeout: float =
                        marker: str | None = None) -> HostRun:
     """One scenario against the host `spec` names: its command started once per turn with its environment,
     each turn answered within its timeout."""
-    command = spec._given("command", spec.command)
+    command = spec.given("command", spec.command)
     nonce = uuid.uuid4().hex[:10]
     sc = substitute(scenario, nonce)
     run = HostRun(sc["id"], nonce, command)

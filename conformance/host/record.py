@@ -54,7 +54,7 @@ async def record_hosts(spec: TargetSpec, profiles, *, claimed: set[str], run_tim
     async def one(sid: str) -> None:
         async with limiter:
             if silent:  # a command that answered no turn is likely no host: say so now, not after every scenario
-                runs[sid] = HostRun(sid, "", spec._given("command", spec.command), fatal=f"not run: the host answered no turn of "
+                runs[sid] = HostRun(sid, "", spec.given("command", spec.command), fatal=f"not run: the host answered no turn of "
                                                              f"{silent[0].scenario}")
             else:
                 runs[sid] = await run_scenario(spec, scenarios()[sid], run_timeout=run_timeout, marker=marker)

@@ -81,7 +81,7 @@ class TargetSpec:
         from .docker import PublishedContainer
 
         command = shlex.split(self.docker_command) if self.docker_command else None
-        with PublishedContainer(self._given("docker_image", self.docker_image), self.docker_port, command=command,
+        with PublishedContainer(self.given("docker_image", self.docker_image), self.docker_port, command=command,
                                 env=self.environment) as container:
             yield dataclasses.replace(self, kind="http", url=container.url)
 
@@ -89,20 +89,20 @@ class TargetSpec:
         common: dict[str, Any] = dict(timeout=self.timeout, max_message_bytes=self.max_message_bytes,
                                       mode=self.connection_mode)
         if self.kind == "stdio":
-            return StdioConnection(self._given("command", self.command), env=self.environment, **common)
+            return StdioConnection(self.given("command", self.command), env=self.environment, **common)
         if self.kind == "http":
             from .http import HttpConnection  # httpx costs a tenth of a second to import: only when used
 
-            return HttpConnection(self._given("url", self.url), header=self.header, ca_bundle=self.ca_bundle,
+            return HttpConnection(self.given("url", self.url), header=self.header, ca_bundle=self.ca_bundle,
                                   **common)
         if self.kind == "docker":
             from .docker import DockerConnection
 
-            return DockerConnection(self._given("docker_image", self.docker_image), env=self.environment,
+            return DockerConnection(self.given("docker_image", self.docker_image), env=self.environment,
                                     network=not self.no_network, **common)
         raise ValueError(f"unknown target kind {self.kind!r}")
 
-    def _given(self, name: str, value: str | None) -> str:
+    def given(self, name: str, value: str | None) -> str:
         """The field this kind of target is reached by, which whoever built the spec set."""
         if value is None:
             raise ValueError(f"a {self.kind} target needs its {name}")
