@@ -356,3 +356,18 @@ def test_real_plugins_pii_allowlist_and_audit_log(tmp_path):
     assert [(x["method"], x["allowed"]) for x in lines] == [("tools/call", True), ("tools/call", False),
                                                           ("tools/list", True)]
     assert lines[0]["response"]["result"]["content"][0]["text"] == "mail [EMAIL_1]"
+
+
+def test_the_replay_bounds_each_fixture_run_by_the_runs_timeout(tmp_path, monkeypatch):
+    """--timeout reaches the pipeline replay (it once kept its own 3 s)."""
+    from conformance import options
+    from conformance.core.roles import GATEWAY
+    from conformance.gateway import record as gateway_record
+
+    (tmp_path / "mcpx_hanging_pipeline.py").write_text(
+        "import asyncio\n\n\nclass Pipeline:\n    async def process_response(self, request, response):\n"
+        "        await asyncio.sleep(60)\n\n\ndef factory(plugins):\n    return Pipeline()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run = options.Run(GATEWAY, {"command": None, "adapter": "mcpx_hanging_pipeline:factory", "timeout": 0.4})
+    rec = gateway_record.record_run(run, [gp.PROFILE], set(), None)[gp.PROFILE]
+    assert any("no outcome within 0.4 s" in (fx.error or "") for fx in rec.exchanges.values()), rec.fatal
