@@ -107,7 +107,7 @@ def header_value(value: str) -> str:
     return ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), ""), value.strip())
 
 
-def headers(items: Iterable[str]) -> dict[str, str]:
+def header_values(items: Iterable[str]) -> dict[str, str]:
     """The --header values as {name: value}, each ${VAR} read from the environment (secrets: never into a report)."""
     out = {}
     for item in items:
@@ -285,7 +285,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("header", SERVER + GATEWAY, "HTTP header for an HTTP target, 'Name: value' (repeatable); ${VAR} in the "
            "value is read from the environment; its value is replaced by [redacted:header NAME] in every report and on the "
            "console (values of 4 characters or more)", parse=header, many=True,
-           spec=True, collect=headers, metavar="'NAME: VALUE'"),
+           spec=True, collect=header_values, metavar="'NAME: VALUE'"),
     Option("ca-bundle", SERVER + GATEWAY, "verify an https target against the CA certificates in FILE (PEM)",
            parse=ca_bundle, spec=True, metavar="FILE"),
     Option("no-network", SERVER, "with --docker-image: no network in the container", flag=True,
