@@ -471,6 +471,21 @@ def test_a_plugin_option_without_the_checks_collected_is_an_error_naming_the_fix
     assert pytest_run(tmp_path).returncode == 0  # without an --mcp-* option the plugin stays out of the way
 
 
+@pytest.mark.parametrize("flag, value, says", [
+    ("--mcp-docker-port", "-5", "'-5': give a port from 1 to 65535"),
+    ("--mcp-docker-port", "abc", "'abc' is not a port"),
+    ("--mcp-fixture-contract", "x", "'x' is not a fixture contract version"),
+    ("--mcp-timeout", "0", "give a positive number of seconds"),
+])
+def test_a_plugin_option_value_mistake_is_the_suites_one_line(tmp_path, flag, value, says):
+    """The plugin's flags are checked by the same checkers as the command line's: the suite's words, and
+    pytest's usage exit (4)."""
+    proc = pytest_run(tmp_path, "--pyargs", "conformance", "--mcp-server-docker-image", "img", f"{flag}={value}")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert f"argument {flag}: {says}" in proc.stderr if says.startswith("'") else says in proc.stderr
+    assert "invalid literal" not in proc.stderr and "Traceback" not in proc.stderr
+
+
 # -- the pytest plugin's rough edges ------------------------------------------------------------------------
 
 

@@ -141,7 +141,8 @@ def test_plain_server_claims_nothing():
 def wg_verdicts(factory) -> dict:
     from conformance.server import wg_fixtures
 
-    rec = wg_fixtures.record(factory, WG_FIXTURES, adapter=getattr(factory, "__name__", "adapter"))
+    rec = wg_fixtures.record(factory, WG_FIXTURES, adapter=getattr(factory, "__name__", "adapter"),
+                             timeout=SERVER.default_timeout)
     return {cid: evaluate(REGISTRY[cid], rec) for cid in WG_CHECKS}
 
 

@@ -30,7 +30,7 @@ from ..client.recording import Recording
 from ..client.session import ConnectionPlan, Session, progress_lines, record
 from ..core.profile import profile_modules
 from ..core.roles import GATEWAY
-from ..targets import Exchange, TargetUnavailable
+from ..targets import Exchange, TargetSpec, TargetUnavailable
 from .launch import SpecFactory, background, gateway_factory, upstream_for
 from .recording import TransparencyRecording
 
@@ -110,7 +110,7 @@ async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, 
             if spec.kind == "http" and spec.command:
                 import shlex
 
-                await stack.enter_async_context(background(shlex.split(spec.command), spec.env, spec.url))
+                await stack.enter_async_context(background(shlex.split(spec.command), spec.environment, spec.url))
             plan = contact_first(MODULES[profile].PLAN, log, min(spec.timeout, CONTACT_WAIT))
             rec = await record(spec, profile, plan, claimed_by_option=claimed_by_option, run_timeout=run_timeout,
                                recording=TransparencyRecording)
@@ -172,8 +172,7 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict:
     recordings: dict = {}
     through = [p for p in profiles if p in PROFILES]
     if run.command and through:
-        factory = gateway_factory(run.command, url=run.url, timeout=run.timeout, env=run.env_vars,
-                                  headers=run.headers, ca_bundle=run.ca_bundle)
+        factory = gateway_factory(TargetSpec.from_run(run))
         if say:
             say(f"recording {len(through)} profile(s) through the gateway {run.command}, each with its own upstream")
         recordings.update(record_gateway_sync(factory, through, claimed=claimed, upstream=run.upstream,
@@ -181,5 +180,5 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict:
     if run.adapter and PIPELINE in profiles:
         if say:
             say(f"replaying the pipeline fixtures through {run.adapter}")
-        recordings[PIPELINE] = record_adapter(run.adapter)
+        recordings[PIPELINE] = record_adapter(run.adapter, timeout=run.timeout)
     return recordings

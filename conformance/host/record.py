@@ -17,6 +17,7 @@ import anyio
 from ..core.profile import profile_modules
 from ..core.roles import HOST
 from ..options import flag
+from ..targets import TargetSpec
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 
@@ -36,11 +37,10 @@ def scenarios() -> dict[str, dict]:
     return {s["id"]: s for s in yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))}
 
 
-async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: float = HOST.default_timeout,
-                       run_timeout: float = HOST.default_run_timeout, env: dict | None = None, marker: str | None = None,
-                       features=frozenset(), progress=None) -> dict[str, HostRecording]:
-    """Run the scenarios of the given profiles (and of the claimed `features` of those) against the host command;
-    one recording per profile."""
+async def record_hosts(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float = HOST.default_run_timeout,
+                       marker: str | None = None, features=frozenset(), progress=None) -> dict[str, HostRecording]:
+    """Run the scenarios of the given profiles (and of the claimed `features` of those) against the host `spec`
+    names (its command, environment and turn timeout); one recording per profile."""
     profiles = list(profiles)
     by_option = bool(claimed)
     claims = set(claimed) if claimed else set(DEFAULT_CLAIMS)
@@ -54,11 +54,10 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
     async def one(sid: str) -> None:
         async with limiter:
             if silent:  # a command that answered no turn is likely no host: say so now, not after every scenario
-                runs[sid] = HostRun(sid, "", command, fatal=f"not run: the host answered no turn of "
+                runs[sid] = HostRun(sid, "", spec.given("command", spec.command), fatal=f"not run: the host answered no turn of "
                                                              f"{silent[0].scenario}")
             else:
-                runs[sid] = await run_scenario(command, scenarios()[sid], timeout=timeout,
-                                               run_timeout=run_timeout, env=env, marker=marker)
+                runs[sid] = await run_scenario(spec, scenarios()[sid], run_timeout=run_timeout, marker=marker)
                 if not runs[sid].answered() and not any(r.answered() for r in runs.values()):
                     silent.append(runs[sid])
         if progress is not None:
@@ -69,7 +68,7 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
             tg.start_soon(one, sid)
     out = {}
     for profile in profiles:
-        rec = HostRecording(profile, {"kind": "stdio", "command": command})
+        rec = HostRecording(profile, spec.describe())
         if profile in claims:
             rec.claimed, rec.claimed_by = True, "option" if by_option else "default"
             rec.claim_reason = f"claimed with {flag('profile')}" if by_option else "claimed by default for hosts"
@@ -85,12 +84,12 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
     return out
 
 
-def record_hosts_sync(command: str, profiles, **kw) -> dict[str, HostRecording]:
-    return anyio.run(lambda: record_hosts(command, profiles, **kw))
+def record_hosts_sync(spec: TargetSpec, profiles, **kw) -> dict[str, HostRecording]:
+    return anyio.run(lambda: record_hosts(spec, profiles, **kw))
 
 
 def describe(run) -> dict:
-    return {"kind": "stdio", "command": run.command}
+    return TargetSpec.from_run(run).describe()
 
 
 def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, HostRecording]:
@@ -109,9 +108,8 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Ho
                 f"answered, {len(host_run.model)} model request(s), {host_run.duration:.1f} s{trouble}")
 
     features = set(getattr(run, "claim", None) or ())
-    recordings = record_hosts_sync(run.command, profiles, claimed=claimed, timeout=run.timeout,
-                                   run_timeout=run.run_timeout, env=run.env_vars, features=features,
-                                   progress=progress)
+    recordings = record_hosts_sync(TargetSpec.from_run(run), profiles, claimed=claimed, run_timeout=run.run_timeout,
+                                   features=features, progress=progress)
     not_run = {sid: r.fatal for rec in recordings.values() for sid, r in rec.runs.items()
                if (r.fatal or "").startswith("not run")}
     if say and not_run:

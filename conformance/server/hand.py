@@ -288,12 +288,11 @@ def add_arguments(sub, kind: str) -> None:
 def target_spec(args):
     """The TargetSpec the server role would build from the same options."""
     from .. import options
-    from ..core.roles import ROLES
-    from .record import target_spec as server_target_spec
+    from ..core.roles import SERVER
+    from ..targets import TargetSpec
 
     values = {name.replace("-", "_"): getattr(args, name.replace("-", "_")) for name in TARGET_OPTIONS}
-    values.update(docker_image=None, no_network=False, connection_mode="handshake")
-    return server_target_spec(options.Run(ROLES["server"], values))
+    return TargetSpec.from_run(options.Run(SERVER, values))
 
 
 def params_from(args) -> dict:

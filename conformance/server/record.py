@@ -4,10 +4,6 @@ checks (each profile module's `@check`s)."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import shlex
-
 import anyio
 
 from ..client.session import progress_lines, record, record_shared
@@ -63,32 +59,10 @@ def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: f
 
 # -- what the run's options name ---------------------------------------------------------------------------
 
-def target_spec(run) -> TargetSpec:
-    """The target the options name (`run`: conformance.options.Run)."""
-    kind = "stdio" if run.command else "http" if run.url else "docker"
-    return TargetSpec(kind, command=run.command, url=run.url, image=run.docker_image, env=run.env_vars,
-                      network=not run.no_network, timeout=run.timeout, mode=run.connection_mode,
-                      headers=run.headers, ca_bundle=run.ca_bundle)
-
-
 def describe(run) -> dict:
     if run.target_kind == "wg-fixtures":
         return wg_fixtures.target_description(run.adapter, run.wg_fixtures)
-    return target_spec(run).describe()
-
-
-@contextlib.contextmanager
-def published(run, spec: TargetSpec):
-    """For a Docker target serving HTTP: one container for the run, reached over its published port
-    (TargetUnavailable when it does not start)."""
-    if spec.kind != "docker" or run.docker_port is None:
-        yield spec
-        return
-    from ..targets.docker import PublishedContainer
-
-    command = shlex.split(run.docker_command) if run.docker_command else None
-    with PublishedContainer(spec.image, run.docker_port, command=command, env=spec.env) as container:
-        yield dataclasses.replace(spec, kind="http", url=container.url)
+    return TargetSpec.from_run(run).describe()
 
 
 def record_run(run, profiles: list[str], claimed: set[str],
@@ -96,9 +70,9 @@ def record_run(run, profiles: list[str], claimed: set[str],
     """The role's recorder (core/roles.py): every profile asked for, as the options say."""
     if run.target_kind == "wg-fixtures":
         return wg_fixtures.record_run(run.adapter, run.wg_fixtures, profiles, timeout=run.timeout, say=say)
-    with published(run, target_spec(run)) as spec:
+    with TargetSpec.from_run(run).published() as spec:
         if say:
-            say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
+            say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.docker_image}, "
                 + ("each on its own connection" if run.isolate_profiles else "on one connection"))
         recordings = record_sync(spec, profiles, claimed=claimed, isolate=run.isolate_profiles,
                                  run_timeout=run.run_timeout, progress=progress_lines(say))

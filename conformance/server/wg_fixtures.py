@@ -56,7 +56,6 @@ from ..core.adapters import load_adapter
 from ..core.judging import canonical_rfc8785
 from ..core.model import NotApplicable, Violation, check
 from ..core.recording import Citing
-from ..core.roles import SERVER
 from ..targets.base import clip, describe
 
 PROFILE = "interceptors"
@@ -235,7 +234,7 @@ def _replay_bounded(factory: Callable, replay: FixtureReplay, timeout: float) ->
     return False
 
 
-def record(factory: Callable | None, directory: Path, *, adapter: str = "", timeout: float = SERVER.default_timeout,
+def record(factory: Callable | None, directory: Path, *, adapter: str = "", timeout: float,
            unavailable: str | None = None) -> WgFixtureRecording:
     """Replay every fixture under `directory` through `factory`; never raises for the adapter's fault."""
     rec = WgFixtureRecording(adapter=adapter or getattr(factory, "__qualname__", repr(factory)),
@@ -263,12 +262,13 @@ def record(factory: Callable | None, directory: Path, *, adapter: str = "", time
     return rec
 
 
-def record_adapter(spec: str, directory: Path, *, timeout: float = SERVER.default_timeout) -> WgFixtureRecording:
+def record_adapter(spec: str, directory: Path, *, timeout: float) -> WgFixtureRecording:
     """`module:factory` -> a recording; an adapter that cannot be imported makes every check fail with why."""
     try:
         factory = load_adapter(spec)
     except Exception as exc:  # noqa: BLE001 - an import error in the adapter is reported, not raised
-        return record(None, directory, adapter=spec, unavailable=f"adapter {spec} unavailable: {describe(exc)}")
+        return record(None, directory, adapter=spec, unavailable=f"adapter {spec} unavailable: {describe(exc)}",
+                      timeout=timeout)
     return record(factory, directory, adapter=spec, timeout=timeout)
 
 

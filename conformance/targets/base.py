@@ -32,7 +32,6 @@ from typing import Any
 
 import anyio
 
-from ..core.roles import SERVER
 from .peerkit import printable
 
 JSON = Any
@@ -192,7 +191,7 @@ class Connection:
     max_kept_messages = MAX_KEPT_MESSAGES
     max_kept_bytes = MAX_KEPT_BYTES
 
-    def __init__(self, *, timeout: float = SERVER.default_timeout, max_message_bytes: int = 16 * 1024 * 1024,
+    def __init__(self, *, timeout: float, max_message_bytes: int = 16 * 1024 * 1024,
                  mode: str = "handshake"):
         self.timeout = timeout
         self.mode = mode  # "handshake" or "2026-07-28" (stateless: server/discover, _meta on each request)

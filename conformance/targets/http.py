@@ -35,10 +35,10 @@ OLD_SSE_WAIT = 2.0  # seconds the look for an old transport's `endpoint` event m
 class HttpConnection(Connection):
     kind = "http"
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, ca_bundle: str | None = None, **kw):
+    def __init__(self, url: str, *, header: dict[str, str] | None = None, ca_bundle: str | None = None, **kw):
         super().__init__(**kw)
         self.url = url
-        self.extra_headers = dict(headers or {})
+        self.header = dict(header or {})  # the --header values, sent with every request
         self.ca_bundle = ca_bundle
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -93,7 +93,7 @@ class HttpConnection(Connection):
 
     def _headers(self, message: dict | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        headers.update(self.extra_headers)
+        headers.update(self.header)
         if self.mode != "handshake":
             # Stateless: the version, the method and (for some methods) the name travel as headers too.
             headers["MCP-Protocol-Version"] = self.mode
@@ -183,7 +183,7 @@ class HttpConnection(Connection):
         with anyio.move_on_after(OLD_SSE_WAIT):
             try:
                 async with self._entered()[0].stream("GET", self.url, headers={
-                        "Accept": "text/event-stream", **self.extra_headers}) as resp:
+                        "Accept": "text/event-stream", **self.header}) as resp:
                     if resp.status_code != 200 or not resp.headers.get("content-type", "").startswith(
                             "text/event-stream"):
                         return None
@@ -206,7 +206,7 @@ class HttpConnection(Connection):
 
     def _redacted(self, text: str) -> str:
         """`text` without the --header values (credentials), should an error of the HTTP client quote one."""
-        for value in self.extra_headers.values():
+        for value in self.header.values():
             if len(value) >= 4:  # a short value ("1", "yes") is no secret, and replacing it would garble text
                 for form in {value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]}:
                     text = text.replace(form, "[header value]")

@@ -129,6 +129,18 @@ def test_the_options_the_server_page_lists_are_the_clis():
     assert listed and listed <= offered, sorted(listed - offered)
 
 
+@pytest.mark.parametrize("role", ["server", "host", "gateway"])
+def test_the_role_page_names_every_option_of_the_role(role):
+    """An option added to conformance/options.py is named on its role's page: a step of
+    docs/contributing.md#add-an-option that cannot be forgotten."""
+    from conformance.options import for_role
+
+    text = PAGES[f"docs/{role}.md"]
+    named = set(re.findall(r"(?<![\w-])--?([a-z][\w-]*)", text))
+    missing = [f"--{o.name}" for o in for_role(role) if o.name not in named]
+    assert missing == [], f"docs/{role}.md does not name {missing}"
+
+
 def test_server_page_says_which_checks_judge_the_servers_own_tools():
     """docs/server.md's two tables: a check without fixtures judges the server's own tools and middleware, a
     check with fixtures only the fixtures; both tables hold exactly the server role's checks of each kind."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.core.roles import SERVER
 from reference_servers.interceptor_chain import ChainEntry, WgSession, run_chain, wg_adapter
 from reference_servers.interceptors import InterceptorDef, InterceptorError, InterceptorRegistry, build, narrow_hooks
 
@@ -104,6 +105,7 @@ def test_reference_real_interceptors_redact_and_detect():
 def replay(factory, directory=FIXTURES, **kw):
     from conformance.server import wg_fixtures
 
+    kw.setdefault("timeout", SERVER.default_timeout)
     return wg_fixtures.record(factory, directory, adapter="test", **kw)
 
 
@@ -178,7 +180,7 @@ def test_fixtures_that_cannot_be_read_make_every_check_fail_with_why(tmp_path, p
 def test_an_adapter_that_cannot_be_loaded_makes_every_check_fail_with_why():
     from conformance.server import wg_fixtures
 
-    rec = wg_fixtures.record_adapter("no_such_module_here:factory", FIXTURES)
+    rec = wg_fixtures.record_adapter("no_such_module_here:factory", FIXTURES, timeout=SERVER.default_timeout)
     results = judged(rec)
     assert {r.outcome for r in results.values()} == {"fail"} and "ModuleNotFoundError" in results[PROTOCOL].reason
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from conformance import options
 from conformance.core.roles import ROLES
 from conformance.report.redact import MIN_LENGTH, Secrets
+from conformance.targets import TargetSpec
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.function_scoped_fixture])
@@ -105,6 +106,6 @@ def test_a_run_takes_its_secrets_from_header_and_secret_env(monkeypatch):
     monkeypatch.setenv("MCPX_T", "from-the-environment")
     run = options.Run(ROLES["server"], {"header": ["Authorization: Bearer ${MCPX_T}"],
                                         "env": ["PLAIN=visible-value"], "secret_env": ["KEY=hidden-value"]})
-    assert run.env_vars == {"PLAIN": "visible-value", "KEY": "hidden-value"}
+    assert TargetSpec.from_run(run).environment == {"PLAIN": "visible-value", "KEY": "hidden-value"}
     assert run.secrets.text("from-the-environment visible-value hidden-value") == (
         "[redacted:header Authorization] visible-value [redacted:env KEY]")
