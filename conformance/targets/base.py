@@ -159,7 +159,7 @@ def json_line(message: JSON) -> bytes:
 FIRST_METHODS = ("initialize", "server/discover")  # what a session opens with, by wire mode
 # A host's answer to a turn (conformance/host/HARNESS.md) is one JSON line {"role": "assistant", "content": ...}.
 # A host given to the server role reads `initialize` as a user turn and prints one: no MCP server sends that, so
-# the wait for the first answer ends there instead of at the timeout (core/diagnosis.py names the mix-up).
+# the wait for the first answer ends there instead of at the timeout (run/diagnosis.py names the mix-up).
 HOST_ANSWER = "a line that is not JSON-RPC but a host's answer to a turn"
 
 

@@ -28,7 +28,7 @@ from httpx_sse._decoders import SSEDecoder
 
 from .base import FIRST_METHODS, Connection, TargetUnavailable, WireEvent, clip, describe, now
 
-OLD_SSE = "the HTTP+SSE transport of 2024-11-05"  # the diagnosis (core/diagnosis.py) looks for these words
+OLD_SSE = "the HTTP+SSE transport of 2024-11-05"  # the diagnosis (run/diagnosis.py) looks for these words
 OLD_SSE_WAIT = 2.0  # seconds the look for an old transport's `endpoint` event may take
 
 
