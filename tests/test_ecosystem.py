@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core import schemas_loader
-from conformance.tools import matrix
-from ecosystem import probe
+from ecosystem import matrix, probe
 from tests.helpers import ROOT
 
 MAJOR = int(version("mcp").split(".")[0])
