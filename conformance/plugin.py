@@ -18,9 +18,8 @@ import json
 import pytest
 
 from . import options
-from .core import roles
+from .core import redact, roles
 from .core.model import REGISTRY, Result, format_failure
-from .report import redact
 from .report.collector import PROPERTY
 from .run import background
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import anyio
 
+from ..core.model import describe
 from ..core.roles import SERVER
 from .peerkit import printable
 
@@ -124,7 +125,7 @@ def shortened(value: Any) -> Any:
     if isinstance(value, str):
         if len(value) <= REPORT_STRING_LIMIT:
             return value
-        from ..report import redact  # before the cut, which could halve a secret the target echoed
+        from ..core import redact  # before the cut, which could halve a secret the target echoed
 
         return redact.head(value, 200) + f"… ({len(value)} characters; shortened in the report)"
     if isinstance(value, dict):
@@ -138,7 +139,7 @@ def clip(text: str, limit: int = 400) -> str:
     """At most `limit` characters of `text`, safe to print: a target's bytes end up in reasons and terminals."""
     if len(text) <= limit:
         return printable(text)
-    from ..report import redact  # before the cut, which could halve a secret the target echoed
+    from ..core import redact  # before the cut, which could halve a secret the target echoed
 
     return printable(redact.head(text, limit) + f"… ({len(text)} chars)")
 
@@ -375,8 +376,3 @@ class Connection:
         except Exception as exc:
             await self._on_send_error(exc)
 
-
-def describe(exc: BaseException) -> str:
-    """A short, traceback-free description of an exception."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
