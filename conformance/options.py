@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .core.roles import ROLES, Role
+from .core.spelling import plugin_flag
 
 TARGET_ROLES = ("server", "host", "gateway")
 
@@ -250,7 +251,7 @@ class Option:
         if self.plugin_flag:
             flag = self.plugin_flag
         else:
-            flag = f"--mcp-{role}-{self.name}" if self.scoped else f"--mcp-{self.name}"
+            flag = plugin_flag(self.name, role if self.scoped else None)
         return flag, "mcpx_" + flag[len("--mcp-"):].replace("-", "_")
 
 
@@ -337,22 +338,6 @@ OPTIONS: tuple[Option, ...] = (
 BY_NAME = {option.name: option for option in OPTIONS}
 BY_ATTR = {option.attr: option for option in OPTIONS}
 DEFAULT_REPORT_DIR = "reports/latest"
-
-
-_FORM = {"cli": False}  # whether the command line is in use (it sets this before it runs pytest)
-
-
-def use_cli_flags() -> None:
-    _FORM["cli"] = True
-
-
-def flag(name: str, role: str | None = None) -> str:
-    """The flag of option `name` as the user spells it in the form in use: `--profile` under the command
-    line, `--mcp-profile` under the pytest plugin (`--mcp-server-command` for a role-scoped one)."""
-    if _FORM["cli"]:
-        return f"--{name}"
-    option = BY_NAME[name]
-    return option.plugin(role or (option.roles[0] if option.scoped else None))[0]
 
 
 def for_role(role: str) -> list[Option]:
@@ -463,8 +448,8 @@ class Run:
 
     @property
     def secrets(self):
-        """What no report may show: the --header values and the --secret-env values (report/redact.py)."""
-        from .report.redact import Secrets
+        """What no report may show: the --header values and the --secret-env values (core/redact.py)."""
+        from .core.redact import Secrets
 
         return Secrets.of(self.value("header"), self.values.get("secret_env") or ())
 
@@ -529,6 +514,21 @@ def pytest_argv(args, role: str) -> list[str]:
     return out
 
 
+def fixture_replay_conflict(adapter: str | None, fixtures: str | None, live_targets: list[str], profiles) -> str | None:
+    """Why the options naming the server role's replay of the working group's fixtures (server/wg_fixtures.py)
+    do not go together, or None (`live_targets`: the live target options also given, by flag)."""
+    if not adapter and not fixtures:
+        return None
+    if not adapter or not fixtures:
+        return ("an adapter (module:factory) and the working group's fixtures directory go together: "
+                "give both, or neither")
+    if live_targets:
+        return f"the fixture replay's adapter is a target of its own; drop {', '.join(live_targets)}"
+    if profiles and "interceptors" not in profiles:
+        return f"the working group's fixtures judge the interceptors profile only, not {', '.join(sorted(profiles))}"
+    return None
+
+
 def conflicts(values: dict[str, Any], role: str) -> str | None:
     """What the given options contradict or lack, as one sentence, or None (`values`: by attribute name)."""
     def given(name: str) -> bool:
@@ -537,10 +537,8 @@ def conflicts(values: dict[str, Any], role: str) -> str | None:
 
     targets = [o.name for o in for_role(role) if o.target and given(o.name)]
     if role == "server" and (given("adapter") or given("wg-fixtures")):
-        from .server.wg_fixtures import usage_error  # the fixture replay's own rules
-
-        return usage_error(values.get("adapter"), values.get("wg_fixtures"),
-                           [f"--{t}" for t in targets if t != "adapter"], values.get("profile") or [])
+        return fixture_replay_conflict(values.get("adapter"), values.get("wg_fixtures"),
+                                       [f"--{t}" for t in targets if t != "adapter"], values.get("profile") or [])
     if role == "server":
         if len(targets) != 1:
             return ("give one target: --command, --url or --docker-image" if not targets

@@ -358,7 +358,7 @@ def test_checks_are_registered_before_any_background_thread_starts(tmp_path):
     script = f"""
 import sys
 import pytest
-from conformance.core import background
+from conformance.run import background
 from conformance.core.model import REGISTRY
 
 def note(what):  # pytest captures the run's output: a file of its own

@@ -26,7 +26,7 @@ from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS, VA
 
 P = "interceptors/server/"
 # Mutants whose reason must name what they do: (text every listed check's reason contains, those checks).
-# Known variants (docs: conformance/server/interceptors.py, "Known variants") and the diagnoses of issue 24.
+# Known variants (conformance/server/interceptors_variants.py) and the diagnoses of issue 24.
 NAMED = {
     "nested-validation": ("results nested under `validation`: the SEP's ValidationResult is flat",
                           set(MUTANTS["nested-validation"][0])),

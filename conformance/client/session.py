@@ -23,7 +23,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 import anyio
 
 from ..core.judging import experimental_carriage, grouped_near_misses, meta_carriage, near_misses
-from ..options import flag
+from ..core.spelling import flag
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 from .recording import Recording
 

@@ -225,6 +225,13 @@ def outcome_for_level(level: str) -> str:
     return _LEVEL_OUTCOME[level]
 
 
+def describe(exc: BaseException) -> str:
+    """A short, traceback-free description of an exception, for a reason a person reads
+    (the suite's own errors and a target's failures alike)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def format_failure(result: Result) -> str:
     """h2spec-style: the check, the requirement, what the suite did, expected vs actual."""
     import json

@@ -76,7 +76,7 @@ class Role:
         return f"{problem}; did you mean {near[0]!r}? ({listed})" if near else f"{problem}; {listed}"
 
     def why_not_recorded(self, profile: str) -> str:
-        from ..options import flag  # the hint names the option as the form in use spells it
+        from .spelling import flag  # the hint names the option as the form in use spells it
 
         hints = dict(self.not_recorded)
         hint = hints.get(profile, hints.get("*"))

@@ -11,7 +11,7 @@ answers (docs/fixture-contract.md#gateway-upstream-contract), and every request 
 becomes evidence of its own (`upstream received <method> [<name>]`), so a check cites both what reached
 the upstream and what the client got. A gateway that has not contacted the upstream once initialize and
 tools/list are through (waiting up to CONTACT_WAIT for a late start) is not driven further:
-`rec.upstream` stays empty, and the run ends in one diagnosis (core/diagnosis.py) instead of verdicts.
+`rec.upstream` stays empty, and the run ends in one diagnosis (run/diagnosis.py) instead of verdicts.
 """
 
 from __future__ import annotations

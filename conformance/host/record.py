@@ -16,7 +16,7 @@ import anyio
 
 from ..core.profile import profile_modules
 from ..core.roles import HOST
-from ..options import flag
+from ..core.spelling import flag
 from ..targets import TargetSpec
 from .harness import HostRun, run_scenario
 from .recording import HostRecording

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 import yaml
 
 from ..core.model import PROFILES, REGISTRY, ROLES
+from .official import CATALOG_KEY, check_id, slug_of
 
 OFFICIAL_MODES = {"server": "server", "client": "host", "host": "host", "gateway": "gateway"}
-CATALOG_KEY = "catalog"
 
 
 class BaselineError(ValueError):
@@ -120,8 +120,6 @@ def _official_scenario(name: str, role: str) -> str | None:
 
 
 def _official_entries(path: str, data: dict, baseline: Baseline) -> None:
-    from .official import slug_of
-
     for mode, entries in data.items():
         if mode == CATALOG_KEY:
             continue
@@ -214,8 +212,6 @@ def load(path: str) -> Baseline:
 
 def translate(baseline: Baseline) -> dict:
     """The baseline in the official form (mode -> entries), with the revisions it records."""
-    from .official import check_id
-
     out: dict[str, list[str]] = {}
     mode_of = {role: mode for mode, role in OFFICIAL_MODES.items() if mode != "host"}
     for (profile, role) in baseline.scenarios:

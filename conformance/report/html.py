@@ -31,7 +31,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core.model import OUTCOMES
-from ..options import flag as _flag
+from ..core.spelling import flag as _flag
 from . import results as reports
 from .counts import outcome_counts
 from .inert import html_text

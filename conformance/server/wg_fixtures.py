@@ -54,9 +54,9 @@ from typing import Any, Callable
 
 from ..core.adapters import load_adapter
 from ..core.judging import canonical_rfc8785
-from ..core.model import NotApplicable, Violation, check
+from ..core.model import NotApplicable, Violation, check, describe
 from ..core.recording import Citing
-from ..targets.base import clip, describe
+from ..targets.base import clip
 
 PROFILE = "interceptors"
 TARGET_KIND = "wg-fixtures"
@@ -285,21 +285,6 @@ def record_run(adapter: str, fixtures: str, profiles, *, timeout: float, say=Non
         say(f"  {len(rec.exchanges)} fixture(s): " + ", ".join(f"{n} {kind}" for kind, n in tally.items())
             + f"; vocabulary {generations(rec.exchanges.values())}" + (f"; {rec.fatal}" if rec.fatal else ""))
     return {PROFILE: rec}
-
-
-def usage_error(adapter: str | None, fixtures: str | None, live_targets: list[str], profiles) -> str | None:
-    """Why the options naming this target do not go together, or None (`live_targets`: the live target options
-    also given, by flag)."""
-    if not adapter and not fixtures:
-        return None
-    if not adapter or not fixtures:
-        return ("an adapter (module:factory) and the working group's fixtures directory go together: "
-                "give both, or neither")
-    if live_targets:
-        return f"the fixture replay's adapter is a target of its own; drop {', '.join(live_targets)}"
-    if profiles and PROFILE not in profiles:
-        return f"the working group's fixtures judge the {PROFILE} profile only, not {', '.join(sorted(profiles))}"
-    return None
 
 
 def target_description(adapter: str, fixtures: str) -> dict:

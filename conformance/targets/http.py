@@ -26,9 +26,10 @@ from anyio.abc import TaskGroup
 # The decoder is httpx-sse's own field parser; the line splitting around it is bounded (see _bounded_events).
 from httpx_sse._decoders import SSEDecoder
 
-from .base import FIRST_METHODS, Connection, TargetUnavailable, WireEvent, clip, describe, now
+from ..core.model import describe
+from .base import FIRST_METHODS, Connection, TargetUnavailable, WireEvent, clip, now
 
-OLD_SSE = "the HTTP+SSE transport of 2024-11-05"  # the diagnosis (core/diagnosis.py) looks for these words
+OLD_SSE = "the HTTP+SSE transport of 2024-11-05"  # the diagnosis (run/diagnosis.py) looks for these words
 OLD_SSE_WAIT = 2.0  # seconds the look for an old transport's `endpoint` event may take
 
 

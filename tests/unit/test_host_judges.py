@@ -4,12 +4,12 @@ import anyio
 import pytest
 
 from conformance.core.model import NotObserved, Violation
+from conformance.core.spelling import flag
 from conformance.host import augmentation, context_middleware, interceptors
 from conformance.host.harness import HostRun, Turn
 from conformance.host.mock_llm import ModelRequest
 from conformance.host.record import record_hosts
 from conformance.host.recording import HostRecording
-from conformance.options import flag
 from conformance.targets import TargetSpec
 
 

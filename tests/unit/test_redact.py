@@ -1,4 +1,4 @@
-"""report/redact.py: a secret of the user's (a --header or --secret-env value) in any string of any JSON
+"""core/redact.py: a secret of the user's (a --header or --secret-env value) in any string of any JSON
 value, in any form a report writes it (as is, JSON-escaped, \\uXXXX, an HTML reference), is replaced by its
 marker, and the value keeps its shape. Generated secrets and documents (Hypothesis); the CLI end to end is
 tests/test_report_safety.py."""
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance import options
+from conformance.core.redact import MIN_LENGTH, Secrets
 from conformance.core.roles import ROLES
-from conformance.report.redact import MIN_LENGTH, Secrets
 from conformance.targets import TargetSpec
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,

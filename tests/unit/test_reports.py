@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 from conformance.core import schemas_loader
 from conformance.core.model import Result
-from conformance.options import flag
+from conformance.core.spelling import flag
 from conformance.report import html, inert, results
 
 META = "conformance_memories: _meta['preprocessor']"
