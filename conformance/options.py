@@ -26,22 +26,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .core.roles import ROLES, Role
-from .core.spelling import plugin_flag
+from .core.spelling import plugin_flag, seconds
 
 TARGET_ROLES = ("server", "host", "gateway")
 
 
 # -- value checkers: each returns the value to use or raises ValueError with what the user reads -------------
-
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise ValueError(f"{text!r}: give a positive number of seconds")
-    return value
-
 
 def whole_number(low: int, high: int | None = None, what: str = "a whole number") -> Callable[[str], int]:
     """A checker for a whole number from `low` to `high` (no bound when None), named `what` in its message."""
@@ -428,6 +418,11 @@ class Run:
         """"wg-fixtures" for the server role's replay of the working group's fixtures, else "live"
         (model.Check.target: which checks judge the run)."""
         return "wg-fixtures" if self.role.name == "server" and self.values.get("adapter") else "live"
+
+    def target_values(self) -> dict[str, Any]:
+        """{attribute: value} of the role's target options (the rows marked `spec`): what
+        `TargetSpec.from_run` fills the spec with, so the transports need not import this table."""
+        return {option.attr: self.value(option.attr) for option in for_role(self.role.name) if option.spec}
 
     def value(self, name: str) -> Any:
         """Option `name` (its attribute) as the target gets it: the role's `default_<name>` when not given, a

@@ -216,7 +216,7 @@ def _seconds(text: str) -> float:
     """The suite's own check of --timeout, as argparse's type."""
     import argparse
 
-    from ..options import seconds
+    from ..core.spelling import seconds
 
     try:
         return seconds(text)

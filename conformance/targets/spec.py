@@ -41,9 +41,7 @@ class TargetSpec:
         """The target the run's options name (`run`: conformance.options.Run): each target option of the run's
         role fills the field of its name; the kind follows from what is given (a URL: HTTP, a command: stdio,
         else an image)."""
-        from ..options import for_role
-
-        values = {option.attr: run.value(option.attr) for option in for_role(run.role.name) if option.spec}
+        values = run.target_values()
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - names)
         if unknown:  # a row marked `spec` with no field: the option would never reach the target
