@@ -28,6 +28,13 @@ class Role:
     missing_target: str  # the skip reason when no target of this role is given
     not_recorded: tuple[tuple[str, str], ...] = ()  # (profile or "*", what records it) when a run leaves it out
     default_run_timeout: float = 120.0  # seconds one profile's whole run may take
+    # The names each profile module of the role defines, with their types (core/profile.py checks them at import).
+    module_names: tuple[tuple[str, type], ...] = (("PROFILE", str), ("PLAN", object))
+
+    @property
+    def package(self) -> str:
+        """The role's package, where its profile modules are (`conformance.server`)."""
+        return self.recorder.partition(":")[0].rpartition(".")[0]
 
     def record(self, run, profiles: list[str], claimed: set[str], say) -> dict:
         """Record `profiles` of this role's target as the run's options say: {profile: recording}."""
@@ -93,6 +100,8 @@ SERVER = Role(
     default_timeout=10.0,
     missing_target="no server target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image or "
                    "--mcp-server-adapter with --mcp-wg-fixtures",
+    # HOW_TO_CLAIM: what a server shows to claim the profile, for the reports of a profile left unclaimed
+    module_names=(("PROFILE", str), ("PLAN", object), ("HOW_TO_CLAIM", str)),
 )
 HOST = Role(
     name="host",

@@ -34,7 +34,7 @@ from .launch import SpecFactory, background, gateway_factory, upstream_for
 
 CONTACT_WAIT = 3.0  # seconds a gateway may take, after answering tools/list, to contact its upstream (at most its timeout)
 PIPELINE = "sequential-pipeline"  # driven through an adapter (replay.py), not through the gateway's wire
-MODULES = profile_modules("conformance.gateway", GATEWAY.profiles)
+MODULES = profile_modules(GATEWAY)
 PROFILES = tuple(p for p in MODULES if p != PIPELINE)  # recorded through a running gateway
 
 

@@ -17,7 +17,7 @@ from . import wg_fixtures  # the replay target's checks register with the role's
 from .recording import Recording
 from .session import progress_lines, record, record_shared
 
-MODULES = profile_modules("conformance.server", SERVER.profiles)
+MODULES = profile_modules(SERVER)
 PROFILES = tuple(MODULES)
 
 
