@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.core import model
+from conformance.core import model, roles
 from conformance.core.model import REGISTRY
 from conformance.core.roles import load_all
 
@@ -37,7 +37,7 @@ PREFIX = {
     "interceptors": "ic",
 }
 LEVELS = set(model.LEVELS)
-ROLES = set(model.ROLES)
+ROLES = set(roles.ROLES)
 REQUIRED = ("id", "level", "role", "source", "quote", "quote_sha256")
 SOURCE_KEYS = {"name", "url", "revision", "sha256", "captured", "doc", "basis", "commit"}
 BASES = {"fixture-contract", "base-protocol", "upstream-fact", "gateway-contract", "harness-contract",
