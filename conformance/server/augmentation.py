@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import anyio
 
+from ..core.judging import canonical_sorted, short
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import (
     ANNOTATED_IMAGE_BLOCK,
@@ -32,14 +33,12 @@ from .common import (
     NEXT_TEXT_BLOCK,
     TEXT_BLOCK,
     blocks,
-    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
     malformed_check,
     require_result,
     shape_violations,
-    short,
     unadvertised_check,
     unknown_name_check,
     wire_check,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..core.judging import canonical_sorted, error_text, failed, short, text_of  # noqa: F401  (re-exported)
 from ..core.model import NotObserved, Violation, check
 from ..core.wire import transcript_problems
 from .recording import Recording

@@ -14,6 +14,7 @@ must agree.
 
 from __future__ import annotations
 
+from ..core.judging import canonical_sorted, short
 from ..core.model import NotObserved, Violation, check
 from .common import (
     ANNOTATED_IMAGE_BLOCK,
@@ -24,7 +25,6 @@ from .common import (
     RESOURCE_LINK_BLOCK,
     TEXT_BLOCK,
     blocks,
-    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
@@ -32,7 +32,6 @@ from .common import (
     require_errors,
     require_result,
     shape_violations,
-    short,
     unadvertised_check,
     unknown_name_check,
     wire_check,

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 
+from ..core.judging import error_text, failed, short, text_of
 from ..core.model import NotObserved, Violation, check
-from .common import error_text, failed, judge_shapes, require_result, shape_violations, short, text_of, wire_check
+from .common import judge_shapes, require_result, shape_violations, wire_check
 from .recording import Recording
 from .session import Plan, Session
 

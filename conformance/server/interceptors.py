@@ -64,10 +64,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from ..core import schemas_loader
-from ..core.judging import uppercased
+from ..core.judging import canonical_sorted, short, uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check, following
 from .common import (
-    canonical_sorted,
     judge_list_result,
     judge_shapes,
     judge_unadvertised,
@@ -76,7 +75,6 @@ from .common import (
     require_error,
     require_result,
     shape_violations,
-    short,
     unknown_name_check,
     wire_check,
 )

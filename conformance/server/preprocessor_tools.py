@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import uuid
 
-from ..core.judging import string_flag
+from ..core.judging import canonical_sorted, short, string_flag, text_of
 from ..core.model import NotApplicable, NotObserved, Violation, check, following
-from .common import canonical_sorted, judge_shapes, require_result, shape_violations, short, text_of, wire_check
+from .common import judge_shapes, require_result, shape_violations, wire_check
 from .recording import Recording
 from .session import MODERN_VERSION, Plan, Session
 
