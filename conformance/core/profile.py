@@ -20,15 +20,10 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .roles import Role
-
-
-class ProfileModule(Protocol):
-    PROFILE: str
-    PLAN: Any
 
 
 def module_name(profile: str) -> str:
