@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.gateway.common import listed_name  # noqa: E402
-from conformance.gateway.launch import UPSTREAM_SCRIPT, Upstream, background, free_port, upstream_command  # noqa: E402
+from conformance.gateway.launch import UPSTREAM_SCRIPT, Upstream, background, upstream_command  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
+from conformance.targets.peerkit import free_port  # noqa: E402
 
 PY = shlex.quote(sys.executable)
 WARMUP = 20

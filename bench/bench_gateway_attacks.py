@@ -43,7 +43,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.gateway.launch import background, free_port, upstream_command  # noqa: E402
+from conformance.gateway.launch import background, upstream_command  # noqa: E402
+from conformance.targets.peerkit import free_port  # noqa: E402
 
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 IDLE_PINGS = 500  # enough to meet the machine's own hiccups too, so idle and attack maxima compare

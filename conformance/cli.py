@@ -33,9 +33,6 @@ from .targets.peerkit import free_port, spawn
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORT_DIR = options.DEFAULT_REPORT_DIR
-ROLE_HELP = {"server": "check an MCP server",
-             "host": "check a host application (an MCP client with an LLM loop)",
-             "gateway": "check a gateway: transparency (--command) and/or pipeline semantics (--adapter)"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,11 +69,11 @@ def _quote_hint(argv: list[str], extra: list[str]) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mcp-ext-conformance", description="Conformance suite for MCP context extensions.")
     sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=_Parser)
-    for role in options.TARGET_ROLES:
-        options.add_cli_options(sub.add_parser(role, help=ROLE_HELP[role]), role)
+    for role in ROLES.values():
+        options.add_cli_options(sub.add_parser(role.name, help=role.help), role.name)
 
     lister = sub.add_parser("list", help="list every check with its requirement rows and level")
-    lister.add_argument("--role", choices=options.TARGET_ROLES)
+    lister.add_argument("--role", choices=list(ROLES))
     lister.add_argument("--profile", choices=sorted({p for r in ROLES.values() for p in r.profiles}),
                         metavar="PROFILE")
     lister.add_argument("--json", action="store_true", help="as JSON")
@@ -161,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.subcommand == "list":
             return cmd_list(args)
-        if args.subcommand in options.TARGET_ROLES:
+        if args.subcommand in ROLES:
             return cmd_role(args)
         if args.subcommand == "demo":
             return cmd_demo(args)

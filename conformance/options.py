@@ -28,9 +28,6 @@ from typing import Any, Callable, Iterable
 from .core.roles import ROLES, Role
 from .core.spelling import plugin_flag, seconds
 
-TARGET_ROLES = ("server", "host", "gateway")
-
-
 # -- value checkers: each returns the value to use or raises ValueError with what the user reads -------------
 
 def whole_number(low: int, high: int | None = None, what: str = "a whole number") -> Callable[[str], int]:
@@ -245,10 +242,10 @@ class Option:
         return flag, "mcpx_" + flag[len("--mcp-"):].replace("-", "_")
 
 
-SERVER, HOST, GATEWAY = ("server",), ("host",), ("gateway",)
+SERVER, HOST, GATEWAY = ((name,) for name in ROLES)
 # Optional features a host claims with --claim, each of one profile (conformance/host/record.py FEATURES).
 HOST_FEATURES = ("interceptor-overrides",)
-ALL = TARGET_ROLES
+ALL = tuple(ROLES)
 
 OPTIONS: tuple[Option, ...] = (
     # what is tested (one of a role's `target` options is required)
@@ -467,9 +464,9 @@ def given_target(getoption: Callable[[str], Any], role: Role) -> bool:
 
 def selected_role(getoption: Callable[[str], Any]) -> Role | None:
     """The role whose target the run names; a host or gateway target wins over a server target."""
-    for name in ("host", "gateway", "server"):
-        if given_target(getoption, ROLES[name]):
-            return ROLES[name]
+    for role in sorted(ROLES.values(), key=lambda role: role.name == "server"):
+        if given_target(getoption, role):
+            return role
     return None
 
 

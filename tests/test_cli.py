@@ -10,7 +10,7 @@ import pytest
 
 from conformance.core import schemas_loader
 from conformance.core.model import REGISTRY
-from conformance.core.roles import SERVER
+from conformance.core.roles import ROLES, SERVER
 from conformance.report.inert import md_text
 from tests.helpers import ROOT, SERVER_CHECKS, fake_command
 
@@ -535,9 +535,9 @@ def test_plugin_help_texts_speak_of_one_role_and_the_plugins_flags():
 
     options.add_plugin_options(Group())
     for flag, text in said:
-        role = next((r for r in options.TARGET_ROLES if flag.startswith(f"--mcp-{r}-")), None)
+        role = next((r for r in ROLES if flag.startswith(f"--mcp-{r}-")), None)
         if role is not None:
-            others = [r for r in options.TARGET_ROLES if r != role and re.search(rf"\b{r}( role)?:", text)]
+            others = [r for r in ROLES if r != role and re.search(rf"\b{r}( role)?:", text)]
             assert not others, (flag, text)
         cli_flags = [f for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", text) if not f.startswith("--mcp-")]
         assert not cli_flags, (flag, text)

@@ -18,9 +18,10 @@ import pytest
 
 from conformance.core.model import REGISTRY
 from conformance.core.runner import evaluate
-from conformance.gateway.launch import background, free_port, upstream_command
+from conformance.gateway.launch import background, upstream_command
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
+from conformance.targets.peerkit import free_port
 from tests.gateway.broken_proxy import MUTANTS, VARIANTS
 from tests.helpers import (
     PY,

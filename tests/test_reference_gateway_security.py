@@ -30,9 +30,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.gateway.launch import UPSTREAM_SCRIPT, background, free_port, upstream_command
+from conformance.gateway.launch import UPSTREAM_SCRIPT, background, upstream_command
 from conformance.targets import TargetSpec
 from conformance.targets.environment import scrubbed
+from conformance.targets.peerkit import free_port
 from reference_servers.gateway.pipeline import build_pipeline
 from reference_servers.gateway.proxy import Link, Proxy, load_config, to_dict, to_message
 from tests.helpers import reference_gateway

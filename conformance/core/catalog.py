@@ -29,7 +29,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .model import LEVELS, PROFILES, REGISTRY, ROLES, strongest
+from .model import LEVELS, PROFILES, REGISTRY, strongest
+from .roles import ROLES
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ from typing import Any, Callable
 
 PROFILES = ("preprocessor-tools", "execution-requirements", "context-middleware", "augmentation",
             "sequential-pipeline", "interceptors")
-ROLES = ("server", "host", "gateway")
 LEVELS = ("MUST", "SHOULD", "MAY", "BEHAVIOR")
 OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")
 TARGET_KINDS = ("live", "wg-fixtures")
@@ -141,6 +140,8 @@ def fixture_need(need: str) -> tuple[str, int]:
 def check(check_id: str, *, does: str, must: str, needs: tuple[str, ...] = (), when: str = "claimed",
           target: str = "live"):
     """Register the decorated judge as check `check_id`."""
+    from .roles import ROLES  # roles.py reads PROFILES from here; by the time a check registers, both are loaded
+
     profile, role, slug = check_id.split("/")
     assert profile in PROFILES and role in ROLES and slug and target in TARGET_KINDS, check_id
     site = _registering_module()

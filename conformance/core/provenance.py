@@ -41,7 +41,6 @@ EXTENSION_IDS = {
     "preprocessor-tools": "com.amazonaws/preprocessor-tools",
     "sequential-pipeline": "ai.gatekit/sequential-pipeline",
 }
-EXTENSION_ID_DEFINED_BY_PROPOSAL = frozenset({"interceptors"})
 # The profiles whose proposal is a numbered SEP: their official check ids take the official `sep-<N>-<slug>` form.
 SEP_NUMBERS = {"execution-requirements": 2487, "interceptors": 2624}
 

@@ -1,4 +1,4 @@
-"""Gateway role, transparency: what the four profile modules share (fixture lookup, the wire check).
+"""Gateway role, transparency: what its profile modules (all but the pipeline's) share (fixture lookup, the wire check).
 
 The suite plays the upstream (conformance/gateway/upstream.py, every fixture, correct) and the downstream
 client. A gateway must pass each profile's fields and methods through unchanged, or refuse a method

@@ -36,7 +36,7 @@ from .recording import TransparencyRecording
 
 CONTACT_WAIT = 3.0  # seconds a gateway may take, after answering tools/list, to contact its upstream (at most its timeout)
 PIPELINE = "sequential-pipeline"  # driven through an adapter (replay.py), not through the gateway's wire
-MODULES = profile_modules("conformance.gateway", GATEWAY.profiles)
+MODULES = profile_modules(GATEWAY)
 PROFILES = tuple(p for p in MODULES if p != PIPELINE)  # recorded through a running gateway
 
 

@@ -196,9 +196,8 @@ def record_pipeline_sync(factory: Callable | None, **kw) -> PipelineRecording:
 
 @dataclass(frozen=True)
 class ReplayPlan:
-    """sequential_pipeline's PLAN (core/profile.py): the fixtures an adapter is driven through."""
-
-    fixture_dir: Path = FIXTURE_DIR
+    """sequential_pipeline's PLAN (core/profile.py): the adapter is driven through every fixture of FIXTURE_DIR
+    (load_fixtures); nothing of it varies, so the plan has no fields."""
 
 
 def record_adapter(spec: str, *, timeout: float, **kw) -> PipelineRecording:

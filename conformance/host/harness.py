@@ -85,7 +85,7 @@ class HostRun:
     fatal: str | None = None  # why the run ended early
     unavailable: str | None = None  # the host could not be started at all
     exit_code: int | None = None
-    exit_note: str | None = None
+    exit_note: str | None = None  # why the exit code is the harness's (the host was stopped), in the evidence
     stderr_tail: str = ""
     duration: float = 0.0  # the whole scenario, harness included
     host_seconds: float = 0.0  # from starting the host to its exit: what the host itself took
@@ -104,7 +104,8 @@ class HostRun:
 
     def to_report(self) -> dict:
         return {"scenario": self.scenario, "command": self.command, "fatal": self.fatal,
-                "exitCode": self.exit_code, "stderrTail": self.stderr_tail or None,
+                "exitCode": self.exit_code, **({"exitNote": self.exit_note} if self.exit_note else {}),
+                "stderrTail": self.stderr_tail or None,
                 "turns": [t.to_report() for t in self.turns],
                 "modelRequests": [_brief_request(r) for r in self.model],
                 "serverCalls": [{"t": round(e["t"], 6), "turn": e["turn"], "server": e["server"],

@@ -21,7 +21,7 @@ from ..targets import TargetSpec
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 
-MODULES = profile_modules("conformance.host", HOST.profiles)
+MODULES = profile_modules(HOST)
 PROFILES = tuple(MODULES)
 DEFAULT_CLAIMS = ("preprocessor-tools", "execution-requirements", "context-middleware")
 # Optional features (--claim), each of one profile: its checks run only when the host claims it.

@@ -40,11 +40,12 @@ from urllib.parse import urlsplit
 
 from ..core import provenance
 from ..core.model import PROFILES
+from ..core.roles import ROLES
 
 STATUS = {"pass": "SUCCESS", "fail": "FAILURE", "stale": "FAILURE", "xfail": "FAILURE", "warn": "WARNING",
           "skip": "SKIPPED", "info": "INFO"}
 STATUSES = ("SUCCESS", "FAILURE", "WARNING", "SKIPPED", "INFO")
-MODES = {"server": "server", "host": "client", "gateway": "gateway"}  # the official runner's mode of each role
+MODES = {name: role.official_mode for name, role in ROLES.items()}  # the official runner's mode of each role
 # The key of an expected-failures file in the official form that holds the catalog revisions judged against
 # (written by baseline_yaml below, read back by report/baseline.py).
 CATALOG_KEY = "catalog"

@@ -27,16 +27,15 @@ import anyio
 from ..client.content import AUGMENT_CONTENT_TYPES, TEXT_BLOCK, blocks
 from ..client.recording import Recording
 from ..client.session import ConnectionPlan, Session
+from ..core.judging import canonical_sorted, short
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import (
-    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
     malformed_check,
     require_result,
     shape_violations,
-    short,
     unadvertised_check,
     unknown_name_check,
     wire_check,

@@ -13,7 +13,6 @@ from typing import Any
 from ..client.content import TEXT_BLOCK, blocks
 from ..client.judges import judge_wire
 from ..client.recording import Recording
-from ..core.judging import canonical_sorted, error_text, failed, short, text_of  # noqa: F401  (re-exported)
 from ..core.model import NotObserved, Violation, check
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 from ..client.content import EMBEDDED_BLOCK, IMAGE_BLOCK, PASS_THROUGH_CONTEXT, TEXT_BLOCK, blocks
 from ..client.recording import Recording
 from ..client.session import ConnectionPlan, Session
+from ..core.judging import canonical_sorted, short
 from ..core.model import NotObserved, Violation, check
 from .common import (
-    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
@@ -27,7 +27,6 @@ from .common import (
     require_errors,
     require_result,
     shape_violations,
-    short,
     unadvertised_check,
     unknown_name_check,
     wire_check,

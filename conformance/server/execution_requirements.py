@@ -18,8 +18,9 @@ import re
 from ..client.fixtures import GATED, SATISFIED, UNMET
 from ..client.recording import Recording
 from ..client.session import ConnectionPlan, Session
+from ..core.judging import error_text, failed, short, text_of
 from ..core.model import NotObserved, Violation, check
-from .common import error_text, failed, judge_shapes, require_result, shape_violations, short, text_of, wire_check
+from .common import judge_shapes, require_result, shape_violations, wire_check
 
 PROFILE = "execution-requirements"
 # Fixture contract version 2: a satisfied non-ASCII string (the control) and near misses of satisfied strings.

@@ -61,10 +61,9 @@ from jsonschema import Draft202012Validator
 from ..client.recording import Recording
 from ..client.session import ConnectionPlan, Session
 from ..core import schemas_loader
-from ..core.judging import uppercased
+from ..core.judging import canonical_sorted, short, uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check, following
 from .common import (
-    canonical_sorted,
     judge_list_result,
     judge_shapes,
     judge_unadvertised,
@@ -73,7 +72,6 @@ from .common import (
     require_error,
     require_result,
     shape_violations,
-    short,
     unknown_name_check,
     wire_check,
 )

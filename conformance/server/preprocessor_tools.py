@@ -19,9 +19,9 @@ import uuid
 
 from ..client.recording import Recording
 from ..client.session import MODERN_VERSION, ConnectionPlan, Session
-from ..core.judging import string_flag
+from ..core.judging import canonical_sorted, short, string_flag, text_of
 from ..core.model import NotApplicable, NotObserved, Violation, check, following
-from .common import canonical_sorted, judge_shapes, require_result, shape_violations, short, text_of, wire_check
+from .common import judge_shapes, require_result, shape_violations, wire_check
 
 PROFILE = "preprocessor-tools"
 MEMORIES, ECHO = "conformance_memories", "conformance_echo"

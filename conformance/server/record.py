@@ -13,7 +13,7 @@ from ..targets import TargetSpec
 from . import wg_fixtures  # the replay target's checks register with the role's
 from .recording import ServerRecording
 
-MODULES = profile_modules("conformance.server", SERVER.profiles)
+MODULES = profile_modules(SERVER)
 PROFILES = tuple(MODULES)
 
 
