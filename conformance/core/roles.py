@@ -56,8 +56,13 @@ class Role:
         return list(only(run, profiles)) if only else list(profiles)
 
     def load(self) -> None:
-        """Register the role's checks."""
+        """Register the role's checks; a check id naming no declared role is an error here, at import."""
+        from .model import REGISTRY
+
         importlib.import_module(self.recorder.partition(":")[0])
+        stray = sorted(cid for cid, check in REGISTRY.items() if check.role not in ROLES)
+        if stray:
+            raise ValueError(f"check ids naming no role of core/roles.py: {', '.join(stray)}")
 
     def check_ids(self, target: str = "live") -> list[str]:
         """The role's checks that judge a target of this kind (model.Check.target)."""
