@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import codecs
-import functools
 import json
 import os
 import random
@@ -503,7 +502,6 @@ def _phone_text(size: int, seed: int = 21) -> str:
     return " ".join(groups)[:size]
 
 
-@functools.lru_cache(maxsize=1)  # two tests read it; the search redacts megabytes
 def _attack_text() -> str:
     """Phone-shaped text whose redaction takes this machine at least a second (or the largest tried): long
     enough that a ping stuck behind it would show, however fast detection has become."""
