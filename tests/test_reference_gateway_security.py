@@ -497,7 +497,9 @@ def test_stdio_gateway_answers_invalid_messages_and_goes_on(tmp_path, bad):
 def _phone_text(size: int, seed: int = 21) -> str:
     """NANP-shaped numbers with random digits (`415 555 0123`): every group is a candidate to validate."""
     rng = random.Random(seed)
-    groups = (f"{rng.randint(200, 999)} {rng.randint(200, 999)} {rng.randint(0, 9999):04d}" for _ in range(size))
+    # A group and its space are 13 characters: enough groups for `size` characters, not `size` groups.
+    groups = (f"{rng.randint(200, 999)} {rng.randint(200, 999)} {rng.randint(0, 9999):04d}"
+              for _ in range(size // 13 + 1))
     return " ".join(groups)[:size]
 
 
