@@ -10,7 +10,9 @@ The transport is written on httpx and httpx-sse rather than the SDK's client,
 because the suite must see every byte (the 2.x SDK client drops extension
 fields and hides malformed messages). A POST runs in its own task; the
 connection's request timeout bounds it, and closing the connection cancels
-what is left and ends the session with DELETE.
+what is left and ends the session with DELETE. TCP connections are pooled and
+kept alive: an event stream is read to its end after its response (see
+DRAIN_WAIT), so its connection serves the next request.
 """
 
 from __future__ import annotations
