@@ -30,9 +30,8 @@ from anyio.abc import TaskGroup
 # The decoder is httpx-sse's own field parser; the line splitting around it is bounded (see _bounded_events).
 from httpx_sse._decoders import SSEDecoder
 
-from .base import FIRST_METHODS, Connection, TargetUnavailable, WireEvent, clip, describe, now
+from .base import FIRST_METHODS, OLD_SSE, Connection, TargetUnavailable, WireEvent, clip, describe, now
 
-OLD_SSE = "the HTTP+SSE transport of 2024-11-05"  # the diagnosis (core/diagnosis.py) looks for these words
 OLD_SSE_WAIT = 2.0  # seconds the look for an old transport's `endpoint` event may take
 # After the response, what is left of its event stream is read (and not judged) for this long and this much at
 # most: a stream read to its end leaves its connection to the pool for the next request, one closed early
