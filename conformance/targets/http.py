@@ -265,13 +265,17 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    """Read what is left of a response body, within DRAIN_WAIT and DRAIN_BYTES, so its connection is kept."""
+    """Read what is left of a response body, within DRAIN_WAIT and DRAIN_BYTES, so its connection is kept.
+    The request is answered already: a transport error now only costs the connection, as closing it would."""
     left = DRAIN_BYTES
     with anyio.move_on_after(DRAIN_WAIT):
-        async for chunk in chunks:
-            left -= len(chunk)
-            if left < 0:
-                return
+        try:
+            async for chunk in chunks:
+                left -= len(chunk)
+                if left < 0:
+                    return
+        except httpx.HTTPError:
+            pass
 
 
 async def _bounded_events(chunks: AsyncIterator[bytes], limit: int):
