@@ -99,6 +99,12 @@ def _bytecode_cache(options: dict):
     from ..core.catalog import cache_dir
 
     class Cache(FileSystemBytecodeCache):
+        def load_bytecode(self, bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except OSError:  # e.g. a file where the folder should be: compile, as without a cache
+                pass
+
         def dump_bytecode(self, bucket) -> None:
             try:
                 os.makedirs(self.directory, exist_ok=True)
