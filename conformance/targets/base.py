@@ -157,6 +157,9 @@ def json_line(message: JSON) -> bytes:
 
 
 FIRST_METHODS = ("initialize", "server/discover")  # what a session opens with, by wire mode
+# How the HTTP target names the old transport in a failure; the diagnosis (core/diagnosis.py) looks for these
+# words. Here rather than in http.py, so that reading it does not import the HTTP client into a stdio run.
+OLD_SSE = "the HTTP+SSE transport of 2024-11-05"
 # A host's answer to a turn (conformance/host/HARNESS.md) is one JSON line {"role": "assistant", "content": ...}.
 # A host given to the server role reads `initialize` as a user turn and prints one: no MCP server sends that, so
 # the wait for the first answer ends there instead of at the timeout (run/diagnosis.py names the mix-up).
