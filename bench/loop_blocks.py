@@ -25,8 +25,12 @@ def what(handle) -> str:
     callback = handle._callback
     owner = getattr(callback, "__self__", None)
     if isinstance(owner, asyncio.Task):
-        coro = owner.get_coro()
-        return f"task step: {getattr(coro, '__qualname__', coro)}"
+        # The task's chain of coroutines where it now waits (a task group's wrapper names only itself).
+        names, coro = [], owner.get_coro()
+        while coro is not None and len(names) < 4:
+            names.append(getattr(coro, "__qualname__", type(coro).__name__))
+            coro = getattr(coro, "cr_await", None)
+        return "task step: " + " > ".join(names)
     return getattr(callback, "__qualname__", repr(callback))
 
 
