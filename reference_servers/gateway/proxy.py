@@ -49,6 +49,7 @@ import json
 import logging
 import os
 import shlex
+import subprocess
 import sys
 import uuid
 from contextlib import AsyncExitStack
@@ -343,27 +344,37 @@ async def raw_stdio_client():
 
 
 async def open_raw_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
-    proc = await asyncio.create_subprocess_exec(*cfg.command, stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE, limit=MAX_LINE,
-                                                env={**minimal_environment(), **(cfg.env or {})})
+    # Popen, and its pipes connected to the loop by hand as raw_stdio_client does: asyncio's subprocess transport
+    # hands every chunk of output on through one more loop turn (call_soon), one of a round trip's five.
+    loop = asyncio.get_running_loop()
+    proc = subprocess.Popen(cfg.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**minimal_environment(), **(cfg.env or {})})
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proc.stdin)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def end() -> None:
         # As the SDK's stdio_client: close its stdin, give it 2 s to exit, then terminate, then kill.
         with anyio.CancelScope(shield=True):
-            if proc.stdin and not proc.stdin.is_closing():
-                proc.stdin.close()
-            for stop in (None, proc.terminate, proc.kill):
-                if stop is not None:
-                    try:
-                        stop()
-                    except ProcessLookupError:
+            if not writer.is_closing():
+                writer.close()
+            try:
+                for stop in (None, proc.terminate, proc.kill):
+                    if stop is not None:
+                        try:
+                            stop()
+                        except ProcessLookupError:
+                            return
+                    with anyio.move_on_after(2.0):
+                        while proc.poll() is None:  # Popen reaps it; asyncio's child watcher does not know it
+                            await anyio.sleep(0.01)
                         return
-                with anyio.move_on_after(2.0):
-                    await proc.wait()
-                    return
+            finally:
+                read_transport.close()
 
     stack.push_async_callback(end)
-    return LineReader(proc.stdout), LineWriter(proc.stdin)
+    return LineReader(reader), LineWriter(writer)
 
 
 # ------------------------------------------------------------------------------------------ links
