@@ -87,8 +87,8 @@ def matrix(session, mcp):
     pins = [f"mcp=={mcp}"] + (["pydantic<2.14"] if mcp.startswith("1.") else [])
     session.install("-e", ".[reference,test]", *pins)
     session.run("python", "ecosystem/probe.py", "row", "python", SURVIVAL)
-    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True)
-    session.run("python", "-m", "conformance.tools.matrix", "run", "reports/sdk-matrix")
+    session.run("python", "-m", "ecosystem.matrix", "survival", silent=True)
+    session.run("python", "-m", "ecosystem.matrix", "run", "reports/sdk-matrix")
 
 
 @nox.session
@@ -97,7 +97,7 @@ def matrix_fastmcp(session, fastmcp):
     """One FastMCP release: its naive servers and client, probed raw; rewrites reports/ecosystem/sdk-survival.md."""
     session.install(f"fastmcp=={fastmcp}")
     session.run("python", "ecosystem/probe.py", "row", "fastmcp", SURVIVAL)
-    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+    session.run("python", "-m", "ecosystem.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
 @nox.session
@@ -106,7 +106,7 @@ def matrix_typescript(session, sdk):
     """One @modelcontextprotocol/sdk release (npm): naive and low-level servers and a client, probed raw."""
     node_modules = npm_install(session, f"@modelcontextprotocol/sdk@{sdk}")
     session.run("python", "ecosystem/probe.py", "row", "typescript", SURVIVAL, env={"NODE_PATH": str(node_modules)})
-    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+    session.run("python", "-m", "ecosystem.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
 @nox.session
@@ -115,7 +115,7 @@ def matrix_typescript_v2(session, sdk):
     """One release of the TypeScript SDK's v2 packages (npm): naive and low-level servers and a client, probed raw."""
     node_modules = npm_install(session, f"@modelcontextprotocol/server@{sdk}", f"@modelcontextprotocol/client@{sdk}")
     session.run("python", "ecosystem/probe.py", "row", "typescript-v2", SURVIVAL, env={"NODE_PATH": str(node_modules)})
-    session.run("python", "-m", "conformance.tools.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
+    session.run("python", "-m", "ecosystem.matrix", "survival", silent=True, env={"PYTHONPATH": "."})
 
 
 @nox.session

@@ -19,7 +19,9 @@ upstream fixture server (stdio, one process per session) and prints what it saw:
   a 4 MiB tools/call whose arguments are nested empty lists (`[[[[]]]],...`: two million lists), the same
   at 99 % of the fronts' limit of values (reference_servers/httpguard.py), and 4 MiB of one text; against
   the server also three `remember` calls of 3.9 MB each and a `RetrieveMemories` of them. For each: A's HTTP status and
-  time, B's pings meanwhile (max), and the guarantee's bound, max(50 ms, 20 x B's idle median).
+  time, B's pings meanwhile (max), and the guarantee's bound, max(50 ms, 20 x B's idle median). With
+  `--loop-blocks` (gateway), also the attack's longest event-loop steps in the gateway's own CPU time
+  (bench/loop_blocks.py): what one step holds every session up for, whatever the machine's load.
 - slow: 25 connections send request headers a byte a second and 25 send complete headers and then a
   body a byte a second: how many the gateway still holds open after 15 s and after 40 s.
 """
@@ -43,7 +45,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.gateway.launch import background, free_port, upstream_command  # noqa: E402
+from conformance.gateway.launch import background, upstream_command  # noqa: E402
+from conformance.targets.peerkit import free_port  # noqa: E402
 
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 IDLE_PINGS = 500  # enough to meet the machine's own hiccups too, so idle and attack maxima compare
@@ -192,12 +195,28 @@ def text_body(size: int) -> bytes:
                        "params": {"name": "conformance_echo", "arguments": {"text": text}}}).encode()
 
 
-async def bench_nested(tmp: Path, target: str) -> None:
+def loop_blocks(path: Path, since: float, until: float, top: int = 3) -> str:
+    """The longest event-loop steps bench/loop_blocks.py logged between two times, in CPU time."""
+    steps = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            when, cpu, wall, what = line.split(" ", 3)
+            if since <= float(when) <= until:
+                steps.append((float(cpu), float(wall), what))
+    steps.sort(reverse=True)
+    shown = "; ".join(f"{cpu:.0f} ms ({wall:.0f} ms wall) {what}" for cpu, wall, what in steps[:top])
+    return f"{len(steps)} loop steps over the threshold, longest in CPU time: {shown or 'none'}"
+
+
+async def bench_nested(tmp: Path, target: str, blocks: Path | None = None) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     if target == "gateway":
         argv = gateway_argv(port, None)
         env = {"MCPX_UPSTREAM_COMMAND": upstream_command(tmp / "up.jsonl")}
+        if blocks is not None:  # the same gateway, each event-loop step timed (the code found from the cwd)
+            argv[1:3] = [str(ROOT / "bench" / "loop_blocks.py"), "reference_servers.gateway"]
+            env["MCPX_LOOP_BLOCKS"] = str(blocks)
     else:
         argv, env = [sys.executable, "-m", "reference_servers.everything", "--http", str(port)], {}
     attacks = [("4 MiB of nested lists", nested_body(4 * 1024 * 1024 - 1024)),
@@ -237,6 +256,7 @@ async def bench_nested(tmp: Path, target: str) -> None:
                     done.set()
 
                 under: list[float] = []
+                since = time.time()
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(attack_once)
                     await anyio.sleep(0.02)
@@ -246,6 +266,9 @@ async def bench_nested(tmp: Path, target: str) -> None:
                 print(f"nested ({target}): {label} ({len(body)} bytes): HTTP {attack['status']} in "
                       f"{attack['seconds']:.2f} s; {len(under)} pings meanwhile, max {ms(worst)} "
                       f"({'within' if worst <= bound else 'OVER'} the bound)")
+                if blocks is not None:
+                    await anyio.sleep(0.2)  # the last steps of the answer
+                    print(f"nested ({target}):   {loop_blocks(blocks, since, time.time())}")
 
 
 async def bench_sessions(tmp: Path, count: int = 200) -> None:
@@ -323,6 +346,11 @@ def main() -> None:
     parser.add_argument("modes", nargs="*", metavar="MODE",
                         help="pii, sessions, slow, nested or nested-server (default: the first three)")
     parser.add_argument("--size", type=int, default=1_000_000, help="pii: characters of the attack text")
+    parser.add_argument("--loop-blocks", action="store_true",
+                        help="nested: run the gateway under bench/loop_blocks.py and print, for each attack, its "
+                             "longest event-loop steps in CPU time (a figure the machine's load moves little); "
+                             "the gateway's code is the current directory's, so running this from another "
+                             "checkout measures that checkout")
     args = parser.parse_args()
     modes = args.modes or ["pii", "sessions", "slow"]
     unknown = sorted(set(modes) - {"pii", "sessions", "slow", "nested", "nested-server"})
@@ -337,7 +365,8 @@ def main() -> None:
                 if mode == "pii":
                     await bench_pii(Path(tmp), args.size)
                 elif mode in ("nested", "nested-server"):
-                    await bench_nested(Path(tmp), "gateway" if mode == "nested" else "server")
+                    blocks = Path(tmp) / "loop-blocks.txt" if args.loop_blocks else None
+                    await bench_nested(Path(tmp), "gateway" if mode == "nested" else "server", blocks)
                 elif mode == "sessions":
                     await bench_sessions(Path(tmp))
                 else:

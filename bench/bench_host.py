@@ -29,11 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.core.model import REGISTRY  # noqa: E402
+from conformance.core.roles import HOST  # noqa: E402
 from conformance.core.runner import evaluate  # noqa: E402
 from conformance.host import record as recorder  # noqa: E402
 from conformance.host.common import scenarios  # noqa: E402
 from conformance.host.harness import run_scenario_sync  # noqa: E402
 from conformance.host.recording import HostRecording  # noqa: E402
+from conformance.targets import TargetSpec  # noqa: E402
 
 PY = shlex.quote(sys.executable)
 HOSTS = {
@@ -57,7 +59,7 @@ def per_scenario(command: str, repeat: int) -> None:
     for sid, scenario in scenarios().items():
         totals, hosts, judges = [], [], []
         for _ in range(repeat):
-            run = run_scenario_sync(command, scenario, timeout=30)
+            run = run_scenario_sync(TargetSpec("stdio", command=command, timeout=30), scenario)
             if run.fatal:
                 print(f"  {sid:<42} failed: {run.fatal}")
                 break
@@ -73,7 +75,8 @@ def full_run(command: str, repeat: int) -> None:
     inproc, cli = [], []
     for _ in range(repeat):
         started = time.perf_counter()
-        recs = recorder.record_hosts_sync(command, recorder.PROFILES, claimed=set(recorder.PROFILES))
+        recs = recorder.record_hosts_sync(TargetSpec("stdio", command=command, timeout=HOST.default_timeout),
+                                         recorder.PROFILES, claimed=set(recorder.PROFILES))
         for c in REGISTRY.values():
             if c.role == "host":
                 evaluate(c, recs[c.profile])

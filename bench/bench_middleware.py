@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_middleware_functions import pii_prefilter  # noqa: E402  (this directory is on the path)
 
-from conformance.server.session import PROTOCOL_VERSION  # noqa: E402
+from conformance.client.session import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 from reference_servers.middleware import pii  # noqa: E402

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from reference_servers.middleware import pii, retrieval  # noqa: E402
+from reference_servers.middleware.pii.scan import PREFILTER_MIN_CHARS, _hyperscan  # noqa: E402
 
 PROSE = [
     "The quarterly review covered routing, pricing and the partner programme.",
@@ -85,10 +86,10 @@ def adversarial_texts(size: int) -> dict[str, str]:
 
 def pii_prefilter() -> str:
     """Which scan pii_redaction's long texts get here (the figures depend on it)."""
-    hyperscan = pii._hyperscan()
+    hyperscan = _hyperscan()
     if hyperscan is None:
         return "long texts: the regex scan alone (no hyperscan wheel)"
-    return f"long texts (>= {pii.PREFILTER_MIN_CHARS} characters): prefiltered with hyperscan {hyperscan.__version__}"
+    return f"long texts (>= {PREFILTER_MIN_CHARS} characters): prefiltered with hyperscan {hyperscan.__version__}"
 
 
 def timed(fn, runs: int) -> list[float]:

@@ -8,7 +8,7 @@ against all-distinct values), so the figures cover what a detector's validity te
 cache has seen. For each family and size it prints the median CPU time of N runs, the ratio to typical text
 (bench_middleware_functions.mixed_text) of the same size measured in the same run, and the deterministic
 measure the tests guard: the library validations (phonenumbers, stdnum) the call charged to its budget, per
-kilobyte (pii.validation_budget says how many a call may make). The goal is a ratio of at most 10 at every
+kilobyte (validation_budget says how many a call may make). The goal is a ratio of at most 10 at every
 size, for every family, in standard and strict mode. Most families are read in pii's dense mode (0 validations);
 tests/unit/middleware/test_pii_dense.py guards the number of candidates judged one by one per KiB.
 
@@ -35,6 +35,8 @@ from bench_middleware_functions import mixed_text  # noqa: E402
 from stdnum.us import ssn as us_ssn  # noqa: E402
 
 from reference_servers.middleware import pii  # noqa: E402
+from reference_servers.middleware.pii.scan import _hyperscan  # noqa: E402
+from reference_servers.middleware.pii.validity import CHARS_PER_VALIDATION, _valid_phone, _valid_ssn, validation_budget  # noqa: E402
 
 SCRIPTS = {  # digits of other scripts, which detection reads as ASCII
     "arabic-indic": "٠١٢٣٤٥٦٧٨٩", "devanagari": "०१२३४५६७८९", "fullwidth": "０１２３４５６７８９",
@@ -110,8 +112,8 @@ def library_validations(fn) -> int:
     """How many times `fn` asks phonenumbers or stdnum whether a candidate is valid (parse calls for phones,
     validate calls for SSNs): the cost the adversarial shapes aimed at, independent of machine speed."""
     calls = 0
-    pii._valid_phone.cache_clear()  # answers an earlier call left behind would hide the cost
-    pii._valid_ssn.cache_clear()
+    _valid_phone.cache_clear()  # answers an earlier call left behind would hide the cost
+    _valid_ssn.cache_clear()
     real_parse, real_validate = phonenumbers.parse, us_ssn.validate
 
     def parse(*args, **kwargs):
@@ -201,10 +203,10 @@ def main() -> None:
     parser.add_argument("--only", choices=("redaction", "restoration"), help="one of the two benchmarks")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    hyperscan = pii._hyperscan()
+    hyperscan = _hyperscan()
     print("long texts: " + (f"prefiltered with hyperscan {hyperscan.__version__}" if hyperscan else "regex scan alone"))
     if hasattr(pii, "validation_budget"):
-        print(f"validation budget: {pii.validation_budget(0)} + one per {pii.CHARS_PER_VALIDATION} characters")
+        print(f"validation budget: {validation_budget(0)} + one per {CHARS_PER_VALIDATION} characters")
     if args.only != "restoration":
         print(f"\nworst pii_redaction ratio: {bench_redaction(sizes, args.runs, args.seed):.1f}")
     if args.only != "redaction":

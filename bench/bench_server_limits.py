@@ -26,7 +26,7 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.server.session import PROTOCOL_VERSION  # noqa: E402
+from conformance.client.session import PROTOCOL_VERSION  # noqa: E402
 from conformance.targets import TargetSpec  # noqa: E402
 from conformance.targets.peerkit import free_port, spawn  # noqa: E402
 

@@ -30,14 +30,12 @@ from pathlib import Path
 from typing import IO
 
 from . import options
+from .core import spelling
 from .core.roles import ROLES
 from .targets.peerkit import free_port, spawn
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORT_DIR = options.DEFAULT_REPORT_DIR
-ROLE_HELP = {"server": "check an MCP server",
-             "host": "check a host application (an MCP client with an LLM loop)",
-             "gateway": "check a gateway: transparency (--command) and/or pipeline semantics (--adapter)"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,11 +72,11 @@ def _quote_hint(argv: list[str], extra: list[str]) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mcp-ext-conformance", description="Conformance suite for MCP context extensions.")
     sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=_Parser)
-    for role in options.TARGET_ROLES:
-        options.add_cli_options(sub.add_parser(role, help=ROLE_HELP[role]), role)
+    for role in ROLES.values():
+        options.add_cli_options(sub.add_parser(role.name, help=role.help), role.name)
 
     lister = sub.add_parser("list", help="list every check with its requirement rows and level")
-    lister.add_argument("--role", choices=options.TARGET_ROLES)
+    lister.add_argument("--role", choices=list(ROLES))
     lister.add_argument("--profile", choices=sorted({p for r in ROLES.values() for p in r.profiles}),
                         metavar="PROFILE")
     lister.add_argument("--json", action="store_true", help="as JSON")
@@ -86,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .server import hand
 
     for kind in ("interceptors", "middleware"):
-        hand.add_arguments(sub, kind)
+        for action in hand.add_arguments(sub, kind):
+            options.add_named(action, hand.TARGET_OPTIONS, role="server")
 
     demo = sub.add_parser("demo", help="run every role against the bundled reference implementations")
     demo.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR", type=_checked(options.writable_dir))
@@ -162,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.subcommand == "list":
             return cmd_list(args)
-        if args.subcommand in options.TARGET_ROLES:
+        if args.subcommand in ROLES:
             return cmd_role(args)
         if args.subcommand == "demo":
             return cmd_demo(args)
@@ -176,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         print(INTERRUPTED_LINE, file=sys.stderr)
         return INTERRUPTED
     except Exception as exc:  # never a traceback at the user, nor a secret of the user's
-        from .report import redact
+        from .core import redact
 
         print(redact.text(f"mcp-ext-conformance: error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return 2
@@ -188,7 +187,7 @@ def cmd_hand(args) -> int:
     import anyio
 
     from .server import hand
-    from .targets import TargetUnavailable
+    from .targets import TargetSpec, TargetUnavailable
 
     if bool(args.command) == bool(args.url):
         print(f"mcp-ext-conformance {args.subcommand}: error: give one target, --command or --url", file=sys.stderr)
@@ -198,7 +197,7 @@ def cmd_hand(args) -> int:
     except ValueError as exc:
         print(f"mcp-ext-conformance {args.subcommand}: error: {exc}", file=sys.stderr)
         return 2
-    spec = hand.target_spec(args)
+    spec = TargetSpec.from_run(options.Run(ROLES["server"], hand.target_values(args)))  # as a run would build it
     try:
         verdict = anyio.run(lambda: hand.exchange(spec, args.subcommand, args.action, params,
                                                   getattr(args, "event", None) if args.action == "list" else None))
@@ -269,7 +268,7 @@ def run_pytest(arguments: list[str], args, state: dict) -> int:
     # takes 1.5 s to import) would dominate a short run. pytest's own terminal reporter is off: the
     # console (console.py) speaks of checks and targets, never of test files and fixtures.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    options.use_cli_flags()  # advice names --profile, not the plugin's --mcp-profile
+    spelling.use_cli_flags()  # advice names --profile, not the plugin's --mcp-profile
     console = state["console"] = Console(verbose=args.verbose)
     status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
                               *arguments], plugins=[_FreezeAfterCollection(), console]))

@@ -33,7 +33,8 @@ class Console:
         self.interrupted = False
 
     def write(self, line: str = "", err: bool = False) -> None:
-        from .report import inert, redact
+        from .core import redact
+        from .report import inert
 
         # No secret of the user's, and no control character a target sent (ESC would steer the terminal).
         line = inert.visible(redact.text(line), keep="\n\t")

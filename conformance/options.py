@@ -4,14 +4,18 @@ Rules
 -----
 - An option has one name from flag to connection: `--timeout` on the command line is `--mcp-timeout` in the
   plugin (dest `mcpx_timeout`) and `timeout` on `Run`, on `TargetSpec` and on the connection.
+- A row marked `spec` is a target option: `TargetSpec.from_run(run)` (conformance/targets/spec.py) fills the
+  spec's field of the same name in every role, and the connection reads it there.
 - Options that name a role's target (`command`, `url`, `adapter`) are role-scoped: one CLI flag under each
   subcommand, one plugin flag per role (`--mcp-server-command`, `--mcp-host-command`, ...).
-- Defaults that differ by role (the timeouts) live on `core.roles.Role` only; the table says None.
+- Defaults that differ by role (the timeouts) live on `core.roles.Role` only (`default_<name>`); the table says
+  None, and `Run.value` gives the role's.
 - Every value is checked when it is parsed (a positive number, `KEY=VALUE`, a URL with its scheme, a
   writable report directory, a profile the role has), so a mistake is one line and exit 2 before anything
   starts. The checkers raise `ValueError` with the sentence the user reads.
 
-Adding a target option: a row here, and its use where the target is reached (conformance/targets/).
+Adding a target option: a row here marked `spec`, a field of the same name on `TargetSpec`, and the connection
+that reads it (docs/contributing.md#add-an-option).
 """
 
 from __future__ import annotations
@@ -22,20 +26,27 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .core.roles import ROLES, Role
-
-TARGET_ROLES = ("server", "host", "gateway")
-
+from .core.spelling import plugin_flag, seconds
 
 # -- value checkers: each returns the value to use or raises ValueError with what the user reads -------------
 
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise ValueError(f"{text!r}: give a positive number of seconds")
-    return value
+def whole_number(low: int, high: int | None = None, what: str = "a whole number") -> Callable[[str], int]:
+    """A checker for a whole number from `low` to `high` (no bound when None), named `what` in its message."""
+    span = f"from {low} to {high}" if high is not None else f"of {low} or more"
+
+    def check(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"{text!r} is not {what}: give a whole number {span}") from None
+        if value < low or (high is not None and value > high):
+            raise ValueError(f"{text!r}: give {what} {span}")
+        return value
+
+    return check
+
+
+port = whole_number(1, 65535, "a port")
 
 
 def command_line(text: str) -> str:
@@ -82,6 +93,20 @@ HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # visible ASCII, spaces and tabs: 
 def header_value(value: str) -> str:
     """A --header value with each ${VAR} read from the environment (a secret: never into a message)."""
     return ENV_REFERENCE.sub(lambda m: os.environ.get(m.group(1), ""), value.strip())
+
+
+def header_values(items: Iterable[str]) -> dict[str, str]:
+    """The --header values as {name: value}, each ${VAR} read from the environment (secrets: never into a report)."""
+    out = {}
+    for item in items:
+        name, _, value = item.partition(":")
+        out[name.strip()] = header_value(value)
+    return out
+
+
+def variables(items: Iterable[str]) -> dict[str, str]:
+    """--env (or --secret-env) KEY=VALUE items as {KEY: VALUE}."""
+    return dict(item.split("=", 1) for item in items)
 
 
 def header(text: str) -> str:
@@ -198,6 +223,8 @@ class Option:
     plugin_flag: str | None = None  # when the plugin's flag is not --mcp-[role-]NAME
     cli_only: bool = False  # the CLI reads it itself (pytest has its own, or it is the CLI's business)
     role_help: tuple[tuple[str, str], ...] = ()  # (role, help) where a role-scoped option says another thing
+    spec: bool = False  # a target option: TargetSpec's field of the same name, read by the connection
+    collect: Callable[[Iterable[str]], Any] | None = None  # what a repeatable option's items become on the spec
 
     def help_for(self, role: str | None) -> str:
         return dict(self.role_help).get(role or "", self.help)
@@ -211,30 +238,30 @@ class Option:
         if self.plugin_flag:
             flag = self.plugin_flag
         else:
-            flag = f"--mcp-{role}-{self.name}" if self.scoped else f"--mcp-{self.name}"
+            flag = plugin_flag(self.name, role if self.scoped else None)
         return flag, "mcpx_" + flag[len("--mcp-"):].replace("-", "_")
 
 
-SERVER, HOST, GATEWAY = ("server",), ("host",), ("gateway",)
+SERVER, HOST, GATEWAY = ((name,) for name in ROLES)
 # Optional features a host claims with --claim, each of one profile (conformance/host/record.py FEATURES).
 HOST_FEATURES = ("interceptor-overrides",)
-ALL = TARGET_ROLES
+ALL = tuple(ROLES)
 
 OPTIONS: tuple[Option, ...] = (
     # what is tested (one of a role's `target` options is required)
     Option("command", ALL, "start the target with this command line (stdio)", parse=command_line, scoped=True,
-           target=True, metavar="CMD", role_help=(
+           target=True, spec=True, metavar="CMD", role_help=(
                ("server", "start the server with this command line (stdio)"),
                ("host", "start the host with this command line, once per scenario (docs/host.md)"),
                ("gateway", "start the gateway with this command line; its upstream is in MCPX_UPSTREAM_COMMAND "
                            "or replaces {upstream}"))),
     Option("url", SERVER + GATEWAY, "Streamable HTTP endpoint", parse=url_template, scoped=True, target=True,
-           metavar="URL", role_help=(
+           spec=True, metavar="URL", role_help=(
                ("server", "the server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp"),
                ("gateway", "with --command: where the started gateway serves Streamable HTTP; {port} becomes a "
                            "free port, also in the command"))),
     Option("docker-image", SERVER, "run a container of IMAGE and speak stdio through it",
-           scoped=True, target=True, metavar="IMAGE"),
+           scoped=True, target=True, spec=True, metavar="IMAGE"),
     Option("adapter", SERVER + GATEWAY, "replay fixtures through this adapter", parse=module_factory, scoped=True,
            target=True, metavar="MODULE:FACTORY", role_help=(
                ("server", "with --wg-fixtures: replay the interceptors working group's fixtures through this "
@@ -246,35 +273,36 @@ OPTIONS: tuple[Option, ...] = (
     Option("header", SERVER + GATEWAY, "HTTP header for an HTTP target, 'Name: value' (repeatable); ${VAR} in the "
            "value is read from the environment; its value is replaced by [redacted:header NAME] in every report and on the "
            "console (values of 4 characters or more)", parse=header, many=True,
-           metavar="'NAME: VALUE'"),
+           spec=True, collect=header_values, metavar="'NAME: VALUE'"),
     Option("ca-bundle", SERVER + GATEWAY, "verify an https target against the CA certificates in FILE (PEM)",
-           parse=ca_bundle, metavar="FILE"),
+           parse=ca_bundle, spec=True, metavar="FILE"),
     Option("no-network", SERVER, "with --docker-image: no network in the container", flag=True,
-           plugin_flag="--mcp-docker-no-network"),
+           spec=True, plugin_flag="--mcp-docker-no-network"),
     Option("docker-port", SERVER, "with --docker-image: the container serves Streamable HTTP at PORT (path /mcp), "
-           "published on a free loopback port", parse=int, metavar="PORT"),
+           "published on a free loopback port", parse=port, spec=True, metavar="PORT"),
     Option("docker-command", SERVER, "with --docker-port: run CMD instead of the image's default command",
-           parse=command_line, metavar="CMD"),
+           parse=command_line, spec=True, metavar="CMD"),
     Option("upstream", GATEWAY, "how the suite serves the upstream fixture server (default stdio)",
            choices=("stdio", "http"), default="stdio", plugin_flag="--mcp-gateway-upstream"),
     Option("connection-mode", SERVER, "handshake: initialize first (default); 2026-07-28: the stateless mode, "
            "server/discover first and _meta on every request", choices=("handshake", "2026-07-28"),
-           default="handshake"),
+           default="handshake", spec=True),
     Option("isolate-profiles", SERVER, "record each profile on its own connection (its own process, container or "
            "session), so a server that dies in one profile keeps the others' verdicts; slower", flag=True),
     Option("fixture-contract", SERVER, "the fixture contract version your server meets (docs/fixture-contract.md); "
            "fixtures of a later version are reported when missing, never a failure (default 1)",
-           parse=int, choices=(1, 2, 3, 4, 5, 6), default=1, metavar="N"),
+           parse=whole_number(1, 6, "a fixture contract version"), choices=(1, 2, 3, 4, 5, 6), default=1,
+           metavar="N"),
     Option("sdk", SERVER, "the SDK your server is built on, NAME@VERSION (mcp@2.3.0, fastmcp@4.2.3, typescript@1.32.2, "
            "typescript-v2@2.4.0): a failure caused by what that release drops says so", parse=sdk_release,
            metavar="NAME@VERSION"),
     Option("env", ALL, "KEY=VALUE for a started target, which otherwise gets a scrubbed environment (repeatable)",
-           parse=key_value, many=True, metavar="KEY=VALUE"),
+           parse=key_value, many=True, spec=True, collect=variables, metavar="KEY=VALUE"),
     Option("secret-env", ALL, "KEY=VALUE as --env, its value a secret: replaced by [redacted:env KEY] in every report "
            "and on the console, as --header values are (values of 4 characters or more) (repeatable)",
-           parse=key_value, many=True, metavar="KEY=VALUE"),
+           parse=key_value, many=True, spec=True, collect=variables, metavar="KEY=VALUE"),
     Option("timeout", ALL, "seconds to wait for any one response (default 10; host: one turn's answer, default "
-           "20); a first npx/uvx start or image pull may need 60", parse=seconds, metavar="SECONDS"),
+           "20); a first npx/uvx start or image pull may need 60", parse=seconds, spec=True, metavar="SECONDS"),
     Option("run-timeout", ALL, "seconds one profile's run may take in all (default 120)", parse=seconds,
            metavar="SECONDS"),
     # what is claimed and how it is judged
@@ -295,23 +323,8 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 BY_NAME = {option.name: option for option in OPTIONS}
+BY_ATTR = {option.attr: option for option in OPTIONS}
 DEFAULT_REPORT_DIR = "reports/latest"
-
-
-_FORM = {"cli": False}  # whether the command line is in use (it sets this before it runs pytest)
-
-
-def use_cli_flags() -> None:
-    _FORM["cli"] = True
-
-
-def flag(name: str, role: str | None = None) -> str:
-    """The flag of option `name` as the user spells it in the form in use: `--profile` under the command
-    line, `--mcp-profile` under the pytest plugin (`--mcp-server-command` for a role-scoped one)."""
-    if _FORM["cli"]:
-        return f"--{name}"
-    option = BY_NAME[name]
-    return option.plugin(role or (option.roles[0] if option.scoped else None))[0]
 
 
 def for_role(role: str) -> list[Option]:
@@ -403,34 +416,34 @@ class Run:
         (model.Check.target: which checks judge the run)."""
         return "wg-fixtures" if self.role.name == "server" and self.values.get("adapter") else "live"
 
+    def target_values(self) -> dict[str, Any]:
+        """{attribute: value} of the role's target options (the rows marked `spec`): what
+        `TargetSpec.from_run` fills the spec with, so the transports need not import this table."""
+        return {option.attr: self.value(option.attr) for option in for_role(self.role.name) if option.spec}
+
+    def value(self, name: str) -> Any:
+        """Option `name` (its attribute) as the target gets it: the role's `default_<name>` when not given, a
+        repeatable option's items as its row collects them."""
+        value = self.values.get(name)
+        if value is None:
+            value = getattr(self.role, f"default_{name}", None)
+        collect = BY_ATTR[name].collect
+        return collect(value or ()) if collect else value
+
     @property
     def timeout(self) -> float:
-        return self.values.get("timeout") or self.role.default_timeout
+        return self.value("timeout")
 
     @property
     def run_timeout(self) -> float:
-        return self.values.get("run_timeout") or self.role.default_run_timeout
-
-    @property
-    def env_vars(self) -> dict[str, str]:
-        return dict(item.split("=", 1) for item in [*(self.values.get("env") or ()),
-                                                    *(self.values.get("secret_env") or ())])
+        return self.value("run_timeout")
 
     @property
     def secrets(self):
-        """What no report may show: the --header values and the --secret-env values (report/redact.py)."""
-        from .report.redact import Secrets
+        """What no report may show: the --header values and the --secret-env values (core/redact.py)."""
+        from .core.redact import Secrets
 
-        return Secrets.of(self.headers, self.values.get("secret_env") or ())
-
-    @property
-    def headers(self) -> dict[str, str]:
-        """The --header values with ${VAR} read from the environment (secrets: never into a report)."""
-        out = {}
-        for item in self.values.get("header") or ():
-            name, _, value = item.partition(":")
-            out[name.strip()] = header_value(value)
-        return out
+        return Secrets.of(self.value("header"), self.values.get("secret_env") or ())
 
 
 def read(getoption: Callable[[str], Any], role: Role) -> Run:
@@ -451,9 +464,9 @@ def given_target(getoption: Callable[[str], Any], role: Role) -> bool:
 
 def selected_role(getoption: Callable[[str], Any]) -> Role | None:
     """The role whose target the run names; a host or gateway target wins over a server target."""
-    for name in ("host", "gateway", "server"):
-        if given_target(getoption, ROLES[name]):
-            return ROLES[name]
+    for role in sorted(ROLES.values(), key=lambda role: role.name == "server"):
+        if given_target(getoption, role):
+            return role
     return None
 
 
@@ -493,6 +506,21 @@ def pytest_argv(args, role: str) -> list[str]:
     return out
 
 
+def fixture_replay_conflict(adapter: str | None, fixtures: str | None, live_targets: list[str], profiles) -> str | None:
+    """Why the options naming the server role's replay of the working group's fixtures (server/wg_fixtures.py)
+    do not go together, or None (`live_targets`: the live target options also given, by flag)."""
+    if not adapter and not fixtures:
+        return None
+    if not adapter or not fixtures:
+        return ("an adapter (module:factory) and the working group's fixtures directory go together: "
+                "give both, or neither")
+    if live_targets:
+        return f"the fixture replay's adapter is a target of its own; drop {', '.join(live_targets)}"
+    if profiles and "interceptors" not in profiles:
+        return f"the working group's fixtures judge the interceptors profile only, not {', '.join(sorted(profiles))}"
+    return None
+
+
 def conflicts(values: dict[str, Any], role: str) -> str | None:
     """What the given options contradict or lack, as one sentence, or None (`values`: by attribute name)."""
     def given(name: str) -> bool:
@@ -501,10 +529,8 @@ def conflicts(values: dict[str, Any], role: str) -> str | None:
 
     targets = [o.name for o in for_role(role) if o.target and given(o.name)]
     if role == "server" and (given("adapter") or given("wg-fixtures")):
-        from .server.wg_fixtures import usage_error  # the fixture replay's own rules
-
-        return usage_error(values.get("adapter"), values.get("wg_fixtures"),
-                           [f"--{t}" for t in targets if t != "adapter"], values.get("profile") or [])
+        return fixture_replay_conflict(values.get("adapter"), values.get("wg_fixtures"),
+                                       [f"--{t}" for t in targets if t != "adapter"], values.get("profile") or [])
     if role == "server":
         if len(targets) != 1:
             return ("give one target: --command, --url or --docker-image" if not targets

@@ -18,10 +18,10 @@ import json
 import pytest
 
 from . import options
-from .core import background, roles
+from .core import redact, roles
 from .core.model import REGISTRY, Result, format_failure
-from .report import redact
 from .report.collector import PROPERTY
+from .run import background
 
 
 def pytest_addoption(parser):
@@ -247,7 +247,7 @@ def _recordings(config, session) -> dict:
         background.warm_up()
         recordings = _record(config, role, profiles, claimed, _say(config))
     background.settled()
-    from .core.diagnosis import diagnose
+    from .run.diagnosis import diagnose
 
     problem = getattr(config, "_mcpx_unavailable", None) or diagnose(role.name, recordings, _run(config, role))
     if problem:

@@ -14,7 +14,7 @@ client program (ecosystem/<sdk>/naive_client.*) that connects to
 ecosystem/wire_server.py, a server that certainly sends everything, and
 prints what the SDK's typed API and its raw request path each returned; the
 probe keeps that JSON. Both are recorded first and judged by `judge_*`, small
-pure functions, so the table (conformance/tools/matrix.py) reads plain booleans.
+pure functions, so the table (ecosystem/matrix.py) reads plain booleans.
 """
 
 from __future__ import annotations

@@ -30,8 +30,10 @@ each one's version and the day it ran. The columns go to OUT_DIR/dashboard.json,
 dashboard` writes OUT_DIR/index.html. `nox -s ecosystem_snapshot` installs everything and calls this.
 A column not run this time (its third party is not installed here, or `--only NAME`, repeatable, named
 other runs) keeps its last real run, whose date the dashboard shows; the summary lists what was kept. A
-run that fails is a finding, not an error: the snapshot records it. Paths under the checkout are written
-relative to it in the kept reports, and the suite's own interpreter as `python`.
+run that fails is a finding, not an error: the snapshot records it. The kept reports name no place on this
+machine: paths under the checkout relative to it, the suite's own interpreter as `python`, and a path outside
+the checkout (another interpreter, a third party's binary, a node_modules) by its last part, marked
+"(outside the checkout)".
 
 Git keeps the data (results.json, summary.md, dashboard.json), not the pages:
 each index.html is rendered from its results.json alone, so --pages-only
@@ -78,18 +80,41 @@ def suite(out: Path, name: str, argv: list[str], env: dict | None, implementatio
     for path in directory.iterdir() if directory.exists() else ():
         if path.name not in KEEP:  # junit, raw pytest report and badges: regenerable, not worth a diff
             shutil.rmtree(path) if path.is_dir() else path.unlink()
-        else:  # paths relative to the checkout, so the committed snapshot does not name this machine's
-            # the interpreter that ran the suite as a reader would start it (nox's is under the checkout)
-            path.write_text(path.read_text(encoding="utf-8").replace(f"{sys.executable} ", "python ")
-                            .replace(f'"{sys.executable}"', '"python"')
-                            .replace(f"{ROOT}/", "")
-                            .replace(str(ROOT), "."), encoding="utf-8")
+        else:
+            path.write_text(machine_free(path.read_text(encoding="utf-8"), [python, *argv, *(env or {}).values()]),
+                            encoding="utf-8")
     results = directory / "results.json"
     if results.is_file():
         doc = json.loads(results.read_text(encoding="utf-8"))
         doc["implementation"] = {k: v for k, v in implementation.items() if v}
         results.write_text(json.dumps(slim(doc), indent=2) + "\n", encoding="utf-8")
     return name, code
+
+
+def outside(named: list[str]) -> list[str]:
+    """The absolute paths outside the checkout that the words of a run name (interpreters, binaries,
+    node_modules), longest first: the ones a report would otherwise show as this machine has them."""
+    found = set()
+    for word in named:
+        try:
+            words = shlex.split(word)
+        except ValueError:
+            words = word.split()
+        for part in words:
+            part = part.partition("=")[2] if "=" in part and not part.startswith("/") else part
+            if os.path.isabs(part) and not Path(part).resolve().is_relative_to(ROOT) and part != sys.executable:
+                found.add(part)
+    return sorted(found, key=len, reverse=True)
+
+
+def machine_free(text: str, named: list[str]) -> str:
+    """`text` naming no place on this machine: the suite's own interpreter as a reader would start it,
+    `python` (nox's is under the checkout), paths under the checkout relative to it, and a path outside it
+    (another interpreter, a third party's binary, a node_modules) by its last part and "(outside the checkout)"."""
+    text = text.replace(f"{sys.executable} ", "python ").replace(f'"{sys.executable}"', '"python"')
+    for path in outside(named):
+        text = text.replace(path, f"{Path(path).name} (outside the checkout)")
+    return text.replace(f"{ROOT}/", "").replace(str(ROOT), ".")
 
 
 def slim(doc: dict) -> dict:
@@ -174,7 +199,7 @@ HANGAR_HEADER = "MCP-Interceptor-Ext: io.modelcontextprotocol/interceptors"
 WG_FIXTURES = "tests/data/interceptor-fixtures"
 
 
-def main(argv: list[str]) -> int:
+def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ecosystem/snapshot.py")
     parser.add_argument("out")
     parser.add_argument("--node-sdk", action="append", default=[], metavar="NODE_MODULES")
@@ -189,113 +214,123 @@ def main(argv: list[str]) -> int:
                         help="run only these runs (their directory names); keep the snapshot's other columns")
     parser.add_argument("--pages-only", action="store_true",
                         help="run nothing: rebuild the HTML pages from the results kept in OUT")
-    args = parser.parse_args(argv)
-    out = Path(args.out).resolve()
-    if args.pages_only:
-        if not (out / "dashboard.json").exists():
-            print(f"ecosystem/snapshot.py: {out / 'dashboard.json'} not found: no snapshot to rebuild pages from",
-                  file=sys.stderr)
-            return 2
-        return pages(out)
-    previous = json.loads((out / "dashboard.json").read_text())["runs"] if (out / "dashboard.json").exists() else []
-    runs: list[tuple[str, str, int]] = []  # (column, run directory, exit code)
-    left_out: list[str] = []
-    planned: list[str] = []  # every run this invocation could make, in the snapshot's order
+    return parser.parse_args(argv)
 
-    def run(column: str, name: str, argv: list[str], about: dict, env: dict | None = None,
+
+class Snapshot:
+    """The runs of one invocation: what it ran, what it could have run, and what is not installed here."""
+
+    def __init__(self, out: Path, only: list[str]):
+        self.out, self.only = out, only
+        self.runs: list[tuple[str, str, int]] = []  # (column, run directory, exit code)
+        self.left_out: list[str] = []
+        self.planned: list[str] = []  # every run this invocation could make, in the snapshot's order
+
+    def run(self, column: str, name: str, argv: list[str], about: dict, env: dict | None = None,
             python: str = sys.executable) -> None:
-        planned.append(name)
-        if args.only and name not in args.only:
+        self.planned.append(name)
+        if self.only and name not in self.only:
             return
-        shutil.rmtree(out / "runs" / name, ignore_errors=True)
-        runs.append((column, *suite(out, name, argv, env, {"name": column, **about}, python)))
+        shutil.rmtree(self.out / "runs" / name, ignore_errors=True)
+        self.runs.append((column, *suite(self.out, name, argv, env, {"name": column, **about}, python)))
 
-    from importlib.metadata import version
 
+def run_ours(snap: Snapshot) -> None:
+    """The reference server (stdio, HTTP), the reference adapter on the WG fixtures, host and gateway."""
     from conformance import __version__
-
-    ours = {"version": __version__, "kind": "reference"}
-    run("reference server", "reference-server", ["server", "--command", f"{PY} -m reference_servers.everything"],
-        ours)
     from conformance.targets.peerkit import free_port, spawn
 
+    ours = {"version": __version__, "kind": "reference"}
+    snap.run("reference server", "reference-server",
+             ["server", "--command", f"{PY} -m reference_servers.everything"], ours)
     port = free_port()
     with spawn([sys.executable, "-m", "reference_servers.everything", "--http", str(port)], cwd=ROOT,
                env={**os.environ, "MCPX_MEMORY_STORE": ":memory:"}) as server:
         if server.wait_listening(port):
-            run("reference server (HTTP)", "reference-server-http",
-                ["server", "--url", f"http://127.0.0.1:{port}/mcp"], ours)
-    run("reference adapter, WG fixtures", "reference-wg-fixtures",
-        ["server", "--adapter", "reference_servers.interceptor_chain:wg_adapter", "--wg-fixtures", WG_FIXTURES],
-        {**ours, "via": f"the interceptors working group's fixture format and adapter contract ({WG_FIXTURES})"})
-    run("reference host", "reference-host", ["host", "--command", f"{PY} -m reference_clients.host", *CLAIM_HOST],
-        ours)
-    run("reference gateway", "reference-gateway", ["gateway", "--command", f"{PY} -m reference_servers.gateway",
-                                                   "--adapter", "reference_servers.gateway.adapter:factory"], ours)
+            snap.run("reference server (HTTP)", "reference-server-http",
+                     ["server", "--url", f"http://127.0.0.1:{port}/mcp"], ours)
+    snap.run("reference adapter, WG fixtures", "reference-wg-fixtures",
+             ["server", "--adapter", "reference_servers.interceptor_chain:wg_adapter", "--wg-fixtures", WG_FIXTURES],
+             {**ours, "via": f"the interceptors working group's fixture format and adapter contract ({WG_FIXTURES})"})
+    snap.run("reference host", "reference-host",
+             ["host", "--command", f"{PY} -m reference_clients.host", *CLAIM_HOST], ours)
+    snap.run("reference gateway", "reference-gateway",
+             ["gateway", "--command", f"{PY} -m reference_servers.gateway",
+              "--adapter", "reference_servers.gateway.adapter:factory"], ours)
+
+
+def run_sdks(snap: Snapshot, args: argparse.Namespace) -> None:
+    """The naive servers on each SDK release given: Python mcp, FastMCP, the TypeScript SDK (v1 and v2)."""
+    from importlib.metadata import version
 
     mcp = version("mcp")
-    run(f"naive Python mcp {mcp}", "naive-python",
-        ["server", "--command", f"{PY} tests/servers/naive_sdk_server.py", *CLAIM_SERVER_FIELDS],
-        {"version": mcp, "kind": "sdk", "via": "tests/servers/naive_sdk_server.py"})
+    snap.run(f"naive Python mcp {mcp}", "naive-python",
+             ["server", "--command", f"{PY} tests/servers/naive_sdk_server.py", *CLAIM_SERVER_FIELDS],
+             {"version": mcp, "kind": "sdk", "via": "tests/servers/naive_sdk_server.py"})
     for python in args.python_sdk:
         release = py_version(python, "mcp")
         if release and release != mcp:
-            run(f"naive Python mcp {release}", f"naive-python-{release}",
-                ["server", "--command", f"{shlex.quote(python)} tests/servers/naive_sdk_server.py",
-                 *CLAIM_SERVER_FIELDS],
-                {"version": release, "kind": "sdk", "via": "tests/servers/naive_sdk_server.py"})
+            snap.run(f"naive Python mcp {release}", f"naive-python-{release}",
+                     ["server", "--command", f"{shlex.quote(python)} tests/servers/naive_sdk_server.py",
+                      *CLAIM_SERVER_FIELDS],
+                     {"version": release, "kind": "sdk", "via": "tests/servers/naive_sdk_server.py"})
     for python in args.fastmcp:
         release = py_version(python, "fastmcp")
         for variant in ("naive", "subclass"):
-            run(f"FastMCP {release} ({'decorators' if variant == 'naive' else 'FunctionTool subclass'})",
-                f"fastmcp-{release}-{variant}",
-                ["server", "--command", f"{shlex.quote(python)} ecosystem/fastmcp/naive_server.py {variant}",
-                 *CLAIM_SERVER_FIELDS, "-k", FASTMCP_CHECKS],
-                {"version": release, "kind": "sdk",
-                 "via": f"ecosystem/fastmcp/naive_server.py {variant} (the field-survival probe: two fixture tools, "
-                        "so the checks needing the others are not run)"})
+            snap.run(f"FastMCP {release} ({'decorators' if variant == 'naive' else 'FunctionTool subclass'})",
+                     f"fastmcp-{release}-{variant}",
+                     ["server", "--command", f"{shlex.quote(python)} ecosystem/fastmcp/naive_server.py {variant}",
+                      *CLAIM_SERVER_FIELDS, "-k", FASTMCP_CHECKS],
+                     {"version": release, "kind": "sdk",
+                      "via": f"ecosystem/fastmcp/naive_server.py {variant} (the field-survival probe: two fixture "
+                             "tools, so the checks needing the others are not run)"})
     node_sdks = [(Path(d), "sdk", "typescript", "TypeScript SDK") for d in args.node_sdk] + \
         [(Path(d), "server", "typescript-v2", "TypeScript SDK v2") for d in args.node_sdk_v2]
     for node_modules, package, folder, title in node_sdks:
         release = node_sdk_version(node_modules, package)
         env = {"NODE_PATH": str(node_modules.resolve())}
         for variant in ("naive", "lowlevel"):
-            run(f"{title} {release} ({'McpServer' if variant == 'naive' else 'low-level Server'})",
-                f"{folder}-{release}-{variant}",
-                ["server", "--command", f"node ecosystem/{folder}/naive_server.cjs {variant}",
-                 "--env", f"NODE_PATH={env['NODE_PATH']}", *CLAIM_SERVER_FIELDS],
-                {"version": release, "kind": "sdk", "via": f"ecosystem/{folder}/naive_server.cjs {variant}"}, env)
+            snap.run(f"{title} {release} ({'McpServer' if variant == 'naive' else 'low-level Server'})",
+                     f"{folder}-{release}-{variant}",
+                     ["server", "--command", f"node ecosystem/{folder}/naive_server.cjs {variant}",
+                      "--env", f"NODE_PATH={env['NODE_PATH']}", *CLAIM_SERVER_FIELDS],
+                     {"version": release, "kind": "sdk", "via": f"ecosystem/{folder}/naive_server.cjs {variant}"}, env)
+
+
+def run_third_party_servers(snap: Snapshot, args: argparse.Namespace) -> None:
+    """server-everything (npm) and mcp-hangar: its MCP endpoint, its interceptor routes, its WG adapter."""
     if args.server_everything:
-        run("server-everything (npm)", "server-everything",
-            ["server", "--command", f"{shlex.quote(args.server_everything)} stdio"],
-            {"version": npm_version(args.server_everything, "@modelcontextprotocol/server-everything"),
-             "kind": "third-party"})
+        snap.run("server-everything (npm)", "server-everything",
+                 ["server", "--command", f"{shlex.quote(args.server_everything)} stdio"],
+                 {"version": npm_version(args.server_everything, "@modelcontextprotocol/server-everything"),
+                  "kind": "third-party"})
     else:
-        left_out.append("server-everything (--server-everything)")
-
+        snap.left_out.append("server-everything (--server-everything)")
     hangar = tool("MCPX_HANGAR")
-    if hangar:
-        about = {"version": py_version(venv_python(hangar), "mcp-hangar"), "kind": "third-party"}
-        with hangar_serving(hangar) as base:
-            if base is None:
-                left_out.append("mcp-hangar (did not start listening)")
-            else:
-                run("mcp-hangar (MCP endpoint)", "mcp-hangar-mcp",
-                    ["server", "--url", f"{base}/mcp", "--header", HANGAR_HEADER], about)
-                run("mcp-hangar (interceptor routes)", "mcp-hangar-routes",
-                    ["server", "--command", f"{PY} ecosystem/gateways/hangar/bridge.py --url {base}"],
-                    {**about, "via": "ecosystem/gateways/hangar/bridge.py"})
-                run("mcp-hangar (WG adapter)", "mcp-hangar-wg-adapter",
-                    ["server", "--adapter", "ecosystem.gateways.hangar.wg_adapter:factory",
-                     "--wg-fixtures", WG_FIXTURES],
-                    {**about, "via": "ecosystem/gateways/hangar/wg_adapter.py"}, {"MCPX_HANGAR_URL": base})
-    else:
-        left_out.append("mcp-hangar (MCPX_HANGAR)")
+    if not hangar:
+        snap.left_out.append("mcp-hangar (MCPX_HANGAR)")
+        return
+    about = {"version": py_version(venv_python(hangar), "mcp-hangar"), "kind": "third-party"}
+    with hangar_serving(hangar) as base:
+        if base is None:
+            snap.left_out.append("mcp-hangar (did not start listening)")
+            return
+        snap.run("mcp-hangar (MCP endpoint)", "mcp-hangar-mcp",
+                 ["server", "--url", f"{base}/mcp", "--header", HANGAR_HEADER], about)
+        snap.run("mcp-hangar (interceptor routes)", "mcp-hangar-routes",
+                 ["server", "--command", f"{PY} ecosystem/gateways/hangar/bridge.py --url {base}"],
+                 {**about, "via": "ecosystem/gateways/hangar/bridge.py"})
+        snap.run("mcp-hangar (WG adapter)", "mcp-hangar-wg-adapter",
+                 ["server", "--adapter", "ecosystem.gateways.hangar.wg_adapter:factory", "--wg-fixtures", WG_FIXTURES],
+                 {**about, "via": "ecosystem/gateways/hangar/wg_adapter.py"}, {"MCPX_HANGAR_URL": base})
 
+
+def gateway_runs() -> list[tuple]:
+    """(installed, column, run, gateway options, distribution's version, via) of each third-party gateway."""
     gatekit, mcp_proxy, lasso = tool("MCPX_GATEKIT"), tool("MCPX_MCP_PROXY"), tool("MCPX_LASSO")
     supergateway, mcp_proxy_npm = tool("MCPX_SUPERGATEWAY"), tool("MCPX_MCP_PROXY_NPM")
     contextforge = tool("MCPX_CONTEXTFORGE_PYTHON")
-    gateways = [  # (installed, column, run, gateway options, distribution's version, via)
+    return [
         (gatekit, "Gatekit", "gatekit-stdio", lambda: ["--command", f"{PY} {GATEWAYS}/gatekit/launcher.py {gatekit}"],
          lambda: py_version(venv_python(gatekit), "gatekit"), "ecosystem/gateways/gatekit/launcher.py"),
         (mcp_proxy, "mcp-proxy (PyPI), stdio to HTTP", "mcp-proxy-stdio-to-http",
@@ -323,54 +358,86 @@ def main(argv: list[str]) -> int:
                   "--timeout", "180", "--run-timeout", "400"],
          lambda: py_version(contextforge, "mcp-contextforge-gateway"), "ecosystem/gateways/contextforge/launcher.py"),
     ]
-    for installed, column, name, options, found_version, via in gateways:
+
+
+def run_gateways(snap: Snapshot) -> None:
+    """The third-party gateways in front of the suite's upstream, then their plugin pipelines."""
+    for installed, column, name, options, found_version, via in gateway_runs():
         if not installed:
-            left_out.append(f"{column} ({name})")
+            snap.left_out.append(f"{column} ({name})")
             continue
-        run(column, name, ["gateway", *options(), *([] if "--timeout" in options() else ["--timeout", "10"])],
-            {"version": found_version(), "kind": "third-party", **({"via": via} if via else {})})
+        snap.run(column, name, ["gateway", *options(), *([] if "--timeout" in options() else ["--timeout", "10"])],
+                 {"version": found_version(), "kind": "third-party", **({"via": via} if via else {})})
     # Plugin pipelines: the CLI run by the interpreter that has the gateway (and the suite's dependencies).
+    gatekit, contextforge = tool("MCPX_GATEKIT"), tool("MCPX_CONTEXTFORGE_PYTHON")
     pipelines = [(gatekit and venv_python(gatekit), "Gatekit pipeline", "gatekit-pipeline", "gatekit", "gatekit"),
                  (contextforge, "ContextForge pipeline (CPEX)", "contextforge-pipeline", "contextforge",
                   "mcp-contextforge-gateway")]
     for python, column, name, directory, distribution in pipelines:
         if not python:
-            left_out.append(f"{column} ({name})")
+            snap.left_out.append(f"{column} ({name})")
             continue
-        run(column, name, ["gateway", "--adapter", f"ecosystem.gateways.{directory}.adapter:factory"],
-            {"version": py_version(python, distribution), "kind": "third-party",
-             "via": f"ecosystem/gateways/{directory}/adapter.py"}, {"PYTHONPATH": str(ROOT)}, python)
+        snap.run(column, name, ["gateway", "--adapter", f"ecosystem.gateways.{directory}.adapter:factory"],
+                 {"version": py_version(python, distribution), "kind": "third-party",
+                  "via": f"ecosystem/gateways/{directory}/adapter.py"}, {"PYTHONPATH": str(ROOT)}, python)
 
+
+def run_frameworks(snap: Snapshot) -> None:
+    """The agent frameworks as hosts, stock and through their recipes."""
     for directory, variable, distribution, label in FRAMEWORKS:
         python = tool(variable)
         if not python:
-            left_out.append(f"{label} ({variable})")
+            snap.left_out.append(f"{label} ({variable})")
             continue
         found = py_version(python, distribution)
         for program, claims in (("host", HOST_STOCK), ("recipe", HOST_RECIPE)):
             if (HOSTS / directory / f"{program}.py").is_file():
-                run(f"{label} {'stock' if program == 'host' else 'with the recipe'}", f"{directory}-{program}",
-                    ["host", "--command", f"{shlex.quote(python)} ecosystem/hosts/{directory}/{program}.py",
-                     *claims, "--timeout", "30"],
-                    {"version": found, "kind": "third-party", "via": f"ecosystem/hosts/{directory}/{program}.py"})
+                snap.run(f"{label} {'stock' if program == 'host' else 'with the recipe'}", f"{directory}-{program}",
+                         ["host", "--command", f"{shlex.quote(python)} ecosystem/hosts/{directory}/{program}.py",
+                          *claims, "--timeout", "30"],
+                         {"version": found, "kind": "third-party", "via": f"ecosystem/hosts/{directory}/{program}.py"})
 
+
+def write_dashboard(snap: Snapshot, previous: list[dict]) -> int:
+    """dashboard.json over this invocation's runs and the kept ones, the pages, and what was run, kept, left out."""
+    out = snap.out
     # A column not run this time (not installed here, or not named by --only) keeps its last real run, dated.
-    done = {name for _, name, _ in runs}
+    done = {name for _, name, _ in snap.runs}
     kept = [entry for entry in previous
             if entry["run"] not in done and (out / "runs" / entry["run"] / "results.json").is_file()]
     # In the snapshot's order; a kept column this invocation could not have made goes after, as it was.
-    columns = sorted([{"column": column, "run": name} for column, name, _ in runs] + kept,
+    planned = snap.planned
+    columns = sorted([{"column": column, "run": name} for column, name, _ in snap.runs] + kept,
                      key=lambda c: planned.index(c["run"]) if c["run"] in planned else len(planned))
     (out / "dashboard.json").write_text(json.dumps({"title": TITLE, "runs": columns}, indent=2) + "\n",
                                         encoding="utf-8")
     code = pages(out)
-    for column, name, status in runs:
+    for column, name, status in snap.runs:
         print(f"  {name:<32} exit {status}")
     for entry in kept:
         print(f"  kept from an earlier run: {entry['run']}")
-    for what in left_out if not args.only else ():
+    for what in snap.left_out if not snap.only else ():
         print(f"  not installed here: {what}")
     return code
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    out = Path(args.out).resolve()
+    if args.pages_only:
+        if not (out / "dashboard.json").exists():
+            print(f"ecosystem/snapshot.py: {out / 'dashboard.json'} not found: no snapshot to rebuild pages from",
+                  file=sys.stderr)
+            return 2
+        return pages(out)
+    previous = json.loads((out / "dashboard.json").read_text())["runs"] if (out / "dashboard.json").exists() else []
+    snap = Snapshot(out, args.only)
+    run_ours(snap)
+    run_sdks(snap, args)
+    run_third_party_servers(snap, args)
+    run_gateways(snap)
+    run_frameworks(snap)
+    return write_dashboard(snap, previous)
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ on this package and for the suite's own tests.
 
 The interceptors: the conformance fixtures (fixed names, see
 docs/fixture-contract.md), and three a team would deploy: `pii-redactor` (mutation) and
-`pii-detector` (validation) on `reference_servers/middleware/pii.py`'s public
+`pii-detector` (validation) on `reference_servers/middleware/pii/`'s public
 API, `audit-logger` (validation, audit mode, fail-open), which logs each
 invocation to stderr with PII redacted, and `usage-meter` (validation, audit
 mode, fail-open), which counts requests per event on a custom event
@@ -53,7 +53,10 @@ from typing import Any, Callable
 from jsonschema import Draft202012Validator
 
 from .limits import LimitExceeded, checkpoint
-from .middleware import pii
+from .middleware.pii import redact_text
+from .middleware.pii.detection import find_pii
+from .middleware.pii.handles import HandleMap
+from .middleware.pii.validity import budgeted
 
 log = logging.getLogger("reference_servers.interceptors")
 
@@ -324,12 +327,12 @@ PII_CONFIG = {"type": "object", "properties": {
 
 
 def pii_redactor(payload, event, phase, config) -> dict:
-    handles = pii.HandleMap()
+    handles = HandleMap()
     counts: dict[str, int] = {}
     strict = config.get("aggressiveness") == "strict"
     region = config.get("defaultRegion", "US")
-    with pii.budgeted(_string_chars(payload)):  # one validation budget for the whole payload, not one per string
-        redacted = map_strings(payload, lambda text: pii.redact_text(text, handles, strict, region, counts))
+    with budgeted(_string_chars(payload)):  # one validation budget for the whole payload, not one per string
+        redacted = map_strings(payload, lambda text: redact_text(text, handles, strict, region, counts))
     return {"modified": bool(counts), "payload": redacted, "info": {"redactions": sum(counts.values()),
                                                                      "counts": counts}}
 
@@ -337,9 +340,9 @@ def pii_redactor(payload, event, phase, config) -> dict:
 def pii_detector(payload, event, phase, config) -> dict:
     strict = config.get("aggressiveness") == "strict"
     region = config.get("defaultRegion", "US")
-    with pii.budgeted(_string_chars(payload)):
+    with budgeted(_string_chars(payload)):
         messages = [{"path": path, "message": f"contains {found.kind.lower()} data", "severity": "error"}
-                    for path, text in strings(payload) for found in pii.find_pii(text, strict, region)
+                    for path, text in strings(payload) for found in find_pii(text, strict, region)
                     if found.kind != "LITERAL"]
     if not messages:
         return {"valid": True}
@@ -347,9 +350,9 @@ def pii_detector(payload, event, phase, config) -> dict:
 
 
 def audit_logger(payload, event, phase, config) -> dict:
-    handles = pii.HandleMap()
-    with pii.budgeted(_string_chars(payload)):
-        summary = map_strings(payload, lambda text: pii.redact_text(text, handles))
+    handles = HandleMap()
+    with budgeted(_string_chars(payload)):
+        summary = map_strings(payload, lambda text: redact_text(text, handles))
     log.info("audit %s %s %s", event, phase, summary if config.get("includePayloads") else type(payload).__name__)
     return {"valid": True, "info": {"logged": True}}
 

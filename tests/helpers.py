@@ -105,10 +105,12 @@ def reference_host() -> str:
     return f"{PY} -m reference_clients.host"
 
 
-def host_verdicts(command: str, profiles=host_record.PROFILES, claimed=frozenset(host_record.PROFILES), **kw) -> dict:
+def host_verdicts(command: str, profiles=host_record.PROFILES, claimed=frozenset(host_record.PROFILES), *,
+                  timeout: float = HOST.default_timeout, env: dict | None = None, **kw) -> dict:
     """Every host-role check's Result (of the given profiles), by id. `features=host_record.FEATURES` also claims
     the optional features (--claim); without it their checks are skipped as not claimed."""
-    return evaluate_all("host", host_record.record_hosts_sync(command, profiles, claimed=set(claimed), **kw))
+    spec = TargetSpec("stdio", command=command, timeout=timeout, env=env or {})
+    return evaluate_all("host", host_record.record_hosts_sync(spec, profiles, claimed=set(claimed), **kw))
 
 
 # -- gateway role -------------------------------------------------------------------------------------------
@@ -123,6 +125,7 @@ def broken_proxy(mode: str | None = None) -> str:
 def gateway_verdicts(command: str, *, url: str | None = None, upstream: str = "stdio", timeout: float = 5.0,
                      run_timeout: float = 30.0, claimed=frozenset(), env: dict | None = None) -> dict:
     """Every transparency check's Result, by id, from one recording per profile through the gateway."""
-    factory = gateway_factory(command, url=url, timeout=timeout, env=env)
+    factory = gateway_factory(TargetSpec("http" if url else "stdio", command=command, url=url, timeout=timeout,
+                                         env=env or {}))
     return evaluate_all("gateway", gateway_record.record_gateway_sync(
         factory, gateway_record.PROFILES, claimed=set(claimed), upstream=upstream, run_timeout=run_timeout))

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.core import schemas_loader
 from conformance.core.model import REGISTRY
-from conformance.core.roles import SERVER
+from conformance.core.roles import ROLES, SERVER
 from conformance.report.inert import md_text
 from tests.helpers import ROOT, SERVER_CHECKS, fake_command
 
@@ -358,7 +358,7 @@ def test_checks_are_registered_before_any_background_thread_starts(tmp_path):
     script = f"""
 import sys
 import pytest
-from conformance.core import background
+from conformance.run import background
 from conformance.core.model import REGISTRY
 
 def note(what):  # pytest captures the run's output: a file of its own
@@ -471,6 +471,21 @@ def test_a_plugin_option_without_the_checks_collected_is_an_error_naming_the_fix
     assert pytest_run(tmp_path).returncode == 0  # without an --mcp-* option the plugin stays out of the way
 
 
+@pytest.mark.parametrize("flag, value, says", [
+    ("--mcp-docker-port", "-5", "'-5': give a port from 1 to 65535"),
+    ("--mcp-docker-port", "abc", "'abc' is not a port"),
+    ("--mcp-fixture-contract", "x", "'x' is not a fixture contract version"),
+    ("--mcp-timeout", "0", "give a positive number of seconds"),
+])
+def test_a_plugin_option_value_mistake_is_the_suites_one_line(tmp_path, flag, value, says):
+    """The plugin's flags are checked by the same checkers as the command line's: the suite's words, and
+    pytest's usage exit (4)."""
+    proc = pytest_run(tmp_path, "--pyargs", "conformance", "--mcp-server-docker-image", "img", f"{flag}={value}")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert f"argument {flag}: {says}" in proc.stderr if says.startswith("'") else says in proc.stderr
+    assert "invalid literal" not in proc.stderr and "Traceback" not in proc.stderr
+
+
 # -- the pytest plugin's rough edges ------------------------------------------------------------------------
 
 
@@ -520,9 +535,9 @@ def test_plugin_help_texts_speak_of_one_role_and_the_plugins_flags():
 
     options.add_plugin_options(Group())
     for flag, text in said:
-        role = next((r for r in options.TARGET_ROLES if flag.startswith(f"--mcp-{r}-")), None)
+        role = next((r for r in ROLES if flag.startswith(f"--mcp-{r}-")), None)
         if role is not None:
-            others = [r for r in options.TARGET_ROLES if r != role and re.search(rf"\b{r}( role)?:", text)]
+            others = [r for r in ROLES if r != role and re.search(rf"\b{r}( role)?:", text)]
             assert not others, (flag, text)
         cli_flags = [f for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", text) if not f.startswith("--mcp-")]
         assert not cli_flags, (flag, text)

@@ -35,7 +35,7 @@ def containers() -> list[str]:
 
 @pytest.mark.parametrize("network", [True, False], ids=["network", "no-network"])
 def test_reference_image_passes_every_check_and_leaves_no_container(image, network):
-    verdicts = server_verdicts(TargetSpec("docker", image=image, network=network))
+    verdicts = server_verdicts(TargetSpec("docker", docker_image=image, no_network=not network))
     assert not_ok(verdicts) == {}
     assert all(r.claim["claimed"] for cid, r in verdicts.items() if "unadvertised" not in cid)
     assert containers() == []

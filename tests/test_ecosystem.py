@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core import schemas_loader
-from conformance.tools import matrix
-from ecosystem import probe
+from ecosystem import matrix, probe
 from tests.helpers import ROOT
 
 MAJOR = int(version("mcp").split(".")[0])
@@ -151,6 +150,23 @@ def test_snapshot_pages_only_without_a_snapshot_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "ecosystem" / "snapshot.py"), str(tmp_path), "--pages-only"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2 and "dashboard.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_snapshot_reports_name_no_place_on_this_machine(tmp_path):
+    """What a kept run names: the suite's interpreter as `python`, the checkout's paths relative to it, and a
+    path outside it (another interpreter, a node_modules) by its last part, said to be outside."""
+    from ecosystem.snapshot import machine_free
+
+    elsewhere = str(tmp_path / "venv" / "bin" / "python3.11")
+    modules = str(tmp_path / "npm" / "node_modules")
+    argv = ["host", "--command", f"{elsewhere} ecosystem/hosts/x/host.py", "--env", f"NODE_PATH={modules}"]
+    text = json.dumps({"command": f"{elsewhere} ecosystem/hosts/x/host.py", "env": f"NODE_PATH={modules}",
+                       "suite": f"{sys.executable} -m conformance", "file": str(ROOT / "tests" / "x.py")})
+    kept = json.loads(machine_free(text, [elsewhere, *argv]))
+    assert kept == {"command": "python3.11 (outside the checkout) ecosystem/hosts/x/host.py",
+                    "env": "NODE_PATH=node_modules (outside the checkout)", "suite": "python -m conformance",
+                    "file": "tests/x.py"}
+    assert str(tmp_path) not in json.dumps(kept)
 
 
 def test_every_committed_column_names_its_implementation_version_and_day():

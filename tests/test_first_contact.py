@@ -191,6 +191,16 @@ USAGE_ALONE = {  # id: (argv, words): mistakes in the target option itself
                                   ["${MCPX_FIRST_CONTACT_NEWLINE}", "line break"]),
     "ca-bundle-not-pem": (["server", "--url", "https://127.0.0.1:9/mcp", "--ca-bundle", "afile.txt"],
                           ["'afile.txt' holds no CA certificate"]),
+    "docker-port-negative": (["server", "--docker-image", "img", "--docker-port", "-5"],
+                             ["--docker-port", "'-5': give a port from 1 to 65535"]),
+    "docker-port-not-a-number": (["server", "--docker-image", "img", "--docker-port", "http"],
+                                 ["--docker-port", "'http' is not a port"]),
+    "docker-port-too-high": (["server", "--docker-image", "img", "--docker-port", "65536"],
+                             ["'65536': give a port from 1 to 65535"]),
+    "fixture-contract-not-a-number": (["server", "--command", "x", "--fixture-contract", "two"],
+                                      ["'two' is not a fixture contract version"]),
+    "fixture-contract-out-of-range": (["server", "--command", "x", "--fixture-contract", "0"],
+                                      ["'0': give a fixture contract version from 1 to 6"]),
     "claim-without-its-profile": (["host", "--command", "/nonexistent/host", "--claim", "interceptor-overrides"],
                                   ["--claim interceptor-overrides goes with --profile interceptors"]),
     "claim-unknown-feature": (["host", "--command", "/nonexistent/host", "--claim", "overrides"],
@@ -391,7 +401,7 @@ def test_an_http_client_error_quoting_a_header_value_is_redacted(guarded_url, to
     from conformance.targets import TargetSpec
 
     async def initialize() -> str:
-        spec = TargetSpec(kind="http", url=guarded_url, timeout=5, headers={"Authorization": f"Bearer {token}\n"})
+        spec = TargetSpec(kind="http", url=guarded_url, timeout=5, header={"Authorization": f"Bearer {token}\n"})
         async with spec.connect() as conn:
             exchange = await conn.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                          "clientInfo": {"name": "t", "version": "0"}})

@@ -18,9 +18,10 @@ import pytest
 
 from conformance.core.model import REGISTRY
 from conformance.core.runner import evaluate
-from conformance.gateway.launch import background, free_port, upstream_command
+from conformance.gateway.launch import background, upstream_command
 from conformance.server import record as server_record
 from conformance.targets import TargetSpec
+from conformance.targets.peerkit import free_port
 from tests.gateway.broken_proxy import MUTANTS, VARIANTS
 from tests.helpers import (
     PY,
@@ -158,7 +159,7 @@ def test_allowed_variant_passes_every_check(variant):
 
 
 def test_a_list_cut_at_the_page_cap_is_named_through_a_gateway(monkeypatch):
-    from conformance.server import session
+    from conformance.client import session
 
     monkeypatch.setattr(session, "MAX_PAGES", 2)
     verdicts = gateway_verdicts(f"{broken_proxy()} --variant paged-lists", timeout=TIMEOUT)

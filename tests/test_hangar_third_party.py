@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core.model import REGISTRY
+from conformance.core.roles import SERVER
 from conformance.core.runner import evaluate
 from conformance.server import record as server_record
 from conformance.server import wg_fixtures
@@ -62,7 +63,7 @@ def verdicts(spec: TargetSpec, claimed: bool = False) -> dict:
 
 
 def test_its_mcp_endpoint_offers_no_interceptors(hangar):
-    got = verdicts(TargetSpec("http", url=f"{hangar}/mcp", headers=dict(HEADER)))
+    got = verdicts(TargetSpec("http", url=f"{hangar}/mcp", header=dict(HEADER)))
     ran = {cid: r.outcome for cid, r in got.items() if r.outcome != "skip"}
     assert ran == {"interceptors/server/unadvertised-method-rejected": "pass"}
     assert "rejected with -32601" in got["interceptors/server/unadvertised-method-rejected"].reason
@@ -88,7 +89,8 @@ def test_no_working_group_fixture_can_be_hosted(hangar, monkeypatch):
     from ecosystem.gateways.hangar import wg_adapter as hangar_wg_adapter
 
     monkeypatch.setenv("MCPX_HANGAR_URL", hangar)
-    rec = wg_fixtures.record(hangar_wg_adapter.factory, ROOT / "tests" / "data" / "interceptor-fixtures")
+    rec = wg_fixtures.record(hangar_wg_adapter.factory, ROOT / "tests" / "data" / "interceptor-fixtures",
+                             timeout=SERVER.default_timeout)
     replays = list(rec.exchanges.values())
     assert len(replays) == 9  # the working group's eight and the suite's own session fixture
     assert all(r.lacks for r in replays), [(r.id, r.error) for r in replays]
@@ -112,5 +114,5 @@ def test_the_adapter_binds_what_hangar_has(hangar, monkeypatch, tmp_path):
         "volatile": ["durationMs"],
     }
     (tmp_path / "hangar-built-in.json").write_text(json.dumps(fixture))
-    [replayed] = wg_fixtures.record(hangar_wg_adapter.factory, tmp_path).exchanges.values()
+    [replayed] = wg_fixtures.record(hangar_wg_adapter.factory, tmp_path, timeout=SERVER.default_timeout).exchanges.values()
     assert not replayed.lacks and wg_fixtures.fixture_failures(replayed) == [], replayed

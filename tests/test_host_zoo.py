@@ -52,6 +52,10 @@ def test_zoo_host_ends_with_a_reason(mode):
         assert failing, mode
         assert any(EXPECTED[mode] in reason for reason in failing.values()), (mode, list(failing.values())[:3])
         assert not [r for r in verdicts.values() if r.outcome == "pass"] or mode == "exits-before-last-turn"
+    if mode == "ignores-stdin-close":  # why its exit code is the harness's, in the evidence beside the verdict
+        notes = [e["response"].get("exitNote") for r in verdicts.values() for e in r.exchanges or ()
+                 if isinstance(e.get("response"), dict)]
+        assert any(note and "did not exit within 5 s of stdin closing" in note for note in notes), notes
     assert grown_mib < 150, f"{mode} grew the suite by {grown_mib:.0f} MiB"
     time.sleep(0.3)
     assert processes_with(marker) == []

@@ -26,7 +26,7 @@ from tests.servers.fake_interceptor_server import MUTANTS, UNCLAIMED_MUTANTS, VA
 
 P = "interceptors/server/"
 # Mutants whose reason must name what they do: (text every listed check's reason contains, those checks).
-# Known variants (docs: conformance/server/interceptors.py, "Known variants") and the diagnoses of issue 24.
+# Known variants (conformance/server/interceptors_variants.py) and the diagnoses of issue 24.
 NAMED = {
     "nested-validation": ("results nested under `validation`: the SEP's ValidationResult is flat",
                           set(MUTANTS["nested-validation"][0])),
@@ -141,7 +141,8 @@ def test_plain_server_claims_nothing():
 def wg_verdicts(factory) -> dict:
     from conformance.server import wg_fixtures
 
-    rec = wg_fixtures.record(factory, WG_FIXTURES, adapter=getattr(factory, "__name__", "adapter"))
+    rec = wg_fixtures.record(factory, WG_FIXTURES, adapter=getattr(factory, "__name__", "adapter"),
+                             timeout=SERVER.default_timeout)
     return {cid: evaluate(REGISTRY[cid], rec) for cid in WG_CHECKS}
 
 

@@ -61,7 +61,7 @@ async def stateless_calls(url: str) -> tuple[dict, dict]:
             "io.modelcontextprotocol/clientInfo": {"name": "memory-scoping-test", "version": "0"}}
 
     async def call(name: str, arguments: dict) -> dict:
-        async with HttpConnection(url, mode=MODERN) as conn:  # one connection each: no session links them
+        async with HttpConnection(url, mode=MODERN, timeout=10) as conn:  # one connection each: no session links them
             exchange = await conn.request("tools/call", {"name": name, "arguments": arguments, "_meta": meta})
             assert exchange.response is not None, exchange.failure
             return exchange.response.get("result") or {}

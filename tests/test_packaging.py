@@ -16,6 +16,7 @@ makes pip resolve them from the registry instead, as a user's install does (`nox
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -57,21 +58,53 @@ def runtime_files() -> set[str]:
     return wanted - set(NOT_SHIPPED)
 
 
-@pytest.fixture(scope="module")
-def release(tmp_path_factory) -> dict[str, Path]:
-    """{"sdist": ..., "wheel": ...} built by `python -m build` from a copy of the checkout."""
-    pytest.importorskip("build", reason="the release is built with `python -m build` (the test extra has it)")
-    work = tmp_path_factory.mktemp("release")
+def source_digest(names: list[str]) -> str:
+    """What a build depends on in the checkout: each file's path and bytes (a link's target), and the interpreter."""
+    digest = hashlib.sha256(f"{sys.version}\0".encode())
+    for name in names:
+        path = ROOT / name
+        content = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+        digest.update(f"{name}\0{len(content)}\0".encode() + content)
+    return digest.hexdigest()[:16]
+
+
+def build_release(names: list[str], work: Path) -> Path:
+    """`python -m build` from a copy of `names`: the directory holding the sdist and the wheel."""
     source = work / "src"
-    for name in git_files(untracked=True):  # the checkout's files, not its build/, .venv or reports
+    for name in names:
         target = source / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, target, follow_symlinks=False)
     out = subprocess.run([sys.executable, "-m", "build", "-q", str(source), "--outdir", str(work / "dist")],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
-    (sdist,) = (work / "dist").glob("*.tar.gz")
-    (wheel,) = (work / "dist").glob("*.whl")
+    return work / "dist"
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> dict[str, Path]:
+    """{"sdist": ..., "wheel": ...} built by `python -m build` from a copy of the checkout.
+
+    Built once for a given set of files: the result is kept under build/ (git ignores it) by the digest of
+    every file copied, so the other xdist worker of a run, or a later run over the same files, takes the same
+    sdist and wheel instead of building them again (a minute's work each time). A change to any file, or a
+    fresh checkout as CI has, builds anew."""
+    pytest.importorskip("build", reason="the release is built with `python -m build` (the test extra has it)")
+    names = git_files(untracked=True)  # the checkout's files, not its build/, .venv or reports
+    kept = ROOT / "build" / "test-release" / source_digest(names)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    with open(kept.parent / "lock", "w") as lock:
+        try:
+            import fcntl  # one build at a time where the platform can say so; elsewhere each worker may build
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:
+            pass
+        if not kept.exists():
+            dist = build_release(names, tmp_path_factory.mktemp("release"))
+            shutil.copytree(dist, kept.with_suffix(".part"), dirs_exist_ok=True)
+            os.replace(kept.with_suffix(".part"), kept)
+    (sdist,) = kept.glob("*.tar.gz")
+    (wheel,) = kept.glob("*.whl")
     return {"sdist": sdist, "wheel": wheel}
 
 

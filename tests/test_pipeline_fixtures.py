@@ -40,6 +40,7 @@ from reference_servers.gateway.pipeline import (
 from tests.gateway.broken_pipelines import FLAWS, MUTANTS, make_factory
 
 REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 3.0  # seconds per fixture run (the run's --timeout)
 FIXTURES = gp.load_fixtures()
 SLUGS = {cid: cid.rsplit("/", 1)[1] for cid in sp.CHECK_IDS}
 
@@ -121,7 +122,7 @@ def test_malformed_fixture_file_is_named(tmp_path):
 # ------------------------------------------------------------------------------------------ verdicts
 
 def test_reference_adapter_passes_every_check():
-    rec = gp.record_pipeline_sync(reference_adapter.factory, fixtures=FIXTURES)
+    rec = gp.record_pipeline_sync(reference_adapter.factory, fixtures=FIXTURES, timeout=TIMEOUT)
     results = verdicts(rec)
     assert {slug for slug, r in results.items() if violated(r)} == set()
     for slug, result in results.items():
@@ -140,7 +141,7 @@ def test_reference_factory_loads_by_name():
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_each_mutant_fails_exactly_its_check(name):
     slugs = {cid.rsplit("/", 1)[1] for cid in MUTANTS[name][0]}
-    rec = gp.record_pipeline_sync(make_factory(**FLAWS[name]), fixtures=FIXTURES)
+    rec = gp.record_pipeline_sync(make_factory(**FLAWS[name]), fixtures=FIXTURES, timeout=TIMEOUT)
     results = verdicts(rec)
     assert failing(rec) == slugs, {s: r.reason for s, r in results.items() if violated(r)}
     for slug in slugs:
@@ -148,7 +149,7 @@ def test_each_mutant_fails_exactly_its_check(name):
 
 
 def test_the_unbroken_strawman_passes():
-    assert failing(gp.record_pipeline_sync(make_factory(), fixtures=FIXTURES)) == set()
+    assert failing(gp.record_pipeline_sync(make_factory(), fixtures=FIXTURES, timeout=TIMEOUT)) == set()
 
 
 def test_every_check_has_a_mutant():
@@ -189,7 +190,7 @@ def test_hanging_adapter_fails_every_check_within_a_bound(blocking):
 def test_raising_factory_fails_every_check():
     def factory(plugins):
         raise RuntimeError("cannot build")
-    results = verdicts(gp.record_pipeline_sync(factory, fixtures=FIXTURES))
+    results = verdicts(gp.record_pipeline_sync(factory, fixtures=FIXTURES, timeout=TIMEOUT))
     assert all(violated(r) for r in results.values())
     assert "the adapter raised RuntimeError: cannot build" in results["block-stops-chain"].reason
 
@@ -204,13 +205,13 @@ def test_raising_and_malformed_pipelines_fail_every_check():
             return {"allowed": "yes"}
 
     for factory, words in ((lambda p: Raises(), "KeyError"), (lambda p: Nonsense(), "allowed is not a boolean")):
-        results = verdicts(gp.record_pipeline_sync(factory, fixtures=FIXTURES))
+        results = verdicts(gp.record_pipeline_sync(factory, fixtures=FIXTURES, timeout=TIMEOUT))
         assert all(violated(r) for r in results.values())
         assert words in results["ascending-priority"].reason
 
 
 def test_unimportable_adapter_fails_every_check_with_the_reason():
-    rec = gp.record_adapter("no_such_module_here:factory", fixtures=FIXTURES)
+    rec = gp.record_adapter("no_such_module_here:factory", fixtures=FIXTURES, timeout=TIMEOUT)
     results = verdicts(rec)
     assert all(r.outcome == "fail" for r in results.values())
     assert "ModuleNotFoundError" in results["chained-input"].reason
@@ -355,3 +356,18 @@ def test_real_plugins_pii_allowlist_and_audit_log(tmp_path):
     assert [(x["method"], x["allowed"]) for x in lines] == [("tools/call", True), ("tools/call", False),
                                                           ("tools/list", True)]
     assert lines[0]["response"]["result"]["content"][0]["text"] == "mail [EMAIL_1]"
+
+
+def test_the_replay_bounds_each_fixture_run_by_the_runs_timeout(tmp_path, monkeypatch):
+    """--timeout reaches the pipeline replay (it once kept its own 3 s)."""
+    from conformance import options
+    from conformance.core.roles import GATEWAY
+    from conformance.gateway import record as gateway_record
+
+    (tmp_path / "mcpx_hanging_pipeline.py").write_text(
+        "import asyncio\n\n\nclass Pipeline:\n    async def process_response(self, request, response):\n"
+        "        await asyncio.sleep(60)\n\n\ndef factory(plugins):\n    return Pipeline()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run = options.Run(GATEWAY, {"command": None, "adapter": "mcpx_hanging_pipeline:factory", "timeout": 0.4})
+    rec = gateway_record.record_run(run, [gp.PROFILE], set(), None)[gp.PROFILE]
+    assert any("no outcome within 0.4 s" in (fx.error or "") for fx in rec.exchanges.values()), rec.fatal

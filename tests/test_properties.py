@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.host.harness import run_scenario_sync
+from conformance.targets import TargetSpec
 from tests.helpers import fake_host
 
 GATED = "auth:role:memory_admin"  # the reference server's forget_memory requires exactly this
@@ -225,7 +226,7 @@ except ImportError:
 def test_hosts_offer_every_near_miss_of_a_known_unsatisfiable_string(host, data):
     known = data.draw(st.sampled_from(["scenario:known-false", "Org:Caf\u00e9:Admin", "x.y/z"]) | requirement_strings())
     variants = data.draw(st.lists(near_misses(known), min_size=1, max_size=8, unique=True))
-    run = run_scenario_sync(HOSTS[host], near_miss_scenario(known, variants), timeout=30)
+    run = run_scenario_sync(TargetSpec("stdio", command=HOSTS[host], timeout=30), near_miss_scenario(known, variants))
     assert run.fatal is None, run.fatal
     offered = {name.split("__")[-1] for req in run.model if req.valid
                for name in (t["function"]["name"] for t in req.body.get("tools") or ())}

@@ -30,9 +30,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.gateway.launch import UPSTREAM_SCRIPT, background, free_port, upstream_command
+from conformance.gateway.launch import UPSTREAM_SCRIPT, background, upstream_command
 from conformance.targets import TargetSpec
 from conformance.targets.environment import scrubbed
+from conformance.targets.peerkit import free_port
 from reference_servers.gateway.pipeline import build_pipeline
 from reference_servers.gateway.proxy import Link, Proxy, load_config, to_dict, to_message
 from tests.helpers import reference_gateway
@@ -496,7 +497,9 @@ def test_stdio_gateway_answers_invalid_messages_and_goes_on(tmp_path, bad):
 def _phone_text(size: int, seed: int = 21) -> str:
     """NANP-shaped numbers with random digits (`415 555 0123`): every group is a candidate to validate."""
     rng = random.Random(seed)
-    groups = (f"{rng.randint(200, 999)} {rng.randint(200, 999)} {rng.randint(0, 9999):04d}" for _ in range(size))
+    # A group and its space are 13 characters: enough groups for `size` characters, not `size` groups.
+    groups = (f"{rng.randint(200, 999)} {rng.randint(200, 999)} {rng.randint(0, 9999):04d}"
+              for _ in range(size // 13 + 1))
     return " ".join(groups)[:size]
 
 
@@ -890,3 +893,33 @@ def test_a_text_blob_is_blocked_exactly_when_it_is_not_text_in_its_charset(codec
             redact_message(pii_redaction, {}, 1 << 20, message, ("result",))
     else:
         redact_message(pii_redaction, {}, 1 << 20, message, ("result",))
+
+
+# A raw line as bytes: JSON text in one of the encodings json.loads sniffs (with or without a mark), or any bytes.
+RAW_LINES = st.one_of(
+    st.tuples(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                         max_size=3), max_leaves=8),
+              st.sampled_from(["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]))
+    .map(lambda pair: json.dumps(pair[0], ensure_ascii=False).encode(pair[1], "surrogatepass")),
+    st.binary(max_size=40).map(lambda tail: b"{" + tail),
+    st.binary(max_size=40))
+
+
+@settings(max_examples=400, deadline=None)
+@given(RAW_LINES)
+def test_a_raw_line_reads_as_json_loads_reads_it(line):
+    """The line pump's parser skips json.loads's encoding sniffing only where its answer is UTF-8: every line
+    reads as json.loads reads it (the same message; not JSON exactly when json.loads refuses it)."""
+    from reference_servers.gateway.proxy import PARSE_ERROR, Unreadable, parse_line
+
+    got = parse_line(line)  # as the last line of a stream, without its newline (which a UTF-16 text would break)
+    try:
+        expected = json.loads(line)
+    except ValueError:
+        assert isinstance(got, Unreadable) and got.code == PARSE_ERROR
+        return
+    if isinstance(expected, list):
+        assert isinstance(got, Unreadable) and "batches" in str(got)
+    else:
+        assert repr(got) == repr(expected)  # repr: NaN is not equal to itself

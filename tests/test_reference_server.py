@@ -43,7 +43,7 @@ SDK_MAJOR = int(__import__("importlib.metadata").metadata.version("mcp").split("
 
 @pytest.mark.skipif(SDK_MAJOR < 2, reason="the 2026-07-28 connection mode exists from mcp 2.0 on")
 def test_reference_server_in_the_2026_mode_over_stdio_and_http(reference_http):
-    for spec in (TargetSpec("stdio", command=reference_command(), mode="2026-07-28"),
-                 TargetSpec("http", url=reference_http, mode="2026-07-28")):
+    for spec in (TargetSpec("stdio", command=reference_command(), connection_mode="2026-07-28"),
+                 TargetSpec("http", url=reference_http, connection_mode="2026-07-28")):
         # The 2026-07-28 revision has no ping: its check skips, saying so.
         assert_all_pass(server_verdicts(spec), EXPECTED_SKIPS | {"preprocessor-tools/server/ping-answered"})

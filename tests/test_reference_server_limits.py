@@ -18,7 +18,7 @@ import time
 import anyio
 import pytest
 
-from conformance.server.session import PROTOCOL_VERSION
+from conformance.client.session import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
 from conformance.targets.peerkit import free_port, spawn
 from tests.helpers import ROOT

@@ -20,7 +20,7 @@ import anyio
 import httpx
 import pytest
 
-from conformance.server.session import PROTOCOL_VERSION
+from conformance.client.session import PROTOCOL_VERSION
 from conformance.targets import TargetSpec
 from conformance.targets.peerkit import free_port
 from tests.helpers import ROOT, reference_http_server

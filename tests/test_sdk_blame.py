@@ -18,7 +18,7 @@ from conformance.core.runner import evaluate_all
 from conformance.server import record as server_record
 from conformance.server import sdk
 from conformance.targets import TargetSpec
-from conformance.tools import matrix
+from ecosystem import matrix
 from tests.helpers import PY, ROOT, reference_command
 
 NAIVE = f"{PY} {ROOT / 'ecosystem/python/naive_server.py'}"

@@ -60,7 +60,7 @@ def test_allowed_variant_passes_every_check(variant):
 def test_a_list_cut_at_the_page_cap_is_named(monkeypatch):
     """The suite reads a list to its end; a guard against an endless cursor stays, and reaching it is named
     in the reason of every fixture it hid, never a silent cut."""
-    from conformance.server import session
+    from conformance.client import session
 
     monkeypatch.setattr(session, "MAX_PAGES", 3)
     verdicts = server_verdicts(TargetSpec("stdio", command=fake_command("--variant", "paged-lists")),

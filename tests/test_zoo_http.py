@@ -19,12 +19,14 @@ TIMEOUT = 2.0
 EXPECTED = {
     "error-500": "HTTP 500",
     "close": "HTTP transport error on initialize",
-    "silence": "no response to initialize within 2 s",
+    "silence": "no response to initialize within 0.5 s",
     "huge-event": "a server-sent event over",  # one 60 MB event: skipped at the cap, memory bounded
 }
 HUGE_EVENT_MB = 60
 # The giant event must arrive before the request's timeout, also on a loaded machine; the cap is small.
-OPTIONS = {"huge-event": {"timeout": 10.0, "max_message_bytes": 4 * 1024 * 1024}}
+OPTIONS = {"huge-event": {"timeout": 10.0, "max_message_bytes": 4 * 1024 * 1024},
+           # Silence waits out a timeout whatever it is (the endpoint never answers): a short one proves as much.
+           "silence": {"timeout": 0.5}}
 
 
 def read_request(conn: socket.socket) -> None:
@@ -193,3 +195,87 @@ def test_event_stream_lines_may_end_in_cr_lf_or_crlf(eol, split):
     notes = [e.message for e in wire if isinstance(e.message, dict) and e.message.get("method")]
     assert [m["method"] for m in notes if m["method"].startswith("notifications/")] == ["notifications/message"] * 2
     assert not [e.problem for e in wire if e.problem]
+
+
+# -- keep-alive: an event stream read to its end leaves its connection for the next request ---------------------
+class KeepAliveEndpoint(threading.Thread):
+    """An HTTP/1.1 server that keeps connections alive and answers every request with a chunked event stream:
+    the response event, then the stream's end; or, `held`, the response and no end (the stream left open)."""
+
+    def __init__(self, held: bool):
+        super().__init__(daemon=True)
+        self.held = held
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stopping = threading.Event()
+        self.open: list[socket.socket] = []
+
+    def run(self):
+        self.sock.settimeout(0.2)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            self.connections += 1
+            self.open.append(conn)
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def serve(self, conn: socket.socket) -> None:
+        import json
+
+        data = b""
+        try:
+            while not self.stopping.is_set():
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, data = data.partition(b"\r\n\r\n")
+                length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:"))
+                while len(data) < length:
+                    data += conn.recv(65536)
+                body, data = data[:length], data[length:]
+                message = json.loads(body)
+                event = b"data: " + json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                                                "result": {"echo": message["method"]}}).encode() + b"\n\n"
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                             b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(event) + event + b"\r\n"
+                             + (b"" if self.held else b"0\r\n\r\n"))
+                if self.held:
+                    return  # the stream stays open; the connection is closed at stop()
+        except OSError:
+            pass
+
+    def stop(self):
+        self.stopping.set()
+        for conn in self.open:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["stream-ends", "stream-held-open"])
+def test_an_event_stream_read_to_its_end_leaves_its_connection_to_the_next_request(held):
+    import anyio
+
+    from conformance.targets.http import HttpConnection
+
+    endpoint = KeepAliveEndpoint(held)
+    endpoint.start()
+
+    async def exchange():
+        async with HttpConnection(f"http://127.0.0.1:{endpoint.port}/mcp", timeout=TIMEOUT) as conn:
+            return [await conn.request("ping", {}) for _ in range(10)]
+
+    try:
+        answers = anyio.run(exchange)
+    finally:
+        endpoint.stop()
+    assert [a.result for a in answers] == [{"echo": "ping"}] * 10
+    # The next request may be sent before the stream's end is read (the answer is handed over first): then it
+    # opens a second connection, and the two take turns. A stream left open past its response cannot give its
+    # connection back: each request opens its own.
+    assert endpoint.connections == 10 if held else endpoint.connections <= 2

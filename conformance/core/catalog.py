@@ -29,7 +29,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .model import LEVELS, PROFILES, REGISTRY, ROLES, strongest
+from .model import LEVELS, PROFILES, REGISTRY, strongest
+from .roles import ROLES
 
 
 @dataclass(frozen=True)
@@ -153,10 +154,37 @@ def sources() -> dict[tuple[str, str], Source]:
     return _load()[1]
 
 
+class _Index:
+    """What reports ask the catalog once per check, indexed once per loaded catalog: the rows that name a check,
+    and each profile's source names (a run asked rows_for and cite hundreds of times, each a scan of every row)."""
+
+    def __init__(self, loaded) -> None:
+        rows, sources, _ = self.loaded = loaded
+        self.by_check: dict[str, list[Row]] = {}
+        for row in rows.values():
+            for cid in dict.fromkeys(row.checks):
+                self.by_check.setdefault(cid, []).append(row)
+        self.names: dict[str, list[str]] = {}
+        for profile, name in sources:
+            self.names.setdefault(profile, []).append(name)
+
+
+_index: _Index | None = None
+
+
+def _indexed() -> _Index:
+    """The index of the catalog `_load()` gives now (made again when it gives another: tests replace it)."""
+    global _index
+    loaded = _load()
+    if _index is None or _index.loaded is not loaded:
+        _index = _Index(loaded)
+    return _index
+
+
 def cite(row: Row) -> tuple[Source | None, str]:
     """The source a row cites and the section within it ("" when none); (None, "") when it names none declared."""
-    names = [name for (profile, name) in sources() if profile == row.profile
-             and (row.source == name or row.source.startswith(name + " §"))]
+    names = [name for name in _indexed().names.get(row.profile, ())
+             if row.source == name or row.source.startswith(name + " §")]
     if not names:
         return None, ""
     name = max(names, key=len)  # "SEP-2487 revision 2026-04-14 §…" is not a section of "SEP-2487"
@@ -190,7 +218,7 @@ def revisions(rows) -> dict[str, str]:
 
 
 def rows_for(check_id: str) -> list[Row]:
-    return [row for row in load().values() if check_id in row.checks]
+    return list(_indexed().by_check.get(check_id, ()))
 
 
 def level_of(check_id: str) -> str:

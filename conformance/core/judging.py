@@ -54,7 +54,7 @@ def failed(ex) -> bool:
 def error_text(ex) -> str:
     """Everything an error says, whether it came as a JSON-RPC error or an isError result (a secret of the
     user's it echoes redacted now: judges quote it clipped, and a clip could halve the secret)."""
-    from ..report import redact
+    from . import redact
 
     if ex.has_error:
         return redact.text(canonical_sorted(ex.error))

@@ -41,7 +41,6 @@ EXTENSION_IDS = {
     "preprocessor-tools": "com.amazonaws/preprocessor-tools",
     "sequential-pipeline": "ai.gatekit/sequential-pipeline",
 }
-EXTENSION_ID_DEFINED_BY_PROPOSAL = frozenset({"interceptors"})
 # The profiles whose proposal is a numbered SEP: their official check ids take the official `sep-<N>-<slug>` form.
 SEP_NUMBERS = {"execution-requirements": 2487, "interceptors": 2624}
 
@@ -58,17 +57,36 @@ def source_revision(source) -> dict:
     return out
 
 
-def profile_sources(profile: str) -> list[dict]:
-    """The profile's catalog sources, in the catalog's order, with their revision fields."""
+# Per profile, its sources' revision fields and their digest, worked out once per loaded catalog (reports ask
+# for them once per check: JUnit properties, results.json, the official form).
+_memo: dict = {}
+
+
+def _of_catalog() -> dict:
     from . import catalog
 
-    return [source_revision(src) for (p, _), src in catalog.sources().items() if p == profile]
+    sources = catalog.sources()
+    if _memo.get("catalog") is not sources:  # another catalog (tests load their own): start again
+        _memo.clear()
+        _memo["catalog"] = sources
+    return _memo
+
+
+def profile_sources(profile: str) -> list[dict]:
+    """The profile's catalog sources, in the catalog's order, with their revision fields."""
+    memo = _of_catalog()
+    if ("sources", profile) not in memo:
+        memo["sources", profile] = [source_revision(src) for (p, _), src in memo["catalog"].items() if p == profile]
+    return [dict(source) for source in memo["sources", profile]]
 
 
 def catalog_revision(profile: str) -> str:
     """A 12-digit digest of the revision fields of the profile's sources (see the module docstring)."""
-    text = json.dumps(profile_sources(profile), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    memo = _of_catalog()
+    if ("revision", profile) not in memo:
+        text = json.dumps(profile_sources(profile), sort_keys=True, ensure_ascii=False)
+        memo["revision", profile] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return memo["revision", profile]
 
 
 def catalog_revisions(profiles=PROFILES) -> dict[str, str]:

@@ -83,7 +83,7 @@ def peer_identity(rec: Any) -> dict | None:
     info = result.get("serverInfo") if isinstance(result, dict) else None
     if not isinstance(info, dict):
         return None
-    from ..report import redact
+    from . import redact
 
     # Redacted before it is clipped: a clip could cut an echoed secret where no redaction would find it.
     identity = {key: redact.text(info[key])[:200] for key in ("name", "title", "version")

@@ -26,8 +26,17 @@ class Role:
     recorder: str  # "module:function" recording a run of this role; importing the module registers its checks
     default_timeout: float  # seconds for one response (server, gateway) or one turn's answer (host)
     missing_target: str  # the skip reason when no target of this role is given
+    help: str  # the CLI subcommand's help
+    official_mode: str  # the official conformance runner's name for the role (checks.json, expected failures)
     not_recorded: tuple[tuple[str, str], ...] = ()  # (profile or "*", what records it) when a run leaves it out
     default_run_timeout: float = 120.0  # seconds one profile's whole run may take
+    # The names each profile module of the role defines, with their types (core/profile.py checks them at import).
+    module_names: tuple[tuple[str, type], ...] = (("PROFILE", str), ("PLAN", object))
+
+    @property
+    def package(self) -> str:
+        """The role's package, where its profile modules are (`conformance.server`)."""
+        return self.recorder.partition(":")[0].rpartition(".")[0]
 
     def record(self, run, profiles: list[str], claimed: set[str], say) -> dict:
         """Record `profiles` of this role's target as the run's options say: {profile: recording}."""
@@ -47,8 +56,13 @@ class Role:
         return list(only(run, profiles)) if only else list(profiles)
 
     def load(self) -> None:
-        """Register the role's checks."""
+        """Register the role's checks; a check id naming no declared role is an error here, at import."""
+        from .model import REGISTRY
+
         importlib.import_module(self.recorder.partition(":")[0])
+        stray = sorted(cid for cid, check in REGISTRY.items() if check.role not in ROLES)
+        if stray:
+            raise ValueError(f"check ids naming no role of core/roles.py: {', '.join(stray)}")
 
     def check_ids(self, target: str = "live") -> list[str]:
         """The role's checks that judge a target of this kind (model.Check.target)."""
@@ -76,7 +90,7 @@ class Role:
         return f"{problem}; did you mean {near[0]!r}? ({listed})" if near else f"{problem}; {listed}"
 
     def why_not_recorded(self, profile: str) -> str:
-        from ..options import flag  # the hint names the option as the form in use spells it
+        from .spelling import flag  # the hint names the option as the form in use spells it
 
         hints = dict(self.not_recorded)
         hint = hints.get(profile, hints.get("*"))
@@ -91,8 +105,12 @@ SERVER = Role(
     profiles=tuple(p for p in PROFILES if p != "sequential-pipeline"),
     recorder="conformance.server.record:record_run",
     default_timeout=10.0,
+    help="check an MCP server",
+    official_mode="server",
     missing_target="no server target: give --mcp-server-command, --mcp-server-url, --mcp-server-docker-image or "
                    "--mcp-server-adapter with --mcp-wg-fixtures",
+    # HOW_TO_CLAIM: what a server shows to claim the profile, for the reports of a profile left unclaimed
+    module_names=(("PROFILE", str), ("PLAN", object), ("HOW_TO_CLAIM", str)),
 )
 HOST = Role(
     name="host",
@@ -100,6 +118,8 @@ HOST = Role(
     profiles=tuple(p for p in PROFILES if p != "sequential-pipeline"),
     recorder="conformance.host.record:record_run",
     default_timeout=20.0,
+    help="check a host application (an MCP client with an LLM loop)",
+    official_mode="client",
     missing_target="no host target: give --mcp-host-command",
 )
 GATEWAY = Role(
@@ -109,10 +129,13 @@ GATEWAY = Role(
     profiles=tuple(p for p in PROFILES if p != "sequential-pipeline") + ("sequential-pipeline",),
     recorder="conformance.gateway.record:record_run",
     default_timeout=10.0,
+    help="check a gateway: transparency (--command) and/or pipeline semantics (--adapter)",
+    official_mode="gateway",
     missing_target="no gateway target: give --mcp-gateway-command or --mcp-gateway-adapter",
     not_recorded=(("sequential-pipeline", "pipeline semantics need {adapter}"),
                   ("*", "transparency needs {command}")),
 )
+# The one declaration of the role names and their order; everything else that names the roles derives from it.
 ROLES: dict[str, Role] = {role.name: role for role in (SERVER, HOST, GATEWAY)}
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 
-from ..targets.base import describe
 from . import catalog
 from .model import (
     Check,
@@ -18,6 +17,7 @@ from .model import (
     NotObserved,
     Result,
     Violation,
+    describe,
     fixture_need,
     once,
     outcome_for_level,
@@ -44,7 +44,7 @@ def claim_of(rec) -> dict:
 
 
 def evaluate(check: Check, rec) -> Result:
-    from ..options import flag  # the flag as the form in use spells it (--profile, --mcp-profile)
+    from .spelling import flag  # the flag as the form in use spells it (--profile, --mcp-profile)
 
     started = time.perf_counter()
     rows = catalog.rows_for(check.id)

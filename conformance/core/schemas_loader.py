@@ -25,7 +25,6 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-BASE_URI = "https://mcp-ext-conformance.dev/schemas/"
 PACKAGE = "conformance.schemas"
 SOURCE_DIR = Path(__file__).resolve().parents[2] / "schemas"  # a checkout: schemas/ beside conformance/
 INSTALLED_DIR = Path(__file__).resolve().parents[1] / "schemas"  # an installed wheel: conformance/schemas/

@@ -11,10 +11,12 @@ Two layers, kept apart so one fault fails one check:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..targets import WireEvent
 from . import base_schemas
+
+if TYPE_CHECKING:  # a type only: the check model imports no transport
+    from ..targets import WireEvent
 
 # Results whose base shape the SDK's types describe, by request method.
 _RESULT_TYPES = {

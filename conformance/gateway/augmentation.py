@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+from ..client.content import AUGMENT_CONTENT_TYPES, TEXT_BLOCK, blocks
+from ..client.session import ConnectionPlan
 from ..core.judging import canonical_sorted
 from ..core.model import Violation, check
-from ..server.augmentation import AUGMENT_CONTENT_TYPES
-from ..server.common import TEXT_BLOCK, blocks
-from ..server.recording import Recording
-from ..server.session import Plan
 from .common import UNKNOWN_KEY, claimer, extras, received, require_mark, run_mark, wire_check
 from .methods import Methods
+from .recording import TransparencyRecording
 
 PROFILE = "augmentation"
 PREPEND_NOTE = {"content": [{"content": {"type": "text", "text": "NOTE"}}], "hint": "prepend"}
 
 # Blocks the augmentation schema allows in a context (no resource_link), two texts adjacent (merging them is a
-# change), with annotations and _meta: the server role's identity probe.
+# change), with annotations and _meta: the identity probe the server role sends too.
 AUGMENT_CONTEXT = blocks(*AUGMENT_CONTENT_TYPES)
 
 AUGMENTATION = Methods("augmentation", "augmentation", "augmentation/list", "augmentations", "augmentation/augment",
@@ -25,7 +24,7 @@ AUGMENTATION.register("augmentation/gateway/capability-forwarded-or-refused",
                       "augmentation/gateway/augment-params-arrive-unchanged")
 
 
-def augment_fields(rec: Recording, fixture: str) -> dict:
+def augment_fields(rec: TransparencyRecording, fixture: str) -> dict:
     """What the upstream adds to an augment result: metadata, _meta, an unknown key, and properties on each item
     (its relevance, and an unknown key), item by item (the identity's items follow its context, in order)."""
     count = len(AUGMENTATION.calls[fixture]["context"]) if fixture == "conformance_identity" else 1
@@ -41,7 +40,7 @@ AUGMENTATION.register_optional("augmentation/gateway/optional-fields-arrive-unch
        does="augments through the gateway with conformance_identity (text, image, audio, embedded resource) "
             "and conformance_prepend_note",
        must="augmentation/augment results come back unchanged: content items and hint as the upstream sent them")
-def augment_every_content_type_unchanged(rec: Recording):
+def augment_every_content_type_unchanged(rec: TransparencyRecording):
     identity = AUGMENTATION.result_of(rec, "conformance_identity")
     received(rec, "augmentation/augment", "conformance_identity")
     # Each item's block is compared; its properties (the upstream's relevance) are optional-fields-arrive-unchanged's.
@@ -68,4 +67,5 @@ def _blocks(items):
 
 
 wire_check("augmentation/gateway/wire-messages-valid")
-PLAN = Plan(claimer, AUGMENTATION.driver)
+driver = AUGMENTATION.driver  # the list and call requests (methods.py)
+PLAN = ConnectionPlan(claimer, driver)

@@ -1,4 +1,4 @@
-"""Gateway role, transparency: what the four profile modules share (fixture lookup, the wire check).
+"""Gateway role, transparency: what its profile modules (all but the pipeline's) share (fixture lookup, the wire check).
 
 The suite plays the upstream (conformance/gateway/upstream.py, every fixture, correct) and the downstream
 client. A gateway must pass each profile's fields and methods through unchanged, or refuse a method
@@ -17,10 +17,11 @@ gateway made up, or took from a copy of the upstream, or from another run, lacks
 
 from __future__ import annotations
 
+from ..client.judges import judge_wire as common_judge_wire
+from ..client.recording import Recording
 from ..core.judging import canonical_sorted, find_named, short
 from ..core.model import NotObserved, Violation, check
-from ..server.common import judge_wire as common_judge_wire
-from ..server.recording import Recording
+from .recording import TransparencyRecording
 
 # What the upstream fixture server sends, as the fixture contract fixes it. Stated here rather than
 # imported from upstream.py: the checks judge against the contract, not against one implementation.
@@ -36,21 +37,21 @@ META_KEY = "dev.mcp-ext-conformance/upstream"
 UNKNOWN_KEY = "mcpxUnknownField"
 
 
-def run_mark(rec: Recording) -> str:
-    return getattr(rec, "upstream_run", None) or "(no run mark: the suite started no upstream)"
+def run_mark(rec: TransparencyRecording) -> str:
+    return rec.upstream_run or "(no run mark: the suite started no upstream)"
 
 
-def extras(rec: Recording) -> dict:
+def extras(rec: TransparencyRecording) -> dict:
     """The `_meta` and unknown key the upstream adds to every listed item and every call result."""
     run = run_mark(rec)
     return {"_meta": {META_KEY: {"run": run}}, UNKNOWN_KEY: {"run": run}}
 
 
-def received(rec: Recording, method: str, name: str | None = None, want: dict | None = None) -> dict:
+def received(rec: TransparencyRecording, method: str, name: str | None = None, want: dict | None = None) -> dict:
     """The last `method` request (for fixture `name`) the upstream received, cited; a Violation when none did.
     With `want`, the last whose params hold each of its keys with that value; a Violation when none does."""
     label = f"upstream received {method}" + (f" {name}" if name else "")
-    labels = [lab for lab in getattr(rec, "exchanges", {}) if lab == label or
+    labels = [lab for lab in rec.exchanges if lab == label or
               (lab.startswith(label + " (") and lab.endswith(")"))]
     found = [rec.cite(lab) for lab in labels]
     if not found:
@@ -70,7 +71,7 @@ def received(rec: Recording, method: str, name: str | None = None, want: dict | 
     return found[-1].request
 
 
-def require_mark(rec: Recording, what: str, text) -> None:
+def require_mark(rec: TransparencyRecording, what: str, text) -> None:
     """`text` (a string the upstream writes) must carry this run's mark."""
     run = run_mark(rec)
     if not isinstance(text, str) or run not in text:
@@ -108,24 +109,24 @@ def listed_name(items, name: str) -> str:
     return item["name"] if item else name
 
 
-def upstream_received(rec: Recording) -> list:
-    return getattr(rec, "upstream", None) or []
+def upstream_received(rec: TransparencyRecording) -> list:
+    return rec.upstream
 
 
-def upstream_requests(rec: Recording, method: str, name: str) -> list[dict]:
+def upstream_requests(rec: TransparencyRecording, method: str, name: str) -> list[dict]:
     """Requests of `method` for fixture `name` that reached the upstream, in order."""
     return [m for m in upstream_received(rec) if isinstance(m, dict) and m.get("method") == method
             and isinstance(m.get("params"), dict) and m["params"].get("name") == name]
 
 
-def tools_of(rec: Recording) -> list[dict]:
+def tools_of(rec: TransparencyRecording) -> list[dict]:
     rec.cite("tools/list")
     if rec.tools is None:
         raise NotObserved(f"tools/list through the gateway returned no result ({rec.cite('tools/list').outcome_text()})")
     return rec.tools
 
 
-def fixture_tool(rec: Recording, name: str) -> dict:
+def fixture_tool(rec: TransparencyRecording, name: str) -> dict:
     tools = tools_of(rec)
     tool = find_named(tools, name)
     if tool is None:
@@ -140,7 +141,7 @@ def claimer(rec: Recording) -> str:
     return "the suite's upstream fixture server offers this profile, and the gateway stands in front of it"
 
 
-def judge_wire(rec: Recording) -> str | None:
+def judge_wire(rec: TransparencyRecording) -> str | None:
     return common_judge_wire(rec, peer="gateway")
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from ..client.content import PASS_THROUGH_CONTEXT, blocks
+from ..client.session import ConnectionPlan
 from ..core.judging import canonical_sorted
 from ..core.model import Violation, check
-from ..server.common import blocks
-from ..server.context_middleware import PASS_THROUGH_CONTEXT
-from ..server.recording import Recording
-from ..server.session import Plan
 from .common import claimer, extras, received, require_mark, run_mark, wire_check
 from .methods import Methods
+from .recording import TransparencyRecording
 
 PROFILE = "context-middleware"
 
@@ -27,7 +26,7 @@ MIDDLEWARE.register_optional("context-middleware/gateway/optional-fields-arrive-
             "(text, image, audio, resource_link, embedded resource; two text blocks adjacent; annotations and _meta "
             "on some)",
        must="the middleware/invoke result comes back unchanged: the upstream's content, block for block, field for field")
-def invoke_every_content_type_unchanged(rec: Recording):
+def invoke_every_content_type_unchanged(rec: TransparencyRecording):
     result = MIDDLEWARE.result_of(rec, "conformance_identity")
     received(rec, "middleware/invoke", "conformance_identity")
     want = MIDDLEWARE.calls["conformance_identity"]["context"]
@@ -39,4 +38,5 @@ def invoke_every_content_type_unchanged(rec: Recording):
 
 
 wire_check("context-middleware/gateway/wire-messages-valid")
-PLAN = Plan(claimer, MIDDLEWARE.driver)
+driver = MIDDLEWARE.driver  # the list and call requests (methods.py)
+PLAN = ConnectionPlan(claimer, driver)

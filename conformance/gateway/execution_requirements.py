@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from ..client.fixtures import GATED, SATISFIED, UNMET
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
 from ..core.judging import error_text, failed, short, text_of
 from ..core.model import NotObserved, Violation, check
-from ..server.execution_requirements import GATED, SATISFIED
-from ..server.recording import Recording
-from ..server.session import Plan, Session
 from .common import (
     UNKNOWN_KEY,
     claimer,
@@ -20,11 +20,11 @@ from .common import (
     run_mark,
     wire_check,
 )
+from .recording import TransparencyRecording
 
 PROFILE = "execution-requirements"
-UNMET = ("conformance_gated_unmet", "conformance_gated_mixed", "conformance_gated_case")
 
-async def requirements_driver(session: Session, rec: Recording) -> None:
+async def driver(session: Session, rec: Recording) -> None:
     for name in GATED:
         await session.call_tool(f"call {name}", listed_name(rec.tools, name), {})
 
@@ -32,7 +32,7 @@ async def requirements_driver(session: Session, rec: Recording) -> None:
 @check("execution-requirements/gateway/requirements-pass-through",
        does="lists tools through the gateway and reads execution.requirements of the four gated fixtures",
        must="the gateway passes Tool.execution.requirements through unchanged: every string exact, in order")
-def requirements_pass_through(rec: Recording):
+def requirements_pass_through(rec: TransparencyRecording):
     wrong = {}
     for name, want in GATED.items():
         tool = fixture_tool(rec, name)
@@ -51,7 +51,7 @@ def requirements_pass_through(rec: Recording):
 @check("execution-requirements/gateway/satisfied-call-passes",
        does="calls conformance_gated_ok, whose requirement the upstream satisfies, through the gateway",
        must="a gated call whose requirements are satisfied goes through and succeeds")
-def satisfied_call_passes(rec: Recording):
+def satisfied_call_passes(rec: TransparencyRecording):
     fixture_tool(rec, "conformance_gated_ok")
     ex = rec.cite("call conformance_gated_ok")
     received(rec, "tools/call", "conformance_gated_ok")
@@ -67,7 +67,7 @@ def satisfied_call_passes(rec: Recording):
 @check("execution-requirements/gateway/unmet-error-passes-through",
        does="calls the three gated fixtures with an unmet requirement through the gateway and reads the errors",
        must="an unmet-requirement failure comes back as a failure naming each unmet requirement string exactly")
-def unmet_error_passes_through(rec: Recording):
+def unmet_error_passes_through(rec: TransparencyRecording):
     wrong = {}
     for name in UNMET:
         fixture_tool(rec, name)
@@ -93,7 +93,7 @@ def unmet_error_passes_through(rec: Recording):
             "an unknown key in execution, _meta and an unknown key on each tool and each result",
        must="every optional and unknown field of the gated tools (execution included) and their tools/call results "
             "arrives unchanged")
-def optional_fields_arrive_unchanged(rec: Recording):
+def optional_fields_arrive_unchanged(rec: TransparencyRecording):
     problems = []
     for name in GATED:
         tool = fixture_tool(rec, name)
@@ -111,4 +111,4 @@ def optional_fields_arrive_unchanged(rec: Recording):
 
 
 wire_check("execution-requirements/gateway/wire-messages-valid")
-PLAN = Plan(claimer, requirements_driver)
+PLAN = ConnectionPlan(claimer, driver)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
 from ..core.judging import canonical_sorted, find_named, short, uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check
-from ..server.recording import Recording
-from ..server.session import Plan, Session
 from .common import (
     INTERCEPTORS_EXTENSION,
     claimer,
@@ -31,6 +31,7 @@ from .common import (
     wire_check,
 )
 from .methods import Methods
+from .recording import TransparencyRecording
 
 PROFILE = "interceptors"
 REQUEST = {"events": ["tools/call"], "phase": "request"}
@@ -74,7 +75,7 @@ COMPAT = {"minProtocol": "2025-06-18", "maxProtocol": "2025-11-25"}  # what the 
 DURATION_MS = 0.5  # the durationMs of every interceptor/invoke result the upstream sends
 
 
-def invoke_fields(rec: Recording, fixture: str) -> dict:
+def invoke_fields(rec: TransparencyRecording, fixture: str) -> dict:
     """What the upstream adds to an interceptor/invoke result: durationMs, info, _meta, an unknown key, and on a
     failed validation its suggestions."""
     fields = {**extras(rec), "durationMs": DURATION_MS, "info": {"run": run_mark(rec)}}
@@ -83,7 +84,7 @@ def invoke_fields(rec: Recording, fixture: str) -> dict:
     return fields
 
 
-def judge_optional(rec: Recording) -> str:
+def judge_optional(rec: TransparencyRecording) -> str:
     """The Methods judge, plus what only interceptor definitions carry: version and compat, on all five."""
     done = INTERCEPTORS.judge_optional(rec, invoke_fields)
     listed = rec.listing.get("interceptors")
@@ -121,7 +122,7 @@ async def driver(session: Session, rec: Recording) -> None:
             "the five fixtures' definitions with the fixture contract",
        must="interceptors/list comes through unchanged: every definition's type, hooks, mode, failOpen, "
             "priorityHint and configSchema as the upstream declared them, and the event filter forwarded")
-def list_passes_through(rec: Recording):
+def list_passes_through(rec: TransparencyRecording):
     reason = INTERCEPTORS.refused(rec)
     if reason:
         raise NotApplicable(reason)
@@ -166,7 +167,7 @@ def list_passes_through(rec: Recording):
             "conformance_failing through the gateway",
        must="interceptor/invoke answers come back unchanged: the validation result with one message per violation, "
             "the mutation result with the upstream's payload, the failure as the upstream's JSON-RPC error")
-def invoke_results_unchanged(rec: Recording):
+def invoke_results_unchanged(rec: TransparencyRecording):
     validation = INTERCEPTORS.result_of(rec, "conformance_validator")
     mutation = INTERCEPTORS.result_of(rec, "conformance_uppercase")
     for fixture in ("conformance_validator", "conformance_uppercase", "conformance_failing"):
@@ -213,5 +214,5 @@ def invoke_results_unchanged(rec: Recording):
 
 
 wire_check("interceptors/gateway/wire-messages-valid")
-PLAN = Plan(claimer, driver)
+PLAN = ConnectionPlan(claimer, driver)
 

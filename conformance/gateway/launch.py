@@ -13,6 +13,7 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 from contextlib import asynccontextmanager
@@ -23,7 +24,6 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from ..core.roles import GATEWAY
 from ..targets import TargetSpec, TargetUnavailable
 from ..targets.environment import scrubbed
 from ..targets.peerkit import cannot_start, free_port, spawn
@@ -54,24 +54,21 @@ def upstream_command(log: Path | str, *extra: str) -> str:
     return shlex.join([sys.executable, str(UPSTREAM_SCRIPT), "--log", str(log), *extra])
 
 
-def gateway_factory(command: str, *, url: str | None = None, timeout: float = GATEWAY.default_timeout,
-                    env: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-                    ca_bundle: str | None = None) -> SpecFactory:
-    """A spec factory for a gateway started as `command`.
+def gateway_factory(spec: TargetSpec) -> SpecFactory:
+    """A spec factory for the gateway `spec` names (TargetSpec.from_run for the gateway role: its command, and
+    with `url`, where it serves Streamable HTTP).
 
     `{upstream}` in the command becomes the upstream's command (or URL); the environment names it too.
-    With `url`, the gateway serves Streamable HTTP: `{port}` in command and url becomes a free port,
-    the suite starts the command in the background and connects to the url.
+    With a url, `{port}` in command and url becomes a free port, the suite starts the command in the
+    background and connects to the url. Every other field is the spec's own.
     """
+    command = spec.given("command", spec.command)
 
     def make(upstream: Upstream) -> TargetSpec:
         port = str(free_port())
         cmd = command.replace("{upstream}", shlex.quote(upstream.url or upstream.command)).replace("{port}", port)
-        full_env = {**(env or {}), **upstream.env}
-        if url:
-            return TargetSpec("http", command=cmd, url=url.replace("{port}", port), env=full_env,
-                              timeout=timeout, headers=dict(headers or {}), ca_bundle=ca_bundle)
-        return TargetSpec("stdio", command=cmd, env=full_env, timeout=timeout)
+        return dataclasses.replace(spec, command=cmd, url=spec.url.replace("{port}", port) if spec.url else None,
+                                   env={**spec.env, **upstream.env})
 
     return make
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
+from ..client.recording import Recording
+from ..client.session import Session
 from ..core.judging import find_named, short
 from ..core.model import NotApplicable, NotObserved, Violation, check
-from ..server.recording import Recording
-from ..server.session import Session
 from .common import (
     UPSTREAM_CAPABILITIES,
     dropped,
@@ -22,6 +22,7 @@ from .common import (
     upstream_received,
     upstream_requests,
 )
+from .recording import TransparencyRecording
 
 
 class Methods:
@@ -45,10 +46,10 @@ class Methods:
     def _key(self) -> str:
         return self.extension or self.capability
 
-    def advertised(self, rec: Recording) -> bool:
+    def advertised(self, rec: TransparencyRecording) -> bool:
         return self._key() in self._holder(rec.capabilities)
 
-    def advertised_value(self, rec: Recording):
+    def advertised_value(self, rec: TransparencyRecording):
         return self._holder(rec.capabilities).get(self._key())
 
     def upstream_value(self):
@@ -64,7 +65,7 @@ class Methods:
             await session.send(self.label(fixture), self.call_method,
                                {"name": listed_name(rec.listing.get(kind), fixture), **json.loads(json.dumps(params))})
 
-    def refused(self, rec: Recording) -> str | None:
+    def refused(self, rec: TransparencyRecording) -> str | None:
         """Why the comparison checks do not apply: the gateway refuses the profile (not advertised, errors)."""
         if self.advertised(rec):
             return None
@@ -74,7 +75,7 @@ class Methods:
                     f"(capability-forwarded-or-refused judges how)")
         return None
 
-    def judge_forwarded(self, rec: Recording) -> str:
+    def judge_forwarded(self, rec: TransparencyRecording) -> str:
         methods = [(self.list_method, rec.cite(self.list_method))] + \
                   [(self.call_method, rec.cite(self.label(f))) for f in self.calls]
         if not self.advertised(rec):
@@ -114,7 +115,7 @@ class Methods:
             received(rec, self.call_method, fixture)
         return f"{self.capability} advertised; {self.list_method} and {self.call_method} reached the upstream"
 
-    def result_of(self, rec: Recording, fixture: str) -> dict:
+    def result_of(self, rec: TransparencyRecording, fixture: str) -> dict:
         reason = self.refused(rec)
         if reason:
             raise NotApplicable(reason)
@@ -125,7 +126,7 @@ class Methods:
             raise NotObserved(f"{self.call_method} of {fixture} was answered with an error ({short(ex.error)})")
         return ex.result
 
-    def judge_optional(self, rec: Recording, result_fields) -> str:
+    def judge_optional(self, rec: TransparencyRecording, result_fields) -> str:
         """Every optional and unknown field the upstream contract sends on the listed fixtures and on the call
         results (`result_fields(rec, fixture)`: what the upstream adds to that fixture's result) arrives unchanged."""
         reason = self.refused(rec)
@@ -145,7 +146,7 @@ class Methods:
             dropped(problems)
         return f"every optional and unknown field of {self.list_method} items and {self.call_method} results came through"
 
-    def judge_params(self, rec: Recording) -> str:
+    def judge_params(self, rec: TransparencyRecording) -> str:
         reason = self.refused(rec)
         if reason:
             raise NotApplicable(reason)

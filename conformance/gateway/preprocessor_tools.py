@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
 from ..core.judging import failed, short, text_of
 from ..core.model import NotObserved, Violation, check
-from ..server.recording import Recording
-from ..server.session import Plan, Session
 from .common import (
     claimer,
     dropped,
@@ -18,12 +18,13 @@ from .common import (
     run_mark,
     wire_check,
 )
+from .recording import TransparencyRecording
 
 PROFILE = "preprocessor-tools"
 QUERY = "gateway transparency probe: ümlauts \u2713"
 ECHO_TEXT = "Echo through the gateway, mixed Case \u2713"
 
-async def preprocessor_driver(session: Session, rec: Recording) -> None:
+async def driver(session: Session, rec: Recording) -> None:
     tools = rec.tools or ()
     await session.call_tool("call conformance_memories", listed_name(tools, "conformance_memories"), {"query": QUERY})
     await session.call_tool("call conformance_echo", listed_name(tools, "conformance_echo"), {"text": ECHO_TEXT})
@@ -33,7 +34,7 @@ async def preprocessor_driver(session: Session, rec: Recording) -> None:
        does="lists tools through the gateway and reads conformance_memories (preprocessor: true upstream) "
             "and conformance_echo (no flag)",
        must="the gateway passes a tool's \"preprocessor\": true through unchanged, and adds it to no other tool")
-def flag_passes_through(rec: Recording):
+def flag_passes_through(rec: TransparencyRecording):
     memories, echo = fixture_tool(rec, "conformance_memories"), fixture_tool(rec, "conformance_echo")
     received(rec, "tools/list")
     for tool in (memories, echo):
@@ -50,7 +51,7 @@ def flag_passes_through(rec: Recording):
 @check("preprocessor-tools/gateway/tool-calls-pass-through",
        does="calls conformance_memories (with a query) and conformance_echo through the gateway",
        must="calls to a preprocessor tool and an ordinary tool reach the upstream and their results come back")
-def tool_calls_pass_through(rec: Recording):
+def tool_calls_pass_through(rec: TransparencyRecording):
     fixture_tool(rec, "conformance_memories")
     rec.cite("call conformance_memories")  # both sides are cited, whichever fails first
     rec.cite("call conformance_echo")
@@ -74,7 +75,7 @@ def tool_calls_pass_through(rec: Recording):
        does="lists conformance_memories (with title) and conformance_echo, and calls both, through the gateway: "
             "the upstream sends _meta and an unknown key on each tool and each result",
        must="every optional and unknown field of the listed tools and the tools/call results arrives unchanged")
-def optional_fields_arrive_unchanged(rec: Recording):
+def optional_fields_arrive_unchanged(rec: TransparencyRecording):
     problems = []
     for name in ("conformance_memories", "conformance_echo"):
         tool = fixture_tool(rec, name)
@@ -93,4 +94,4 @@ def optional_fields_arrive_unchanged(rec: Recording):
 
 
 wire_check("preprocessor-tools/gateway/wire-messages-valid")
-PLAN = Plan(claimer, preprocessor_driver)
+PLAN = ConnectionPlan(claimer, driver)

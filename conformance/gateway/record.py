@@ -1,7 +1,8 @@
 """Gateway role, transparency recording: one connection per profile, concurrently, each with its own
 gateway process and its own upstream, whose log of received messages is attached to the recording
-(`rec.upstream`). The connection starts as in the server role (initialize, tools/list, reused from
-conformance/server/recording.py); then the profile's driver (in the profile's module) sends its requests.
+(`rec.upstream`, a TransparencyRecording's). The connection starts as in the server role (initialize,
+tools/list: conformance/client/session.py, shared with it); then the profile's driver (in the profile's module)
+sends its requests.
 The suite's upstream offers every profile, so every profile is claimed; what the gateway does not let
 through is a failure, "not observed" when the suite could not even see it.
 
@@ -10,7 +11,7 @@ answers (docs/fixture-contract.md#gateway-upstream-contract), and every request 
 becomes evidence of its own (`upstream received <method> [<name>]`), so a check cites both what reached
 the upstream and what the client got. A gateway that has not contacted the upstream once initialize and
 tools/list are through (waiting up to CONTACT_WAIT for a late start) is not driven further:
-`rec.upstream` stays empty, and the run ends in one diagnosis (core/diagnosis.py) instead of verdicts.
+`rec.upstream` stays empty, and the run ends in one diagnosis (run/diagnosis.py) instead of verdicts.
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ from typing import Any
 
 import anyio
 
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session, progress_lines, record
 from ..core.profile import profile_modules
 from ..core.roles import GATEWAY
-from ..server.recording import Recording
-from ..server.session import Plan, Session, progress_lines, record
-from ..targets import Exchange, TargetUnavailable
+from ..targets import Exchange, TargetSpec, TargetUnavailable
 from .launch import SpecFactory, background, gateway_factory, upstream_for
+from .recording import TransparencyRecording
 
 CONTACT_WAIT = 3.0  # seconds a gateway may take, after answering tools/list, to contact its upstream (at most its timeout)
 PIPELINE = "sequential-pipeline"  # driven through an adapter (replay.py), not through the gateway's wire
-MODULES = profile_modules("conformance.gateway", GATEWAY.profiles)
+MODULES = profile_modules(GATEWAY)
 PROFILES = tuple(p for p in MODULES if p != PIPELINE)  # recorded through a running gateway
 
 
@@ -84,7 +86,7 @@ async def contacted(log: Path, wait: float) -> bool:
         await anyio.sleep(0.05)
 
 
-def contact_first(plan: Plan, log: Path, wait: float) -> Plan:
+def contact_first(plan: ConnectionPlan, log: Path, wait: float) -> ConnectionPlan:
     """`plan` with a driver that runs only once the gateway has contacted the upstream: a plain server in the
     gateway's place is not driven through requests it cannot forward."""
 
@@ -92,11 +94,11 @@ def contact_first(plan: Plan, log: Path, wait: float) -> Plan:
         if await contacted(log, wait):
             await plan.driver(session, rec)
 
-    return Plan(plan.claimer, driver, plan.unclaimed_driver, plan.last)
+    return ConnectionPlan(plan.claimer, driver, plan.unclaimed_driver, plan.last)
 
 
 async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, claimed_by_option: bool,
-                     upstream: str, run_timeout: float) -> Recording:
+                     upstream: str, run_timeout: float) -> TransparencyRecording:
     log = workdir / f"{profile}.upstream.jsonl"
     log.touch()
     run = f"mcpx-run-{uuid.uuid4().hex[:12]}"
@@ -108,30 +110,29 @@ async def record_one(spec_factory: SpecFactory, profile: str, workdir: Path, *, 
             if spec.kind == "http" and spec.command:
                 import shlex
 
-                await stack.enter_async_context(background(shlex.split(spec.command), spec.env, spec.url))
+                await stack.enter_async_context(background(shlex.split(spec.command), spec.environment, spec.url))
             plan = contact_first(MODULES[profile].PLAN, log, min(spec.timeout, CONTACT_WAIT))
-            rec = await record(spec, profile, plan, claimed_by_option=claimed_by_option, run_timeout=run_timeout)
+            rec = await record(spec, profile, plan, claimed_by_option=claimed_by_option, run_timeout=run_timeout,
+                               recording=TransparencyRecording)
     except TargetUnavailable as exc:
-        rec = Recording(profile, spec.describe() if spec else {"kind": "gateway"})
+        rec = TransparencyRecording(profile, spec.describe() if spec else {"kind": "gateway"})
         rec.unavailable = rec.fatal = str(exc)
-    # The gateway's own evidence on the server role's recording, read back with getattr (common.upstream_received).
-    rec.upstream = read_log(log)  # type: ignore[attr-defined]
-    rec.upstream_run = run  # type: ignore[attr-defined]
-    rec.upstream_mode = upstream  # type: ignore[attr-defined]
-    for label, exchange in upstream_exchanges(rec.upstream).items():  # type: ignore[attr-defined]
+    rec.upstream, rec.upstream_run, rec.upstream_mode = read_log(log), run, upstream
+    for label, exchange in upstream_exchanges(rec.upstream).items():
         rec.exchanges.setdefault(label, exchange)
     return rec
 
 
 async def record_gateway(spec_factory: SpecFactory, profiles=PROFILES, *, claimed=frozenset(), upstream: str = "stdio",
-                         run_timeout: float = GATEWAY.default_run_timeout, progress=None) -> dict[str, Recording]:
+                         run_timeout: float = GATEWAY.default_run_timeout,
+                         progress=None) -> dict[str, TransparencyRecording]:
     """Record each profile through the gateway, concurrently, each on its own gateway and upstream.
 
     `spec_factory(upstream) -> TargetSpec` says how to start and reach the gateway (see
     `gateway_factory`); `upstream` is how the suite serves its fixture server: "stdio" (the gateway
     starts it from MCPX_UPSTREAM_COMMAND) or "http" (the suite runs it; MCPX_UPSTREAM_URL).
     """
-    out: dict[str, Recording] = {}
+    out: dict[str, TransparencyRecording] = {}
     profiles = [p for p in profiles if p in PROFILES]
     with tempfile.TemporaryDirectory(prefix="mcpx-gateway-") as tmp:
         async def one(profile: str) -> None:
@@ -146,7 +147,7 @@ async def record_gateway(spec_factory: SpecFactory, profiles=PROFILES, *, claime
     return {p: out[p] for p in profiles}
 
 
-def record_gateway_sync(spec_factory: SpecFactory, profiles=PROFILES, **kw: Any) -> dict[str, Recording]:
+def record_gateway_sync(spec_factory: SpecFactory, profiles=PROFILES, **kw: Any) -> dict[str, TransparencyRecording]:
     return anyio.run(lambda: record_gateway(spec_factory, profiles, **kw))
 
 
@@ -171,8 +172,7 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict:
     recordings: dict = {}
     through = [p for p in profiles if p in PROFILES]
     if run.command and through:
-        factory = gateway_factory(run.command, url=run.url, timeout=run.timeout, env=run.env_vars,
-                                  headers=run.headers, ca_bundle=run.ca_bundle)
+        factory = gateway_factory(TargetSpec.from_run(run))
         if say:
             say(f"recording {len(through)} profile(s) through the gateway {run.command}, each with its own upstream")
         recordings.update(record_gateway_sync(factory, through, claimed=claimed, upstream=run.upstream,
@@ -180,5 +180,5 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict:
     if run.adapter and PIPELINE in profiles:
         if say:
             say(f"replaying the pipeline fixtures through {run.adapter}")
-        recordings[PIPELINE] = record_adapter(run.adapter)
+        recordings[PIPELINE] = record_adapter(run.adapter, timeout=run.timeout)
     return recordings

@@ -1,12 +1,25 @@
-"""What replaying the pipeline fixtures keeps: one `FixtureRun` per fixture in a `PipelineRecording`
-(replay.py makes it; sequential_pipeline.py judges it)."""
+"""What the gateway role keeps. Transparency: a `TransparencyRecording` per profile, the client connection's
+recording plus what the suite's upstream received (record.py makes it; the profile modules judge it).
+Pipeline semantics: one `FixtureRun` per fixture in a `PipelineRecording` (replay.py makes it;
+sequential_pipeline.py judges it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ..client.recording import Recording
 from ..core.recording import Citing
+
+
+@dataclass
+class TransparencyRecording(Recording):
+    """One profile recorded through the gateway: what the client sent and got (the client's recording), and
+    what the upstream behind the gateway received, from its log."""
+
+    upstream: list = field(default_factory=list)  # every message the upstream received, in order
+    upstream_run: str | None = None  # the run mark this connection's upstream put in its answers
+    upstream_mode: str = "stdio"  # how the suite served the upstream: "stdio" or "http"
 
 
 @dataclass

@@ -38,7 +38,6 @@ from .recording import FixtureRun, PipelineRecording
 PROFILE = PipelineRecording.PROFILE
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 SCHEMA = "pipeline-fixture"
-DEFAULT_TIMEOUT = 3.0  # seconds per fixture run: factory + process_response
 HANG_LIMIT = 2  # after this many timed-out runs, an adapter is not given more chances to hang
 
 
@@ -161,8 +160,9 @@ async def _run_bounded(factory: Callable, fixture: dict, timeout: float) -> tupl
 
 
 async def record_pipeline(factory: Callable | None, *, adapter: str = "", fixtures: list[dict] | None = None,
-                          timeout: float = DEFAULT_TIMEOUT, unavailable: str | None = None) -> PipelineRecording:
-    """Replay every fixture through `factory`, twice; never raises for the adapter's fault."""
+                          timeout: float, unavailable: str | None = None) -> PipelineRecording:
+    """Replay every fixture through `factory`, twice, each run bounded by `timeout` seconds (the run's --timeout:
+    factory + process_response); never raises for the adapter's fault."""
     rec = PipelineRecording(adapter=adapter or getattr(factory, "__qualname__", repr(factory)))
     fixtures = load_fixtures() if fixtures is None else fixtures
     for fx in fixtures:
@@ -195,21 +195,32 @@ def record_pipeline_sync(factory: Callable | None, **kw) -> PipelineRecording:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """sequential_pipeline's PLAN (core/profile.py): the fixtures an adapter is driven through."""
+class ReplayPlan:
+    """sequential_pipeline's PLAN (core/profile.py): the adapter is driven through every fixture of FIXTURE_DIR
+    (load_fixtures); nothing of it varies, so the plan has no fields."""
 
-    fixture_dir: Path = FIXTURE_DIR
 
-
-def record_adapter(spec: str, **kw) -> PipelineRecording:
+def record_adapter(spec: str, *, timeout: float, **kw) -> PipelineRecording:
     """`module:factory` -> a recording; an adapter that cannot be imported makes every check fail with why."""
     try:
         factory = load_adapter(spec)
     except Exception as exc:  # noqa: BLE001 - an import error in the adapter is reported, not raised
         return record_pipeline_sync(None, adapter=spec, unavailable=f"adapter {spec} unavailable: {_describe(exc)}",
-                                    **kw)
-    return record_pipeline_sync(factory, adapter=spec, **kw)
+                                    timeout=timeout, **kw)
+    return record_pipeline_sync(factory, adapter=spec, timeout=timeout, **kw)
 
+
+
+def _seconds(text: str) -> float:
+    """The suite's own check of --timeout, as argparse's type."""
+    import argparse
+
+    from ..core.spelling import seconds
+
+    try:
+        return seconds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m conformance.gateway.replay")
     parser.add_argument("adapter", help="module:factory")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per fixture run")
+    parser.add_argument("--timeout", type=_seconds, default=roles.GATEWAY.default_timeout,
+                        help=f"seconds per fixture run (default {roles.GATEWAY.default_timeout:g})")
     args = parser.parse_args(argv)
     roles.GATEWAY.load()
     rec = record_adapter(args.adapter, timeout=args.timeout)

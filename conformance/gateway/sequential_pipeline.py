@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..core.judging import canonical_sorted
 from ..core.model import NotObserved, Violation, check
 from .recording import PipelineRecording
-from .replay import Plan
+from .replay import ReplayPlan
 
 PROFILE = "sequential-pipeline"
 PREFIX = f"{PROFILE}/gateway/"
@@ -167,4 +167,4 @@ def verdicts(rec: PipelineRecording) -> list[dict]:
 
     return [evaluate(REGISTRY[cid], rec).to_json() for cid in CHECK_IDS]
 
-PLAN = Plan()
+PLAN = ReplayPlan()

@@ -13,9 +13,10 @@ model is offered the first two only, and the message is left as it was.
 
 from __future__ import annotations
 
+from ..core.judging import match_name
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
-from .recording import HostRecording, last_user_message, named, offer_problems, tool_names
+from .common import ScenarioPlan, wire_check
+from .recording import HostRecording, last_user_message, offer_problems, tool_names
 
 PROFILE = "augmentation"
 SCENARIO = "augmentation/hints"
@@ -103,7 +104,7 @@ def not_tools(rec: HostRecording):
     requests = [r for r in run.model if r.valid]
     if not requests:
         raise NotObserved(f"the host sent the model no request{'; ' + run.fatal if run.fatal else ''}")
-    offered = sorted({n for r in requests for n in tool_names(r.body) if any(named([n], a) for a in AUGMENTATIONS)})
+    offered = sorted({n for r in requests for n in tool_names(r.body) if any(match_name([n], a) for a in AUGMENTATIONS)})
     if offered:
         raise Violation("augmentations were offered to the model as tools", expected="no augmentation name in tools",
                         actual=offered)
@@ -111,4 +112,4 @@ def not_tools(rec: HostRecording):
 
 
 wire_check("augmentation/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

@@ -22,7 +22,7 @@ from .recording import HostRecording
 
 
 @dataclass(frozen=True)
-class Plan:
+class ScenarioPlan:
     """A host profile module's PLAN (core/profile.py): the scenarios (scenarios.yaml) the host is run through."""
 
     scenarios: tuple[str, ...]

@@ -22,10 +22,11 @@ reach the model.
 
 from __future__ import annotations
 
+from ..core.judging import match_name
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import ScenarioPlan, wire_check
 from .harness import HostRun
-from .recording import HostRecording, last_user_message, named, offer_problems, request_text, result_text, tool_names
+from .recording import HostRecording, last_user_message, offer_problems, request_text, result_text, tool_names
 
 PROFILE = "context-middleware"
 REDACT = "context-middleware/redact-restore"
@@ -147,7 +148,7 @@ def not_tools(rec: HostRecording):
             if r.valid:
                 requests += 1
                 offered += [f"{sid}: {n}" for n in tool_names(r.body)
-                            if any(named([n], m) for m in ("scenario_redact", "scenario_restore", "scenario_tag",
+                            if any(match_name([n], m) for m in ("scenario_redact", "scenario_restore", "scenario_tag",
                                                            "scenario_fail"))]
     if not requests:
         raise NotObserved("the host sent the model no request")
@@ -300,4 +301,4 @@ def suggested_tool_set(rec: HostRecording):
 
 
 wire_check("context-middleware/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

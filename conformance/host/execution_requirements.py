@@ -15,9 +15,10 @@ model byte for byte.
 
 from __future__ import annotations
 
+from ..core.judging import match_name
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
-from .recording import HostRecording, named, tool_names
+from .common import ScenarioPlan, wire_check
+from .recording import HostRecording, tool_names
 
 PROFILE = "execution-requirements"
 SCENARIO = "execution-requirements/known-and-unknown"
@@ -41,7 +42,7 @@ def _offered(rec: HostRecording) -> list[str]:
 
 def _must_offer(rec: HostRecording, tools: dict[str, str], why: str) -> str:
     names = _offered(rec)
-    missing = [f"{tool} ({what})" for tool, what in tools.items() if not named(names, tool)]
+    missing = [f"{tool} ({what})" for tool, what in tools.items() if not match_name(names, tool)]
     if missing:
         raise Violation(f"a tool was left out although {why}", expected=sorted(tools), actual={
             "notOffered": missing, "offered": names})
@@ -84,7 +85,7 @@ def no_inferred_equivalence(rec: HostRecording):
        must="requirement strings reach the model exactly as the server wrote them")
 def not_rewritten(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=0)
-    calls = [e for e in run.calls(1) if named([str((e.get("params") or {}).get("name"))], "er_exact_error")]
+    calls = [e for e in run.calls(1) if match_name([str((e.get("params") or {}).get("name"))], "er_exact_error")]
     if not calls:
         raise NotObserved("the host never called er_exact_error (was it offered?)")
     later = [r for r in run.model_in(1) if r.t > calls[0]["t"]]
@@ -102,8 +103,8 @@ def not_rewritten(rec: HostRecording):
        must="a host may leave such a tool out; the suite reports whether it did")
 def known_unsatisfiable(rec: HostRecording):
     names = _offered(rec)
-    return "er_known_false was filtered out" if not named(names, "er_known_false") else \
+    return "er_known_false was filtered out" if not match_name(names, "er_known_false") else \
         "er_known_false was offered (filtering is optional)"
 
 wire_check("execution-requirements/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

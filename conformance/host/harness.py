@@ -43,6 +43,7 @@ from ..core.roles import HOST
 from ..targets.base import clip
 from ..targets.environment import scrubbed
 from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group
+from ..targets.spec import TargetSpec
 from ..targets.stdio import LineSplitter
 from .mock_llm import MockLLM, ModelRequest, loopback_socket
 from .scenario_server import ScenarioServer, http_app
@@ -84,7 +85,7 @@ class HostRun:
     fatal: str | None = None  # why the run ended early
     unavailable: str | None = None  # the host could not be started at all
     exit_code: int | None = None
-    exit_note: str | None = None
+    exit_note: str | None = None  # why the exit code is the harness's (the host was stopped), in the evidence
     stderr_tail: str = ""
     duration: float = 0.0  # the whole scenario, harness included
     host_seconds: float = 0.0  # from starting the host to its exit: what the host itself took
@@ -103,7 +104,8 @@ class HostRun:
 
     def to_report(self) -> dict:
         return {"scenario": self.scenario, "command": self.command, "fatal": self.fatal,
-                "exitCode": self.exit_code, "stderrTail": self.stderr_tail or None,
+                "exitCode": self.exit_code, **({"exitNote": self.exit_note} if self.exit_note else {}),
+                "stderrTail": self.stderr_tail or None,
                 "turns": [t.to_report() for t in self.turns],
                 "modelRequests": [_brief_request(r) for r in self.model],
                 "serverCalls": [{"t": round(e["t"], 6), "turn": e["turn"], "server": e["server"],
@@ -208,9 +210,11 @@ async def _serving(app, started: list | None = None):
     sock.close()
 
 
-async def run_scenario(command: str, scenario: dict, *, timeout: float = HOST.default_timeout,
-                       run_timeout: float = HOST.default_run_timeout,
-                       env: dict[str, str] | None = None, marker: str | None = None) -> HostRun:
+async def run_scenario(spec: TargetSpec, scenario: dict, *, run_timeout: float = HOST.default_run_timeout,
+                       marker: str | None = None) -> HostRun:
+    """One scenario against the host `spec` names: its command started once per turn with its environment,
+    each turn answered within its timeout."""
+    command = spec.given("command", spec.command)
     nonce = uuid.uuid4().hex[:10]
     sc = substitute(scenario, nonce)
     run = HostRun(sc["id"], nonce, command)
@@ -224,14 +228,14 @@ async def run_scenario(command: str, scenario: dict, *, timeout: float = HOST.de
                 uvicorns: list = []
                 llm_port = await stack.enter_async_context(_serving(llm.app(), uvicorns))
                 servers: dict[str, dict] = {}
-                for name, spec in sc["servers"].items():
-                    if spec.get("transport") == "http":
-                        srv = ScenarioServer(name, spec, nonce, memory_events.append)
+                for name, server in sc["servers"].items():
+                    if server.get("transport") == "http":
+                        srv = ScenarioServer(name, server, nonce, memory_events.append)
                         port = await stack.enter_async_context(_serving(http_app(srv), uvicorns))
                         servers[name] = {"url": f"http://127.0.0.1:{port}/mcp"}
                     else:
                         spec_file = tmpdir / f"server-{name}.json"
-                        spec_file.write_text(json.dumps({"name": name, "nonce": nonce, "server": spec}))
+                        spec_file.write_text(json.dumps({"name": name, "nonce": nonce, "server": server}))
                         args = ["-m", "conformance.host.scenario_server", "--spec", str(spec_file),
                                 "--log", str(tmpdir / f"server-{name}.log")]
                         if marker:
@@ -250,11 +254,11 @@ async def run_scenario(command: str, scenario: dict, *, timeout: float = HOST.de
                     run.config["interceptors"] = sc["interceptors"]
                 config_file = tmpdir / "config.json"
                 config_file.write_text(json.dumps(run.config, indent=2, ensure_ascii=False))
-                host_env = {**(env or {}), "MCPX_SCENARIO": sc["id"], "MCPX_CONFIG": str(config_file),
+                host_env = {**spec.environment, "MCPX_SCENARIO": sc["id"], "MCPX_CONFIG": str(config_file),
                             "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "OPENAI_API_KEY": API_KEY,
                             "MCPX_MODEL": MODEL}
                 with anyio.move_on_after(run_timeout) as scope:
-                    await _converse(run, llm, command, sc["turns"], host_env, timeout)
+                    await _converse(run, llm, command, sc["turns"], host_env, spec.timeout)
                 if scope.cancelled_caught and not run.fatal:
                     run.fatal = f"the scenario did not finish within {run_timeout:g} s"
         finally:
@@ -442,5 +446,5 @@ def _is_scenario_server(pid: int) -> bool:
         return False
 
 
-def run_scenario_sync(command: str, scenario: dict, **kw) -> HostRun:
-    return anyio.run(lambda: run_scenario(command, scenario, **kw))
+def run_scenario_sync(spec: TargetSpec, scenario: dict, **kw) -> HostRun:
+    return anyio.run(lambda: run_scenario(spec, scenario, **kw))

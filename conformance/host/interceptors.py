@@ -73,7 +73,7 @@ from __future__ import annotations
 import json
 
 from ..core.model import NotApplicable, NotObserved, Violation, check
-from .common import Plan, turns_of, wire_check
+from .common import ScenarioPlan, turns_of, wire_check
 from .harness import HostRun
 from .recording import HostRecording
 
@@ -731,4 +731,4 @@ def override_timeout_audit(rec: HostRecording):
 
 
 wire_check("interceptors/host/wire-messages-valid", SCENARIOS, optional=(OVERRIDES, OVERRIDES_TIMEOUT))
-PLAN = Plan(SCENARIOS, features={OVERRIDES_FEATURE: (OVERRIDES, OVERRIDES_TIMEOUT)})
+PLAN = ScenarioPlan(SCENARIOS, features={OVERRIDES_FEATURE: (OVERRIDES, OVERRIDES_TIMEOUT)})

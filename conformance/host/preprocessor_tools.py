@@ -11,10 +11,11 @@ model knows (`MODEL-CALL-<nonce>`): no call may carry it.
 
 from __future__ import annotations
 
+from ..core.judging import match_name
 from ..core.model import NotObserved, Violation, check
-from .common import Plan, wire_check
+from .common import ScenarioPlan, wire_check
 from .harness import HostRun
-from .recording import HostRecording, named, request_text, result_text, tool_names
+from .recording import HostRecording, request_text, result_text, tool_names
 
 PROFILE = "preprocessor-tools"
 SCENARIO = "preprocessor-tools/two-servers"
@@ -42,7 +43,7 @@ def _model_requests(run: HostRun) -> list:
 def never_offered(rec: HostRecording):
     run = rec.cite(SCENARIO)
     offered = {(r.turn, name) for r in _model_requests(run) for name in tool_names(r.body)
-               if any(named([name], p) for p in PREPROCESSORS)}
+               if any(match_name([name], p) for p in PREPROCESSORS)}
     if offered:
         raise Violation("a preprocessor tool was offered to the model", expected="no scenario_memories or "
                         "scenario_profile in any request's tools",
@@ -71,7 +72,7 @@ def model_cannot_call(rec: HostRecording):
        must="ordinary tools of a server with preprocessors are offered and callable as before")
 def ordinary_offered(rec: HostRecording):
     run = rec.cite(SCENARIO, turns_needed=1)
-    missing = [r.turn for r in _model_requests(run) if not named(tool_names(r.body), ORDINARY)]
+    missing = [r.turn for r in _model_requests(run) if not match_name(tool_names(r.body), ORDINARY)]
     if missing:
         raise Violation("scenario_echo was not offered to the model", expected="scenario_echo in every request's "
                         "tools", actual=f"missing in the request(s) of turn(s) {sorted(set(missing))}")
@@ -245,4 +246,4 @@ def preprocessor_input(rec: HostRecording):
     return ("turn 1 arguments carry the user message: " if carries else "turn 1 arguments: ") + "; ".join(shown)
 
 wire_check("preprocessor-tools/host/wire-messages-valid", SCENARIOS)
-PLAN = Plan(SCENARIOS)
+PLAN = ScenarioPlan(SCENARIOS)

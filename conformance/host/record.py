@@ -20,12 +20,13 @@ import anyio
 
 from ..core.profile import profile_modules
 from ..core.roles import HOST
-from ..options import flag
+from ..core.spelling import flag
+from ..targets import TargetSpec
 from .common import scenarios
 from .harness import HostRun, run_scenario
 from .recording import HostRecording
 
-MODULES = profile_modules("conformance.host", HOST.profiles)
+MODULES = profile_modules(HOST)
 PROFILES = tuple(MODULES)
 DEFAULT_CLAIMS = ("preprocessor-tools", "execution-requirements", "context-middleware")
 # Optional features (--claim), each of one profile: its checks run only when the host claims it.
@@ -40,14 +41,13 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: float = HOST.default_timeout,
-                       run_timeout: float = HOST.default_run_timeout, env: dict | None = None, marker: str | None = None,
-                       features=frozenset(), progress=None, jobs: int | None = None,
+async def record_hosts(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float = HOST.default_run_timeout,
+                       marker: str | None = None, features=frozenset(), progress=None, jobs: int | None = None,
                        only=None) -> dict[str, HostRecording]:
-    """Run the scenarios of the given profiles (and of the claimed `features` of those) against the host command;
-    one recording per profile. `jobs` bounds the runs at a time (default: the CPU count); `only`, when given,
-    names the scenarios to run (the others are left out of the recordings, and a check citing one fails as
-    not observed)."""
+    """Run the scenarios of the given profiles (and of the claimed `features` of those) against the host `spec`
+    names (its command, environment and turn timeout); one recording per profile. `jobs` bounds the runs at a
+    time (default: the CPU count); `only`, when given, names the scenarios to run (the others are left out of
+    the recordings, and a check citing one fails as not observed)."""
     profiles = list(profiles)
     by_option = bool(claimed)
     claims = set(claimed) if claimed else set(DEFAULT_CLAIMS)
@@ -62,11 +62,10 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
     async def one(sid: str) -> None:
         async with limiter:
             if silent:  # a command that answered no turn is likely no host: say so now, not after every scenario
-                runs[sid] = HostRun(sid, "", command, fatal=f"not run: the host answered no turn of "
+                runs[sid] = HostRun(sid, "", spec.given("command", spec.command), fatal=f"not run: the host answered no turn of "
                                                              f"{silent[0].scenario}")
             else:
-                runs[sid] = await run_scenario(command, scenarios()[sid], timeout=timeout,
-                                               run_timeout=run_timeout, env=env, marker=marker)
+                runs[sid] = await run_scenario(spec, scenarios()[sid], run_timeout=run_timeout, marker=marker)
                 if not runs[sid].answered() and not any(r.answered() for r in runs.values()):
                     silent.append(runs[sid])
         show_finished()
@@ -86,7 +85,7 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
             tg.start_soon(one, sid)
     out = {}
     for profile in profiles:
-        rec = HostRecording(profile, {"kind": "stdio", "command": command})
+        rec = HostRecording(profile, spec.describe())
         if profile in claims:
             rec.claimed, rec.claimed_by = True, "option" if by_option else "default"
             rec.claim_reason = f"claimed with {flag('profile')}" if by_option else "claimed by default for hosts"
@@ -102,8 +101,8 @@ async def record_hosts(command: str, profiles, *, claimed: set[str], timeout: fl
     return out
 
 
-def record_hosts_sync(command: str, profiles, **kw) -> dict[str, HostRecording]:
-    return anyio.run(lambda: record_hosts(command, profiles, **kw))
+def record_hosts_sync(spec: TargetSpec, profiles, **kw) -> dict[str, HostRecording]:
+    return anyio.run(lambda: record_hosts(spec, profiles, **kw))
 
 
 @lru_cache(maxsize=1)
@@ -136,7 +135,7 @@ def scenarios_for_checks(check_ids) -> set[str]:
 
 
 def describe(run) -> dict:
-    return {"kind": "stdio", "command": run.command}
+    return TargetSpec.from_run(run).describe()
 
 
 def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, HostRecording]:
@@ -155,9 +154,8 @@ def record_run(run, profiles: list[str], claimed: set[str], say) -> dict[str, Ho
                 f"answered, {len(host_run.model)} model request(s), {host_run.duration:.1f} s{trouble}")
 
     features = set(getattr(run, "claim", None) or ())
-    recordings = record_hosts_sync(run.command, profiles, claimed=claimed, timeout=run.timeout,
-                                   run_timeout=run.run_timeout, env=run.env_vars, features=features,
-                                   progress=progress)
+    recordings = record_hosts_sync(TargetSpec.from_run(run), profiles, claimed=claimed, run_timeout=run.run_timeout,
+                                   features=features, progress=progress)
     not_run = {sid: r.fatal for rec in recordings.values() for sid, r in rec.runs.items()
                if (r.fatal or "").startswith("not run")}
     if say and not_run:

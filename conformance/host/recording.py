@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.judging import match_name
-from ..core.judging import match_name as named  # noqa: F401  (the host judges import it from here)
 from ..core.model import NotObserved
 from ..core.recording import Citing
 from .harness import HostRun

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ..core.model import PROFILES, REGISTRY, ROLES
+from ..core.model import PROFILES, REGISTRY
+from ..core.roles import ROLES
+from .official import CATALOG_KEY, check_id, slug_of
 
-OFFICIAL_MODES = {"server": "server", "client": "host", "host": "host", "gateway": "gateway"}
-CATALOG_KEY = "catalog"
+# The official runner's mode of each role, and each role's own name too (a `host:` key reads as `client:`).
+OFFICIAL_MODES = {key: name for name, role in ROLES.items() for key in (role.official_mode, name)}
 
 
 class BaselineError(ValueError):
@@ -111,17 +113,13 @@ class Baseline:
 
 def _official_scenario(name: str, role: str) -> str | None:
     """The profile a scenario `<role>-<profile>` of the role names (None: not one of this suite's)."""
-    from ..core.roles import ROLES as ROLE_PROFILES
-
-    prefix, profiles = f"{role}-", ROLE_PROFILES[role].profiles
+    prefix, profiles = f"{role}-", ROLES[role].profiles
     if name.startswith(prefix) and name[len(prefix):] in profiles:
         return name[len(prefix):]
     return None
 
 
 def _official_entries(path: str, data: dict, baseline: Baseline) -> None:
-    from .official import slug_of
-
     for mode, entries in data.items():
         if mode == CATALOG_KEY:
             continue
@@ -214,10 +212,8 @@ def load(path: str) -> Baseline:
 
 def translate(baseline: Baseline) -> dict:
     """The baseline in the official form (mode -> entries), with the revisions it records."""
-    from .official import check_id
-
     out: dict[str, list[str]] = {}
-    mode_of = {role: mode for mode, role in OFFICIAL_MODES.items() if mode != "host"}
+    mode_of = {name: role.official_mode for name, role in ROLES.items()}
     for (profile, role) in baseline.scenarios:
         out.setdefault(mode_of[role], []).append(f"{role}-{profile}")
     for profile in baseline.profiles:

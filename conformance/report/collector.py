@@ -171,7 +171,7 @@ class Reporter:
         staging = getattr(self.config, "_mcpx_staging", None)
         if staging is None or staging.done:
             return
-        from . import redact
+        from ..core import redact
         from .files import write_all
 
         try:
@@ -257,7 +257,7 @@ class Reporter:
 
 def nothing_tested_line(role: str) -> str:
     """Why the run exits 5, and the flag that keeps it 0, in the words of the form in use."""
-    from ..options import flag
+    from ..core.spelling import flag
 
     return (f"mcp-ext-conformance: exit code {NOTHING_TESTED}: nothing of the MCP extensions was tested (no "
             f"profile claimed, or every check of every claimed profile skipped); claim a profile with "

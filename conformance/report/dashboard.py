@@ -41,10 +41,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core import roles
 from ..core.model import LEVELS, PROFILES
 from .html import environment
 
-ROLES = ("server", "host", "gateway")
+ROLES = tuple(roles.ROLES)
 KINDS = ("reference", "sdk", "third-party", "")  # "": a run whose results.json names no kind
 KIND_LABELS = {"reference": "reference", "sdk": "SDK", "third-party": "third party", "": "other"}
 SUMMARY_OUTCOMES = ("pass", "fail", "warn", "info", "skip", "xfail", "stale")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections import defaultdict
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core.model import OUTCOMES
-from ..options import flag as _flag
+from ..core.spelling import flag as _flag
 from . import results as reports
 from .counts import outcome_counts
 from .inert import html_text
@@ -71,8 +72,9 @@ def environment():
 
     # finalize: every value a template prints that is not already markup has its control characters shown
     # (a bidi override from a target would reorder what the reader sees); autoescaping then escapes it.
-    env = Environment(loader=PackageLoader("conformance.report", "templates"), autoescape=True,
-                      keep_trailing_newline=True, finalize=_inert)
+    options = {"autoescape": True, "keep_trailing_newline": True, "finalize": _inert}
+    env = Environment(loader=PackageLoader("conformance.report", "templates"), bytecode_cache=_bytecode_cache(options),
+                      **options)
     env.filters["markdown"] = markdown
     env.filters["seconds"] = seconds
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
@@ -80,6 +82,38 @@ def environment():
     env.filters["rate"] = lambda passed_judged: reports.rate(list(passed_judged))
     env.globals["COLOURS"] = COLOURS
     return env
+
+
+def _bytecode_cache(options: dict):
+    """The templates compiled once, kept in the suite's cache directory: compiling the page's templates took
+    40-50 ms of every run. Jinja checks each entry against its template's text and its own bytecode format;
+    the folder's name holds what else the compiled code depends on (the suite's and Jinja's versions, the
+    environment's options), so an entry is only ever read by a run that would compile the same code. A folder
+    that cannot be written leaves every run compiling, as before."""
+    import hashlib
+
+    import jinja2
+    from jinja2 import FileSystemBytecodeCache
+
+    from .. import __version__
+    from ..core.catalog import cache_dir
+
+    class Cache(FileSystemBytecodeCache):
+        def load_bytecode(self, bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except OSError:  # e.g. a file where the folder should be: compile, as without a cache
+                pass
+
+        def dump_bytecode(self, bucket) -> None:
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass
+
+    key = repr((__version__, jinja2.__version__, sorted((k, getattr(v, "__name__", v)) for k, v in options.items())))
+    return Cache(str(cache_dir() / f"templates-{hashlib.sha256(key.encode()).hexdigest()[:12]}"))
 
 
 def _inert(value: Any) -> Any:

@@ -102,7 +102,7 @@ def untested(role: str, claims: dict) -> dict:
 
 def claim_advice(profile: str, claim: dict) -> str:
     """How the profile would be claimed: what the target would show, or the option."""
-    from ..options import flag
+    from ..core.spelling import flag
 
     how = claim.get("howToClaim")
     option = f"{flag('profile')} {profile}"

@@ -24,28 +24,22 @@ from __future__ import annotations
 
 import anyio
 
+from ..client.content import AUGMENT_CONTENT_TYPES, TEXT_BLOCK, blocks
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
+from ..core.judging import canonical_sorted, short
 from ..core.model import NotApplicable, NotObserved, Violation, check
 from .common import (
-    ANNOTATED_IMAGE_BLOCK,
-    AUDIO_BLOCK,
-    EMBEDDED_BLOCK,
-    NEXT_TEXT_BLOCK,
-    TEXT_BLOCK,
-    blocks,
-    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
     malformed_check,
     require_result,
     shape_violations,
-    short,
     unadvertised_check,
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording
-from .session import Plan, Session
 
 PROFILE = "augmentation"
 CAPABILITY = "augmentation"
@@ -54,9 +48,6 @@ UNKNOWN = "conformance_no_such_augmentation"
 TOGGLE, TRANSIENT = "conformance_list_toggle", "conformance_transient"  # fixture contract version 4
 LIST_CHANGED = "notifications/augmentation/list_changed"
 NOTIFY_WAIT = 2.0  # seconds to wait for a notification after each change
-# The PR's context union: text, image, audio, embedded resource (no resource_link).
-# Two adjacent text blocks (merging them is a change), annotations and _meta on several blocks.
-AUGMENT_CONTENT_TYPES: list[dict] = [TEXT_BLOCK, NEXT_TEXT_BLOCK, ANNOTATED_IMAGE_BLOCK, AUDIO_BLOCK, EMBEDDED_BLOCK]
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what changed in the Q4 plan?"}]
 MAX_REAL = 10
 
@@ -251,4 +242,4 @@ unadvertised_check("augmentation/server/unadvertised-method-rejected",
 
 
 wire_check("augmentation/server/wire-messages-valid")
-PLAN = Plan(claimer, driver, unclaimed_driver)
+PLAN = ConnectionPlan(claimer, driver, unclaimed_driver)

@@ -1,4 +1,6 @@
-"""What several server-role profiles share: sample content, shape and wire judges.
+"""What several server-role profiles share: shape judges, the probes of a context-transforming method, and the
+registrations of the checks every profile has (the content sent is client/content.py's, the wire judge
+client/judges.py's).
 
 Judges here are pure functions of a `Recording`; profile modules bind them to
 their own check ids.
@@ -6,39 +8,12 @@ their own check ids.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from ..core.judging import canonical_sorted, error_text, failed, short, text_of  # noqa: F401  (re-exported)
+from ..client.content import TEXT_BLOCK, blocks
+from ..client.judges import judge_wire
+from ..client.recording import Recording
 from ..core.model import NotObserved, Violation, check
-from ..core.wire import transcript_problems
-from .recording import Recording
-
-# One block of every MCP content type (2025-11-25), with annotations and _meta on
-# some, so "unchanged" means unchanged to the last field.
-PNG_1PX = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
-WAV_SILENCE = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=="
-
-TEXT_BLOCK = {"type": "text", "text": "Conformance probe: mixed Case text, ümlauts and emoji \u2713.",
-              "annotations": {"audience": ["user"], "priority": 0.5}}
-IMAGE_BLOCK = {"type": "image", "data": PNG_1PX, "mimeType": "image/png"}
-AUDIO_BLOCK = {"type": "audio", "data": WAV_SILENCE, "mimeType": "audio/wav", "_meta": {"conformance/probe": 1}}
-RESOURCE_LINK_BLOCK = {"type": "resource_link", "uri": "file:///conformance/probe.txt", "name": "probe.txt",
-                       "mimeType": "text/plain"}
-EMBEDDED_BLOCK = {"type": "resource",
-                  "resource": {"uri": "file:///conformance/embedded.txt", "mimeType": "text/plain",
-                               "text": "embedded resource text"}}
-EVERY_CONTENT_TYPE: list[dict] = [TEXT_BLOCK, IMAGE_BLOCK, AUDIO_BLOCK, RESOURCE_LINK_BLOCK, EMBEDDED_BLOCK]
-# A second text block, sent right after TEXT_BLOCK: a pass-through that merges adjacent text blocks modifies the
-# context. It carries _meta, as IMAGE_BLOCK carries annotations, so optional fields show on more than one type.
-NEXT_TEXT_BLOCK = {"type": "text", "text": "A second, adjacent text block.", "_meta": {"conformance/probe": 2}}
-ANNOTATED_IMAGE_BLOCK = {**IMAGE_BLOCK, "annotations": {"audience": ["assistant"], "priority": 1}}
-
-
-def blocks(*items: dict) -> list[dict]:
-    return copy.deepcopy(list(items))
-
-
 
 
 def require_result(rec: Recording, label: str) -> Any:
@@ -127,17 +102,6 @@ def judge_shapes(problems: list[str], expected: str) -> str | None:
         raise Violation(f"{len(problems)} shape error(s); first: {problems[0]}", expected=expected,
                         actual=problems[:10])
     return None
-
-
-def judge_wire(rec: Recording, peer: str = "server") -> str | None:
-    received = [e for e in rec.wire if e.direction == "in"]
-    if not received:
-        raise NotObserved(f"no message was received from the {peer} ({rec.fatal or 'nothing came back'})")
-    problems = transcript_problems(rec.wire)
-    if problems:
-        raise Violation(f"{len(problems)} invalid message(s); first: {problems[0]}",
-                        expected="every message valid JSON-RPC 2.0 and valid base MCP", actual=problems[:10])
-    return f"{len(received)} messages received{'' if peer == 'server' else ' from the ' + peer}, all valid"
 
 
 def judge_unadvertised(rec: Recording, methods: list[str], capability: str) -> str | None:

@@ -14,17 +14,12 @@ must agree.
 
 from __future__ import annotations
 
+from ..client.content import EMBEDDED_BLOCK, IMAGE_BLOCK, PASS_THROUGH_CONTEXT, TEXT_BLOCK, blocks
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
+from ..core.judging import canonical_sorted, short
 from ..core.model import NotObserved, Violation, check
 from .common import (
-    ANNOTATED_IMAGE_BLOCK,
-    AUDIO_BLOCK,
-    EMBEDDED_BLOCK,
-    IMAGE_BLOCK,
-    NEXT_TEXT_BLOCK,
-    RESOURCE_LINK_BLOCK,
-    TEXT_BLOCK,
-    blocks,
-    canonical_sorted,
     context_probes,
     judge_list_result,
     judge_shapes,
@@ -32,21 +27,14 @@ from .common import (
     require_errors,
     require_result,
     shape_violations,
-    short,
     unadvertised_check,
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording
-from .session import Plan, Session
 
 PROFILE = "context-middleware"
 CAPABILITY = "contextMiddleware"
 IDENTITY, UPPERCASE, STRICT = "conformance_identity", "conformance_uppercase", "conformance_strict_args"
-# What the identity fixture is sent: every content type, two adjacent text blocks (merging them is a change),
-# annotations and _meta on several blocks.
-PASS_THROUGH_CONTEXT: list[dict] = [TEXT_BLOCK, NEXT_TEXT_BLOCK, ANNOTATED_IMAGE_BLOCK, AUDIO_BLOCK,
-                                    RESOURCE_LINK_BLOCK, EMBEDDED_BLOCK]
 UNKNOWN = "conformance_no_such_middleware"
 MAX_REAL = 10
 REAL_CONTEXT = [{"type": "text", "text": "Conformance probe: what is on the calendar today?"}]
@@ -201,4 +189,4 @@ unadvertised_check("context-middleware/server/unadvertised-method-rejected",
 
 
 wire_check("context-middleware/server/wire-messages-valid")
-PLAN = Plan(claimer, driver, unclaimed_driver)
+PLAN = ConnectionPlan(claimer, driver, unclaimed_driver)

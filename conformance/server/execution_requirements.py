@@ -15,20 +15,14 @@ from __future__ import annotations
 
 import re
 
+from ..client.fixtures import GATED, SATISFIED, UNMET
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
+from ..core.judging import error_text, failed, short, text_of
 from ..core.model import NotObserved, Violation, check
-from .common import error_text, failed, judge_shapes, require_result, shape_violations, short, text_of, wire_check
-from .recording import Recording
-from .session import Plan, Session
+from .common import judge_shapes, require_result, shape_violations, wire_check
 
 PROFILE = "execution-requirements"
-SATISFIED = "conformance:satisfied"
-GATED = {
-    "conformance_gated_ok": ["conformance:satisfied"],
-    "conformance_gated_unmet": ["conformance:unsatisfied"],
-    "conformance_gated_mixed": ["conformance:satisfied", "conformance:unsatisfied"],
-    "conformance_gated_case": ["Conformance:Satisfied"],
-}
-UNMET = ("conformance_gated_unmet", "conformance_gated_mixed", "conformance_gated_case")
 # Fixture contract version 2: a satisfied non-ASCII string (the control) and near misses of satisfied strings.
 UNICODE_OK = "conformance_gated_unicode_ok"
 NEAR_MISSES = {
@@ -240,4 +234,4 @@ def unmet_error_names_requirement(rec: Recording):
 
 
 wire_check("execution-requirements/server/wire-messages-valid")
-PLAN = Plan(claimer, driver)
+PLAN = ConnectionPlan(claimer, driver)

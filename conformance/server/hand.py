@@ -26,10 +26,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client.recording import Recording
+from ..client.session import Session
 from .common import shape_violations
 from .interceptors import EXTENSION_ID, INVOKE, LIST, result_shape_problems
-from .recording import Recording
-from .session import Session
 
 MIDDLEWARE_CAPABILITY = "contextMiddleware"
 TIMEOUT_DATA = ("interceptor", "timeoutMs", "phase")  # the SEP's timeout error example carries these
@@ -260,10 +260,9 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
-def add_arguments(sub, kind: str) -> None:
-    """The `interceptors` or `middleware` subcommand and its two actions, with the server role's target options."""
-    from .. import options
-
+def add_arguments(sub, kind: str) -> list:
+    """The `interceptors` or `middleware` subcommand and its two actions; the command line adds the server
+    role's target options (TARGET_OPTIONS) to each action returned."""
     parser = sub.add_parser(kind, help=f"send one {kind} request to a server by hand and judge it on the spot")
     actions = parser.add_subparsers(dest="action", required=True, parser_class=type(parser))
     lister = actions.add_parser("list", help=f"list the server's {kind}")
@@ -281,19 +280,14 @@ def add_arguments(sub, kind: str) -> None:
         invoker.add_argument("--context", required=True, metavar="JSON|@FILE", help="the content blocks (an array)")
         invoker.add_argument("--arguments", metavar="JSON|@FILE", help="the middleware's arguments (an object)")
     for action in (lister, invoker):
-        options.add_named(action, TARGET_OPTIONS, role="server")
         action.add_argument("--json", action="store_true", help="print request, response and verdict as JSON")
+    return [lister, invoker]
 
 
-def target_spec(args):
-    """The TargetSpec the server role would build from the same options."""
-    from .. import options
-    from ..core.roles import ROLES
-    from .record import target_spec as server_target_spec
-
-    values = {name.replace("-", "_"): getattr(args, name.replace("-", "_")) for name in TARGET_OPTIONS}
-    values.update(docker_image=None, no_network=False, connection_mode="handshake")
-    return server_target_spec(options.Run(ROLES["server"], values))
+def target_values(args) -> dict:
+    """The server role's option values for the target named on the command line (the run's options by
+    attribute), from which the CLI builds the TargetSpec as a run would (TargetSpec.from_run)."""
+    return {name.replace("-", "_"): getattr(args, name.replace("-", "_")) for name in TARGET_OPTIONS}
 
 
 def params_from(args) -> dict:

@@ -41,13 +41,10 @@ the mutation reached the tool. `conformance_guarded_failing` sits behind
 is answered -32603 with `failedInterceptor` and `lastValidPayload`, never with
 the echo.
 
-Known variants. Implementers have published shapes that differ from the
-SEP: results nested as `validation: {...}`, `phase: "both"`, `mode:
-"enforce"`, the other spellings of the method names, and the methods served
-without the capability. The verdict stays what the SEP says; a failing
-check's reason starts with the name of the variant the recording shows and
-what the SEP says instead (`known_variants`). The other spellings are probed
-only when the SEP's own answers -32601.
+Known variants (conformance/server/interceptors_variants.py): a failing check's reason starts with the name of
+the published variant of the SEP the recording shows; the verdict stays what the SEP says. What the suite sends
+(the SEP's method names, the fixture contract's interceptors and payloads, the drivers) is in
+conformance/server/interceptors_driver.py.
 
 Chain semantics (ordering, fail-open/closed, audit never blocking, override
 narrowing) belong to the invoker: they are host rows of the catalog, and
@@ -57,17 +54,16 @@ server rows only where the server invokes (the guarded tools above).
 from __future__ import annotations
 
 import fnmatch
-import functools
 import re
-from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..client.recording import Recording
+from ..client.session import ConnectionPlan, Session
 from ..core import schemas_loader
-from ..core.judging import uppercased
+from ..core.judging import canonical_sorted, short, uppercased
 from ..core.model import NotApplicable, NotObserved, Violation, check, following
 from .common import (
-    canonical_sorted,
     judge_list_result,
     judge_shapes,
     judge_unadvertised,
@@ -76,91 +72,51 @@ from .common import (
     require_error,
     require_result,
     shape_violations,
-    short,
     unknown_name_check,
     wire_check,
 )
-from .recording import Recording
-from .session import Plan, Session
+from .interceptors_driver import (
+    AFTER_TIMEOUT,
+    AUDIT,
+    BAD_CONFIGS,
+    DEFAULT_POLICY,
+    DOT_STAR,
+    DOT_STAR_FILTER,
+    DOT_STAR_PATTERN,
+    EVENT,
+    EXTENSION_ID,
+    FAILING,
+    FIXTURE_INVOCATIONS,
+    FIXTURES,
+    FIXTURES_V3,
+    GUARDED_CLEAN,
+    GUARDED_ECHO,
+    GUARDED_FAILING,
+    INVALID_MARKER,
+    INVALID_PAYLOAD,
+    INVOKE,
+    LIST,
+    MIXED_PAYLOAD,
+    OTHER_EVENT,
+    OVERSIZED_CHARS,
+    RESPONSE_ONLY,
+    RESPONSE_ONLY_EVENT,
+    SLOW,
+    SLOW_SECONDS,
+    TIMEOUT_MARGIN,
+    TIMEOUT_MS,
+    UNKNOWN,
+    UPPER_PAYLOAD,
+    UPPERCASE,
+    VALIDATOR,
+    extension,
+    oversized_driver,
+    send_fixtures,
+    unclaimed_driver,
+)
+from .interceptors_variants import UNADVERTISED, diagnosed, probe_spellings
 
 PROFILE = "interceptors"
-EXTENSION_ID = "io.modelcontextprotocol/interceptors"
-LIST, INVOKE = "interceptors/list", "interceptor/invoke"
-VALIDATOR, UPPERCASE, AUDIT = "conformance_validator", "conformance_uppercase", "conformance_audit"
-RESPONSE_ONLY, FAILING = "conformance_response_only", "conformance_failing"
-SLOW = "conformance_slow"  # fixture contract version 3
-# Fixture contract version 6: hooks a pattern that is valid glob syntax and means something else as a regular
-# expression. As a glob (or as a literal event name, for a server without custom patterns) it does not match
-# tools/call; as a regular expression it does.
-DOT_STAR, DOT_STAR_PATTERN, DOT_STAR_FILTER = "conformance_dot_star", "tools/.*", "list filtered by tools/call"
-SLOW_SECONDS = 6.0  # how long conformance_slow runs when nothing cancels it
-TIMEOUT_MS = 300  # the timeoutMs the suite invokes it with
-TIMEOUT_MARGIN = 10  # the -32000 must come within TIMEOUT_MARGIN * TIMEOUT_MS (3 s), half of SLOW_SECONDS
-AFTER_TIMEOUT = "after timeout"  # the request sent once the timeout error came: answered within the same limit
-# Fixture contract version 5: tools the server guards with its own interceptors, as their invoker.
-GUARDED_ECHO, GUARDED_FAILING = "conformance_guarded_echo", "conformance_guarded_failing"
-GUARDED_CLEAN = "guarded by the server's own chain"  # lower case, no marker: comes back upper-cased
-UNKNOWN = "conformance_no_such_interceptor"
-EVENT, RESPONSE_ONLY_EVENT, OTHER_EVENT = "tools/call", "resources/read", "custom/conformanceProbe"
-INVALID_MARKER = "conformance:invalid"
-MAX_REAL = 10
-# Labels of the well-formed invocations of listed fixtures (malformed and unknown-name probes excluded).
-FIXTURE_INVOCATIONS = ("invoke validator ", "invoke uppercase ", "invoke audit ", "invoke response-only ",
-                       "invoke failing")
-
-# What the fixture contract fixes about each fixture's declaration.
-FIXTURES: dict[str, dict[str, Any]] = {
-    VALIDATOR: {"type": "validation", "hooks": [{"events": [EVENT], "phase": "request"}],
-                "configSchema": {"type": "object", "properties": {"strict": {"type": "boolean"}},
-                                 "additionalProperties": False}},
-    UPPERCASE: {"type": "mutation", "hooks": [{"events": [EVENT], "phase": "request"},
-                                              {"events": [EVENT], "phase": "response"}]},
-    AUDIT: {"type": "validation", "mode": "audit", "failOpen": True,
-            "hooks": [{"events": ["*"], "phase": "request"}, {"events": ["*"], "phase": "response"}]},
-    RESPONSE_ONLY: {"type": "validation", "hooks": [{"events": [RESPONSE_ONLY_EVENT], "phase": "response"}]},
-    FAILING: {"type": "mutation", "hooks": [{"events": [EVENT], "phase": "request"}]},
-}
-# Fixture contract version 3: compared where a server lists them.
-FIXTURES_V3 = {
-    SLOW: {"type": "validation", "hooks": [{"events": [EVENT], "phase": "request"}]},
-}
-# Fixtures whose declaration leaves the policy defaults alone: mode active, failOpen false.
-DEFAULT_POLICY = (VALIDATOR, UPPERCASE, RESPONSE_ONLY, FAILING, SLOW)
-
-
-def tool_call(location: str) -> dict:
-    return {"method": "tools/call", "params": {"name": "get_weather", "arguments": {"location": location}}}
-
-
-CLEAN_PAYLOAD = tool_call("Paris")
-# Several violations in different places (top level, an array, an array inside an object inside an array, a
-# nested object): a validator reports one error message per violating string, so folding them shows.
-INVALID_PAYLOAD = {"method": "tools/call", "params": {"name": "get_weather", "arguments": {
-    "location": f"Paris {INVALID_MARKER}",
-    "stops": ["Lyon", f"{INVALID_MARKER} Dijon", {"via": [f"Beaune {INVALID_MARKER}", "Macon"]}],
-    "notes": {"driver": {"remark": f"ask for {INVALID_MARKER} at the desk"}, "count": 2}}}}
-# Configs the validator fixture's configSchema refuses ({strict: boolean}, additionalProperties false).
-BAD_CONFIGS = {"unknown key": {"strict": True, "verbose": True}, "wrong type": {"strict": "yes"}}
-MIXED_PAYLOAD = {"method": "tools/call", "params": {"name": "Get_Weather", "arguments": {
-    "location": "Paris, France", "units": ["Metric", "kelvin"], "days": 3, "exact": True, "note": None}}}
-UPPER_PAYLOAD = {"result": {"summary": "ALREADY UPPER 42", "codes": ["A-1", "B-2"], "count": 2, "final": True}}
-REAL_PAYLOAD = {"method": "tools/call", "params": {"name": "conformance_probe",
-                                                   "arguments": {"text": "What is on the calendar today?"}}}
-# The oversized payload: far more than any tool call an invoker would pass on (16 Mi characters of one argument).
-# Which limit is right is the deployment's, so the check asks only that the server answer it, result or error,
-# and go on serving, where a server without resource limits runs out of memory or time and dies.
-OVERSIZED_CHARS = 16 * 1024 * 1024
-
-
-def oversized_payload() -> dict:
-    return tool_call("Paris " + "x" * OVERSIZED_CHARS)
-
-
-def extension(rec: Recording):
-    extensions = rec.capabilities.get("extensions")
-    return extensions.get(EXTENSION_ID) if isinstance(extensions, dict) else None
-
-
 HOW_TO_CLAIM = f"advertise capabilities.extensions[\"{EXTENSION_ID}\"] in the initialize result"
 
 
@@ -170,152 +126,9 @@ def claimer(rec: Recording) -> str | None:
     return None
 
 
-def invoke(session: Session, label: str, name: str, event: str, phase: str, payload, **extra):
-    return session.send(label, INVOKE, {"name": name, "event": event, "phase": phase, "payload": payload, **extra})
-
-
-def first_hook(item: dict) -> tuple[str, str] | None:
-    for hook in item.get("hooks") or ():
-        if isinstance(hook, dict) and hook.get("phase") in ("request", "response") and hook.get("events"):
-            event = hook["events"][0]
-            return (EVENT if event == "*" else event), hook["phase"]
-    return None
-
-
-def real_interceptors(rec: Recording) -> list[dict]:
-    """Listed interceptors that are not fixtures and need no configuration (black-box probes)."""
-    out = []
-    for item in rec.listing.get("interceptors") or ():
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or item["name"].startswith("conformance_"):
-            continue
-        schema = item.get("configSchema")
-        if isinstance(schema, dict) and schema.get("required"):
-            continue
-        if first_hook(item) is not None:
-            out.append(item)
-    return out
-
-
 async def driver(session: Session, rec: Recording) -> None:
-    rec.listing["interceptors"] = await session.list_all(LIST, "interceptors", LIST)
-    rec.listing["interceptors filtered"] = await session.list_all(LIST, "interceptors", "list filtered",
-                                                                  {"event": RESPONSE_ONLY_EVENT})
-    if rec.listed("interceptors", DOT_STAR):
-        rec.listing["interceptors filtered by tools/call"] = await session.list_all(
-            LIST, "interceptors", DOT_STAR_FILTER, {"event": EVENT})
-    if rec.listed("interceptors", VALIDATOR):
-        await invoke(session, "invoke validator clean", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
-        await invoke(session, "invoke validator invalid", VALIDATOR, EVENT, "request", INVALID_PAYLOAD)
-        await invoke(session, "invoke validator good config", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD,
-                     config={"strict": True})
-        for what, config in BAD_CONFIGS.items():
-            await invoke(session, f"invoke validator bad config {what}", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD,
-                         config=config)
-    if rec.listed("interceptors", UPPERCASE):
-        await invoke(session, "invoke uppercase request", UPPERCASE, EVENT, "request", MIXED_PAYLOAD)
-        await invoke(session, "invoke uppercase response", UPPERCASE, EVENT, "response", MIXED_PAYLOAD)
-        await invoke(session, "invoke uppercase unchanged", UPPERCASE, EVENT, "response", UPPER_PAYLOAD)
-    if rec.listed("interceptors", AUDIT):
-        await invoke(session, "invoke audit any event", AUDIT, OTHER_EVENT, "response", CLEAN_PAYLOAD)
-    if rec.listed("interceptors", RESPONSE_ONLY):
-        await invoke(session, "invoke response-only response", RESPONSE_ONLY, RESPONSE_ONLY_EVENT, "response",
-                     {"contents": [{"uri": "file:///conformance/probe.txt", "text": "probe"}]})
-        await invoke(session, "invoke response-only request", RESPONSE_ONLY, RESPONSE_ONLY_EVENT, "request",
-                     {"method": RESPONSE_ONLY_EVENT, "params": {"uri": "file:///conformance/probe.txt"}})
-    if rec.listed("interceptors", FAILING):
-        await invoke(session, "invoke failing", FAILING, EVENT, "request", CLEAN_PAYLOAD)
-    if rec.listed("interceptors", SLOW):
-        await invoke(session, "invoke slow with timeout", SLOW, EVENT, "request", CLEAN_PAYLOAD, timeoutMs=TIMEOUT_MS)
-        # At once: work the timeout did not stop, on a server that serves one request at a time, delays it.
-        if rec.listed("interceptors", VALIDATOR):
-            await invoke(session, AFTER_TIMEOUT, VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
-        else:
-            await session.send(AFTER_TIMEOUT, "ping", {})
-    if rec.tool(GUARDED_ECHO):
-        await session.call_tool("guarded echo invalid", GUARDED_ECHO, {"text": INVALID_MARKER})
-        await session.call_tool("guarded echo clean", GUARDED_ECHO, {"text": GUARDED_CLEAN})
-    if rec.tool(GUARDED_FAILING):
-        await session.call_tool("guarded failing", GUARDED_FAILING, {"text": GUARDED_CLEAN})
-    await invoke(session, "invoke unknown", UNKNOWN, EVENT, "request", CLEAN_PAYLOAD)
-    target = VALIDATOR if rec.listed("interceptors", VALIDATOR) else next(
-        (i.get("name") for i in rec.listing.get("interceptors") or () if isinstance(i, dict)), VALIDATOR)
-    await session.send("invoke without phase", INVOKE, {"name": target, "event": EVENT, "payload": CLEAN_PAYLOAD})
-    await session.send("invoke unknown phase", INVOKE, {"name": target, "event": EVENT, "phase": "middle",
-                                                        "payload": CLEAN_PAYLOAD})
-    await session.send("invoke without payload", INVOKE, {"name": target, "event": EVENT, "phase": "request"})
-    for item in real_interceptors(rec)[:MAX_REAL]:
-        hook = first_hook(item)
-        assert hook is not None, "real_interceptors keeps only interceptors with a hook"
-        event, phase = hook
-        ok = await invoke(session, f"invoke real {item['name']}", item["name"], event, phase, REAL_PAYLOAD)
-        if ok.has_result:  # its invalid configs are judged against an accepted invocation
-            for what, config in invalid_configs(item.get("configSchema")).items():
-                await invoke(session, f"config real {item['name']} {what}", item["name"], event, phase,
-                             REAL_PAYLOAD, config=config)
-    for item in config_required(rec)[:MAX_REAL]:
-        hook = first_hook(item)
-        assert hook is not None, "config_required keeps only interceptors with a hook"
-        event, phase = hook
-        await invoke(session, f"config real {item['name']} missing required", item["name"], event, phase,
-                     REAL_PAYLOAD, config={})
-    await probe_spellings(session, rec)
-
-
-async def probe_spellings(session: Session, rec: Recording) -> None:
-    """Where the SEP's method answered -32601, ask once under its other spelling (named in the reasons)."""
-    if unserved(rec.exchanges.get(LIST)):
-        await session.send(probe_label(LIST), ALT_SPELLING[LIST], {})
-    if unserved(rec.exchanges.get("invoke unknown")):
-        target = next((i.get("name") for i in rec.listing.get("interceptors") or () if isinstance(i, dict)), VALIDATOR)
-        await session.send(probe_label(INVOKE), ALT_SPELLING[INVOKE], {"name": target, "event": EVENT,
-                                                                        "phase": "request", "payload": CLEAN_PAYLOAD})
-
-
-async def oversized_driver(session: Session, rec: Recording) -> None:
-    """Sent after every profile's driver (Plan.last): a server that dies of it takes no other verdict along."""
-    if rec.listed("interceptors", VALIDATOR):
-        oversized = await invoke(session, "invoke validator oversized", VALIDATOR, EVENT, "request",
-                                 oversized_payload())
-        if oversized.has_result or oversized.has_error or oversized.http_status:
-            await session.send("after oversized", "tools/list", {})
-
-
-def config_required(rec: Recording) -> list[dict]:
-    """Listed interceptors (not fixtures) whose configSchema requires a key: `{}` must be refused."""
-    return [item for item in rec.listing.get("interceptors") or ()
-            if isinstance(item, dict) and isinstance(item.get("name"), str)
-            and not item["name"].startswith("conformance_") and isinstance(item.get("configSchema"), dict)
-            and item["configSchema"].get("required") and first_hook(item) is not None]
-
-
-WRONG_TYPE = {"string": 0, "number": "0", "integer": "0", "boolean": "yes", "object": [], "array": {}, "null": 0}
-
-
-def invalid_configs(schema) -> dict[str, dict]:
-    """Configs a configSchema refuses, generated from it: an unknown key (additionalProperties false) and a wrong
-    type for its first typed property. Empty when the schema names neither."""
-    out: dict[str, dict] = {}
-    if not isinstance(schema, dict):
-        return out
-    properties: dict = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
-    if schema.get("additionalProperties") is False:
-        out["unknown key"] = {"conformanceUnknownKey": True}
-    for key, spec in properties.items():
-        if not isinstance(spec, dict):
-            continue
-        kind = spec.get("type")
-        if isinstance(kind, str) and kind in WRONG_TYPE:
-            out["wrong type"] = {key: WRONG_TYPE[kind]}
-            break
-        if isinstance(spec.get("enum"), list) and spec["enum"] and all(isinstance(v, str) for v in spec["enum"]):
-            out["wrong type"] = {key: 0}
-            break
-    return out
-
-
-async def unclaimed_driver(session: Session, rec: Recording) -> None:
-    await session.send(f"unadvertised {LIST}", LIST, {})
-    await invoke(session, f"unadvertised {INVOKE}", VALIDATOR, EVENT, "request", CLEAN_PAYLOAD)
+    await send_fixtures(session, rec)
+    await probe_spellings(session, rec)  # a known variant: the SEP's method not served, the other spelling is
 
 
 def listed_type(rec: Recording, name: str | None):
@@ -325,105 +138,6 @@ def listed_type(rec: Recording, name: str | None):
 
 def invoke_results(rec: Recording) -> list[str]:
     return [label for label, ex in rec.exchanges.items() if label.startswith("invoke ") and ex.has_result]
-
-
-# -- known variants ----------------------------------------------------------------------------------------------
-# The SEP names each method twice: §JSON-RPC Methods (`interceptors/list`, `interceptor/invoke`, what the suite
-# requires) and elsewhere the other spelling (`interceptor/list` in §Rationale, `interceptors/invoke` in
-# §Backward Compatibility). The catalog rows ic.server.method-names-* record it.
-ALT_SPELLING = {LIST: "interceptor/list", INVOKE: "interceptors/invoke"}
-ALT_WHERE = {LIST: "§Rationale > Other Design Choices", INVOKE: "§Backward Compatibility"}
-NESTED = ("results nested under `validation`: the SEP's ValidationResult is flat: `valid`, `severity`, `messages` "
-          "at the top of the result")
-PHASE_BOTH = ("`phase: \"both\"` on the wire: the SEP's hook phase is \"request\" or \"response\"; an interceptor "
-              "that runs in both phases declares one hook entry per phase")
-MODE_ENFORCE = ("`mode: \"enforce\"`, the working group's older vocabulary: the SEP's modes are \"active\" "
-                "(the default) and \"audit\"")
-UNADVERTISED = ("the interceptors methods are served without the capability (as servers whose SDK cannot put a key "
-                f"under capabilities.extensions do): the SEP's server declares capabilities.extensions[\"{EXTENSION_ID}\"] "
-                "during initialization")
-
-
-def probe_label(method: str) -> str:
-    return f"probe {ALT_SPELLING[method]}"
-
-
-def unserved(ex) -> bool:
-    """The exchange was answered -32601 Method not found."""
-    return ex is not None and ex.has_error and isinstance(ex.error, dict) and ex.error.get("code") == -32601
-
-
-def spelling_variant(rec: Recording, method: str) -> str | None:
-    """The named reason when `method` answered -32601 and its other spelling answered anything else."""
-    label = probe_label(method)
-    probe = rec.exchanges.get(label)
-    if probe is None or probe.failure or unserved(probe) or not (probe.has_result or probe.has_error):
-        return None
-    rec.cite(label)
-    alt = ALT_SPELLING[method]
-    return (f"the method `{method}` is not served; `{alt}` is (the spelling of the SEP's {ALT_WHERE[method]}); "
-            f"the suite requires `{method}`, the spelling of the SEP's §JSON-RPC Methods")
-
-
-def listed_variants(items) -> list[str]:
-    """Named variants in interceptor definitions: phase "both", mode "enforce"."""
-    found = []
-    items = [i for i in items or () if isinstance(i, dict)]
-    if any(isinstance(h, dict) and h.get("phase") == "both" for i in items for h in i.get("hooks") or ()):
-        found.append(PHASE_BOTH)
-    if any(i.get("mode") == "enforce" for i in items):
-        found.append(MODE_ENFORCE)
-    return found
-
-
-def result_variants(result) -> list[str]:
-    """Named variants in one invoke result: nested validation, phase "both"."""
-    if not isinstance(result, dict):
-        return []
-    found = []
-    if "valid" not in result and isinstance(result.get("validation"), dict):
-        found.append(NESTED)
-    if result.get("phase") == "both":
-        found.append(PHASE_BOTH)
-    return found
-
-
-def known_variants(rec: Recording, unobserved: bool) -> list[str]:
-    """The known variants the exchanges the judge cited show; when the judge observed nothing, also a method
-    served only under its other spelling, or served without the capability (then that is why)."""
-    found: list[str] = []
-    cited = list(rec.cited)
-    for method in (LIST, INVOKE):
-        if unobserved or any(unserved(rec.exchanges.get(label)) and rec.exchanges[label].method == method
-                             for label in cited):
-            variant = spelling_variant(rec, method)
-            if variant is not None:
-                found.append(variant)
-    for label in cited:
-        ex = rec.exchanges.get(label)
-        if ex is None or not ex.has_result:
-            continue
-        if ex.method == LIST:
-            found += listed_variants(ex.result.get("interceptors") if isinstance(ex.result, dict) else None)
-        elif ex.method == INVOKE:
-            found += result_variants(ex.result)
-    if unobserved and extension(rec) is None and rec.exchanges.get(LIST) is not None and rec.exchanges[LIST].has_result:
-        found.append(UNADVERTISED)
-    return list(dict.fromkeys(v for v in found if v))
-
-
-def diagnosed(judge):
-    """Name the known variant a failing judge's evidence shows, before its own reason; the verdict is unchanged."""
-    @functools.wraps(judge)
-    def run(rec: Recording):
-        try:
-            return judge(rec)
-        except Violation as exc:
-            named = known_variants(rec, unobserved=isinstance(exc, NotObserved))
-            if named:
-                exc.reason = f"{'; '.join(named)} [{exc.reason}]"
-            raise
-    return run
 
 
 def result_shape_problems(result, kind: str | None, label: str) -> list[str]:
@@ -1140,4 +854,4 @@ def unadvertised_method_rejected(rec: Recording):
 
 
 wire_check("interceptors/server/wire-messages-valid")
-PLAN = Plan(claimer, driver, unclaimed_driver, last=oversized_driver)
+PLAN = ConnectionPlan(claimer, driver, unclaimed_driver, last=oversized_driver)

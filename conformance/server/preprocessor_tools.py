@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import uuid
 
-from ..core.judging import string_flag
+from ..client.recording import Recording
+from ..client.session import MODERN_VERSION, ConnectionPlan, Session
+from ..core.judging import canonical_sorted, short, string_flag, text_of
 from ..core.model import NotApplicable, NotObserved, Violation, check, following
-from .common import canonical_sorted, judge_shapes, require_result, shape_violations, short, text_of, wire_check
-from .recording import Recording
-from .session import MODERN_VERSION, Plan, Session
+from .common import judge_shapes, require_result, shape_violations, wire_check
 
 PROFILE = "preprocessor-tools"
 MEMORIES, ECHO = "conformance_memories", "conformance_echo"
@@ -184,4 +184,4 @@ def progress_token_call_answered(rec: Recording):
 
 
 wire_check("preprocessor-tools/server/wire-messages-valid")
-PLAN = Plan(claimer, driver)
+PLAN = ConnectionPlan(claimer, driver)

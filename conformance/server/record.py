@@ -1,28 +1,24 @@
 """Server role, recording: the target named by the run's options (stdio, HTTP, Docker), every profile on one
-connection or each on its own (session.py records them). Importing this module registers the server-role
+connection or each on its own (client/session.py records them). Importing this module registers the server-role
 checks (each profile module's `@check`s)."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import shlex
-
 import anyio
 
+from ..client.session import progress_lines, record, record_shared
 from ..core.profile import profile_modules
 from ..core.roles import SERVER
 from ..targets import TargetSpec
 from . import wg_fixtures  # the replay target's checks register with the role's
-from .recording import Recording
-from .session import progress_lines, record, record_shared
+from .recording import ServerRecording
 
-MODULES = profile_modules("conformance.server", SERVER.profiles)
+MODULES = profile_modules(SERVER)
 PROFILES = tuple(MODULES)
 
 
 async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float,
-                          progress=None, isolate: bool = False) -> dict[str, Recording]:
+                          progress=None, isolate: bool = False) -> dict[str, ServerRecording]:
     """Record the given profiles concurrently: on one connection, or (`isolate`) each on its own.
 
     One connection is the default: a server process (or container, or HTTP session) started once instead of
@@ -33,12 +29,12 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     if not isolate and len(profiles) > 1:
         plans = {p: MODULES[p].PLAN for p in profiles}
         return _with_claim_hints(await record_shared(spec, plans, claimed=claimed, run_timeout=run_timeout,
-                                                     progress=progress))
-    out: dict[str, Recording] = {}
+                                                     recording=ServerRecording, progress=progress))
+    out: dict[str, ServerRecording] = {}
 
     async def one(profile: str) -> None:
         out[profile] = await record(spec, profile, MODULES[profile].PLAN, claimed_by_option=profile in claimed,
-                                    run_timeout=run_timeout)
+                                    run_timeout=run_timeout, recording=ServerRecording)
         if progress is not None:
             progress(out[profile], len(out), len(profiles))
 
@@ -48,7 +44,7 @@ async def record_profiles(spec: TargetSpec, profiles, *, claimed: set[str], run_
     return _with_claim_hints(out)
 
 
-def _with_claim_hints(recordings: dict[str, Recording]) -> dict[str, Recording]:
+def _with_claim_hints(recordings: dict[str, ServerRecording]) -> dict[str, ServerRecording]:
     """Each recording learns how its profile is claimed, for the reports of a profile left unclaimed."""
     for profile, rec in recordings.items():
         rec.how_to_claim = MODULES[profile].HOW_TO_CLAIM
@@ -56,49 +52,27 @@ def _with_claim_hints(recordings: dict[str, Recording]) -> dict[str, Recording]:
 
 
 def record_sync(spec: TargetSpec, profiles, *, claimed: set[str], run_timeout: float, progress=None,
-                isolate: bool = False) -> dict[str, Recording]:
+                isolate: bool = False) -> dict[str, ServerRecording]:
     return anyio.run(lambda: record_profiles(spec, profiles, claimed=claimed, run_timeout=run_timeout,
                                              progress=progress, isolate=isolate))
 
 
 # -- what the run's options name ---------------------------------------------------------------------------
 
-def target_spec(run) -> TargetSpec:
-    """The target the options name (`run`: conformance.options.Run)."""
-    kind = "stdio" if run.command else "http" if run.url else "docker"
-    return TargetSpec(kind, command=run.command, url=run.url, image=run.docker_image, env=run.env_vars,
-                      network=not run.no_network, timeout=run.timeout, mode=run.connection_mode,
-                      headers=run.headers, ca_bundle=run.ca_bundle)
-
-
 def describe(run) -> dict:
     if run.target_kind == "wg-fixtures":
         return wg_fixtures.target_description(run.adapter, run.wg_fixtures)
-    return target_spec(run).describe()
-
-
-@contextlib.contextmanager
-def published(run, spec: TargetSpec):
-    """For a Docker target serving HTTP: one container for the run, reached over its published port
-    (TargetUnavailable when it does not start)."""
-    if spec.kind != "docker" or run.docker_port is None:
-        yield spec
-        return
-    from ..targets.docker import PublishedContainer
-
-    command = shlex.split(run.docker_command) if run.docker_command else None
-    with PublishedContainer(spec.image, run.docker_port, command=command, env=spec.env) as container:
-        yield dataclasses.replace(spec, kind="http", url=container.url)
+    return TargetSpec.from_run(run).describe()
 
 
 def record_run(run, profiles: list[str], claimed: set[str],
-               say) -> dict[str, Recording] | dict[str, wg_fixtures.WgFixtureRecording]:
+               say) -> dict[str, ServerRecording] | dict[str, wg_fixtures.WgFixtureRecording]:
     """The role's recorder (core/roles.py): every profile asked for, as the options say."""
     if run.target_kind == "wg-fixtures":
         return wg_fixtures.record_run(run.adapter, run.wg_fixtures, profiles, timeout=run.timeout, say=say)
-    with published(run, target_spec(run)) as spec:
+    with TargetSpec.from_run(run).published() as spec:
         if say:
-            say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.image}, "
+            say(f"recording {len(profiles)} profile(s) of {spec.command or spec.url or spec.docker_image}, "
                 + ("each on its own connection" if run.isolate_profiles else "on one connection"))
         recordings = record_sync(spec, profiles, claimed=claimed, isolate=run.isolate_profiles,
                                  run_timeout=run.run_timeout, progress=progress_lines(say))

@@ -4,7 +4,7 @@ A server written the natural way on an SDK that drops unknown fields fails, or g
 that is not in its own code: "`execution.requirements` is missing from tools/list" says what, and the SDK
 release says why. The releases and what each drops come from the field-survival probe (ecosystem/probe.py,
 `nox -s matrix matrix_fastmcp matrix_typescript matrix_typescript_v2`), shipped as sdk-drops.json beside
-this module by `python -m conformance.tools.matrix survival`. The user names the SDK with `--sdk NAME@VERSION`
+this module by `python -m ecosystem.matrix survival`. The user names the SDK with `--sdk NAME@VERSION`
 (a server's `serverInfo` names the server, not the SDK it is built on); without it, a reason lists the
 measured releases that drop the field.
 """

@@ -54,10 +54,9 @@ from typing import Any, Callable
 
 from ..core.adapters import load_adapter
 from ..core.judging import canonical_rfc8785
-from ..core.model import NotApplicable, Violation, check
+from ..core.model import NotApplicable, Violation, check, describe
 from ..core.recording import Citing
-from ..core.roles import SERVER
-from ..targets.base import clip, describe
+from ..targets.base import clip
 
 PROFILE = "interceptors"
 TARGET_KIND = "wg-fixtures"
@@ -235,7 +234,7 @@ def _replay_bounded(factory: Callable, replay: FixtureReplay, timeout: float) ->
     return False
 
 
-def record(factory: Callable | None, directory: Path, *, adapter: str = "", timeout: float = SERVER.default_timeout,
+def record(factory: Callable | None, directory: Path, *, adapter: str = "", timeout: float,
            unavailable: str | None = None) -> WgFixtureRecording:
     """Replay every fixture under `directory` through `factory`; never raises for the adapter's fault."""
     rec = WgFixtureRecording(adapter=adapter or getattr(factory, "__qualname__", repr(factory)),
@@ -263,12 +262,13 @@ def record(factory: Callable | None, directory: Path, *, adapter: str = "", time
     return rec
 
 
-def record_adapter(spec: str, directory: Path, *, timeout: float = SERVER.default_timeout) -> WgFixtureRecording:
+def record_adapter(spec: str, directory: Path, *, timeout: float) -> WgFixtureRecording:
     """`module:factory` -> a recording; an adapter that cannot be imported makes every check fail with why."""
     try:
         factory = load_adapter(spec)
     except Exception as exc:  # noqa: BLE001 - an import error in the adapter is reported, not raised
-        return record(None, directory, adapter=spec, unavailable=f"adapter {spec} unavailable: {describe(exc)}")
+        return record(None, directory, adapter=spec, unavailable=f"adapter {spec} unavailable: {describe(exc)}",
+                      timeout=timeout)
     return record(factory, directory, adapter=spec, timeout=timeout)
 
 
@@ -285,21 +285,6 @@ def record_run(adapter: str, fixtures: str, profiles, *, timeout: float, say=Non
         say(f"  {len(rec.exchanges)} fixture(s): " + ", ".join(f"{n} {kind}" for kind, n in tally.items())
             + f"; vocabulary {generations(rec.exchanges.values())}" + (f"; {rec.fatal}" if rec.fatal else ""))
     return {PROFILE: rec}
-
-
-def usage_error(adapter: str | None, fixtures: str | None, live_targets: list[str], profiles) -> str | None:
-    """Why the options naming this target do not go together, or None (`live_targets`: the live target options
-    also given, by flag)."""
-    if not adapter and not fixtures:
-        return None
-    if not adapter or not fixtures:
-        return ("an adapter (module:factory) and the working group's fixtures directory go together: "
-                "give both, or neither")
-    if live_targets:
-        return f"the fixture replay's adapter is a target of its own; drop {', '.join(live_targets)}"
-    if profiles and PROFILE not in profiles:
-        return f"the working group's fixtures judge the {PROFILE} profile only, not {', '.join(sorted(profiles))}"
-    return None
 
 
 def target_description(adapter: str, fixtures: str) -> dict:

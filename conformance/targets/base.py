@@ -32,7 +32,7 @@ from typing import Any
 
 import anyio
 
-from ..core.roles import SERVER
+from ..core.model import describe
 from .peerkit import printable
 
 JSON = Any
@@ -124,7 +124,7 @@ def shortened(value: Any) -> Any:
     if isinstance(value, str):
         if len(value) <= REPORT_STRING_LIMIT:
             return value
-        from ..report import redact  # before the cut, which could halve a secret the target echoed
+        from ..core import redact  # before the cut, which could halve a secret the target echoed
 
         return redact.head(value, 200) + f"… ({len(value)} characters; shortened in the report)"
     if isinstance(value, dict):
@@ -138,7 +138,7 @@ def clip(text: str, limit: int = 400) -> str:
     """At most `limit` characters of `text`, safe to print: a target's bytes end up in reasons and terminals."""
     if len(text) <= limit:
         return printable(text)
-    from ..report import redact  # before the cut, which could halve a secret the target echoed
+    from ..core import redact  # before the cut, which could halve a secret the target echoed
 
     return printable(redact.head(text, limit) + f"… ({len(text)} chars)")
 
@@ -157,9 +157,12 @@ def json_line(message: JSON) -> bytes:
 
 
 FIRST_METHODS = ("initialize", "server/discover")  # what a session opens with, by wire mode
+# How the HTTP target names the old transport in a failure; the diagnosis (core/diagnosis.py) looks for these
+# words. Here rather than in http.py, so that reading it does not import the HTTP client into a stdio run.
+OLD_SSE = "the HTTP+SSE transport of 2024-11-05"
 # A host's answer to a turn (conformance/host/HARNESS.md) is one JSON line {"role": "assistant", "content": ...}.
 # A host given to the server role reads `initialize` as a user turn and prints one: no MCP server sends that, so
-# the wait for the first answer ends there instead of at the timeout (core/diagnosis.py names the mix-up).
+# the wait for the first answer ends there instead of at the timeout (run/diagnosis.py names the mix-up).
 HOST_ANSWER = "a line that is not JSON-RPC but a host's answer to a turn"
 
 
@@ -192,7 +195,7 @@ class Connection:
     max_kept_messages = MAX_KEPT_MESSAGES
     max_kept_bytes = MAX_KEPT_BYTES
 
-    def __init__(self, *, timeout: float = SERVER.default_timeout, max_message_bytes: int = 16 * 1024 * 1024,
+    def __init__(self, *, timeout: float, max_message_bytes: int = 16 * 1024 * 1024,
                  mode: str = "handshake"):
         self.timeout = timeout
         self.mode = mode  # "handshake" or "2026-07-28" (stateless: server/discover, _meta on each request)
@@ -375,8 +378,3 @@ class Connection:
         except Exception as exc:
             await self._on_send_error(exc)
 
-
-def describe(exc: BaseException) -> str:
-    """A short, traceback-free description of an exception."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

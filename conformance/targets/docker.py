@@ -21,7 +21,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
+from ..core.model import describe
+from .base import Connection, TargetUnavailable, WireEvent, clip, json_line, now
 from .peerkit import StderrTail
 from .stdio import LineSplitter
 

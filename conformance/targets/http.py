@@ -10,14 +10,18 @@ The transport is written on httpx and httpx-sse rather than the SDK's client,
 because the suite must see every byte (the 2.x SDK client drops extension
 fields and hides malformed messages). A POST runs in its own task; the
 connection's request timeout bounds it, and closing the connection cancels
-what is left and ends the session with DELETE.
+what is left and ends the session with DELETE. TCP connections are pooled and
+kept alive: an event stream is read to its end after its response (see
+DRAIN_WAIT), so its connection serves the next request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import ssl
+from collections.abc import AsyncIterator
 
 import anyio
 import httpx
@@ -26,19 +30,25 @@ from anyio.abc import TaskGroup
 # The decoder is httpx-sse's own field parser; the line splitting around it is bounded (see _bounded_events).
 from httpx_sse._decoders import SSEDecoder
 
-from .base import FIRST_METHODS, Connection, TargetUnavailable, WireEvent, clip, describe, now
+from ..core.model import describe
+from .base import FIRST_METHODS, OLD_SSE, Connection, TargetUnavailable, WireEvent, clip, now
 
-OLD_SSE = "the HTTP+SSE transport of 2024-11-05"  # the diagnosis (core/diagnosis.py) looks for these words
 OLD_SSE_WAIT = 2.0  # seconds the look for an old transport's `endpoint` event may take
+# After the response, what is left of its event stream is read (and not judged) for this long and this much at
+# most: a stream read to its end leaves its connection to the pool for the next request, one closed early
+# takes the connection with it (and each request then opens a new one). A server keeping the stream open
+# past its response costs its connection, as before.
+DRAIN_WAIT = 1.0
+DRAIN_BYTES = 65536
 
 
 class HttpConnection(Connection):
     kind = "http"
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, ca_bundle: str | None = None, **kw):
+    def __init__(self, url: str, *, header: dict[str, str] | None = None, ca_bundle: str | None = None, **kw):
         super().__init__(**kw)
         self.url = url
-        self.extra_headers = dict(headers or {})
+        self.header = dict(header or {})  # the --header values, sent with every request
         self.ca_bundle = ca_bundle
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -93,7 +103,7 @@ class HttpConnection(Connection):
 
     def _headers(self, message: dict | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        headers.update(self.extra_headers)
+        headers.update(self.header)
         if self.mode != "handshake":
             # Stateless: the version, the method and (for some methods) the name travel as headers too.
             headers["MCP-Protocol-Version"] = self.mode
@@ -141,14 +151,19 @@ class HttpConnection(Connection):
             return
         if ctype == "text/event-stream" and resp.status_code < 400:
             skipped = ""
-            async for data, problem in _bounded_events(resp, self.max_message_bytes):
-                if problem:
-                    self.wire.append(WireEvent(now(), "in", raw=data, problem=problem))
-                    skipped = f" ({problem})"
-                    continue
-                await self._on_incoming(data)
-                if self._answered_id(message["id"]) or self._dead:
-                    return
+            chunks = resp.aiter_bytes()
+            async with contextlib.aclosing(_bounded_events(chunks, self.max_message_bytes)) as events:
+                async for data, problem in events:
+                    if problem:
+                        self.wire.append(WireEvent(now(), "in", raw=data, problem=problem))
+                        skipped = f" ({problem})"
+                        continue
+                    await self._on_incoming(data)
+                    if self._dead:
+                        return
+                    if self._answered_id(message["id"]):
+                        await _drain(chunks)
+                        return
             if not self._answered_id(message["id"]):
                 self._fail_request(message, f"the server ended the event stream of {method} without a response"
                                             f"{skipped}")
@@ -183,7 +198,7 @@ class HttpConnection(Connection):
         with anyio.move_on_after(OLD_SSE_WAIT):
             try:
                 async with self._entered()[0].stream("GET", self.url, headers={
-                        "Accept": "text/event-stream", **self.extra_headers}) as resp:
+                        "Accept": "text/event-stream", **self.header}) as resp:
                     if resp.status_code != 200 or not resp.headers.get("content-type", "").startswith(
                             "text/event-stream"):
                         return None
@@ -206,7 +221,7 @@ class HttpConnection(Connection):
 
     def _redacted(self, text: str) -> str:
         """`text` without the --header values (credentials), should an error of the HTTP client quote one."""
-        for value in self.extra_headers.values():
+        for value in self.header.values():
             if len(value) >= 4:  # a short value ("1", "yes") is no secret, and replacing it would garble text
                 for form in {value, repr(value)[1:-1], repr(value.encode("utf-8", "replace"))[2:-1]}:
                     text = text.replace(form, "[header value]")
@@ -250,7 +265,21 @@ def _tls_failure(exc: BaseException | None) -> tuple[str, str] | None:
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
-async def _bounded_events(resp: httpx.Response, limit: int):
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what is left of a response body, within DRAIN_WAIT and DRAIN_BYTES, so its connection is kept.
+    The request is answered already: a transport error now only costs the connection, as closing it would."""
+    left = DRAIN_BYTES
+    with anyio.move_on_after(DRAIN_WAIT):
+        try:
+            async for chunk in chunks:
+                left -= len(chunk)
+                if left < 0:
+                    return
+        except httpx.HTTPError:
+            pass
+
+
+async def _bounded_events(chunks: AsyncIterator[bytes], limit: int):
     """The data of each server-sent event, as (data, None), or (head, problem) for an event over `limit` bytes.
 
     httpx-sse reads a whole line, however long, before it parses it; here lines are split from the byte
@@ -264,7 +293,7 @@ async def _bounded_events(resp: httpx.Response, limit: int):
     event_bytes = 0
     skipping = False
     after_cr = False  # the last chunk ended with CR: an LF opening this one belongs to that line end
-    async for chunk in resp.aiter_bytes():
+    async for chunk in chunks:
         if not chunk:
             continue
         start = 1 if after_cr and chunk[:1] == b"\n" else 0

@@ -21,7 +21,8 @@ import subprocess
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 
-from .base import Connection, TargetUnavailable, WireEvent, clip, describe, json_line, now
+from ..core.model import describe
+from .base import Connection, TargetUnavailable, WireEvent, clip, json_line, now
 from .environment import scrubbed
 from .peerkit import StderrTail, cannot_start, open_group, stop_group
 

@@ -1,4 +1,6 @@
-// A client on the official TypeScript SDK: what its user sees of the extension fields.
+// A client on the official TypeScript SDK: what its user sees of the extension fields, on
+// @modelcontextprotocol/sdk (v1) or on the v2 packages (@modelcontextprotocol/client) through
+// ecosystem/typescript-v2/naive_client.cjs.
 //
 //   NODE_PATH=DIR/node_modules node ecosystem/typescript/naive_client.cjs '["python", "ecosystem/wire_server.py"]'
 //
@@ -8,15 +10,28 @@
 // Prints one JSON object; ecosystem/probe.py judges it.
 "use strict";
 const { z } = require("zod");
-const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
-const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 
-const Anything = z.object({}).passthrough();
+// What differs between the SDK's generations: module names, and zod's spelling of an open object.
+const SDKS = {
+  v1: {
+    suffix: "",
+    Client: () => require("@modelcontextprotocol/sdk/client/index.js").Client,
+    StdioClientTransport: () => require("@modelcontextprotocol/sdk/client/stdio.js").StdioClientTransport,
+    anything: () => z.object({}).passthrough(),
+  },
+  v2: {
+    suffix: "-v2",
+    Client: () => require("@modelcontextprotocol/client").Client,
+    StdioClientTransport: () => require("@modelcontextprotocol/client/stdio").StdioClientTransport,
+    anything: () => z.looseObject({}),
+  },
+};
 
-async function main(argv) {
+async function observe(sdk, argv) {
+  const [Client, StdioClientTransport, Anything] = [sdk.Client(), sdk.StdioClientTransport(), sdk.anything()];
   const params = { command: argv[0], args: argv.slice(1), stderr: "ignore" };
   const seen = { typed: {}, raw: {}, methods: {} };
-  const client = new Client({ name: "naive-typescript-client", version: "0.1.0" });
+  const client = new Client({ name: `naive-typescript${sdk.suffix}-client`, version: "0.1.0" });
   const transport = new StdioClientTransport(params);
   // The raw initialize result: the transport's messages, seen before the client parses them.
   const onmessage = () => transport.onmessage;
@@ -48,7 +63,13 @@ async function main(argv) {
   return seen;
 }
 
-main(JSON.parse(process.argv[2])).then(
-  (seen) => { console.log(JSON.stringify(seen)); process.exit(0); },
-  (err) => { console.error(String(err && err.stack || err)); process.exit(1); },
-);
+// Print what a client on the SDK generation `generation` ("v1" or "v2") sees of the server argv names.
+function main(generation) {
+  Promise.resolve().then(() => observe(SDKS[generation], JSON.parse(process.argv[2]))).then(
+    (seen) => { console.log(JSON.stringify(seen)); process.exit(0); },
+    (err) => { console.error(String(err && err.stack || err)); process.exit(1); },
+  );
+}
+
+module.exports = { main };
+if (require.main === module) main("v1");

@@ -1,4 +1,5 @@
-// A server on the official TypeScript SDK (@modelcontextprotocol/sdk), written as its docs teach.
+// A server on the official TypeScript SDK, written as its docs teach: on @modelcontextprotocol/sdk (v1),
+// or on the v2 packages (@modelcontextprotocol/server) through ecosystem/typescript-v2/naive_server.cjs.
 //
 //   NODE_PATH=DIR/node_modules node ecosystem/typescript/naive_server.cjs naive|lowlevel
 //
@@ -10,11 +11,40 @@
 //   methods: the high-level API has none.
 // lowlevel: the low-level Server; a tools/list handler returns the tools as plain objects, the
 //   capabilities go in the constructor, and setRequestHandler serves middleware/list and
-//   augmentation/list through a schema of their own (empty lists: no middleware is offered).
-// What reaches the wire is up to the release (ecosystem/probe.py, the suite itself).
+//   augmentation/list (empty lists: no middleware is offered): v1 through a schema of their own, v2 as
+//   setRequestHandler(method, {params}, handler).
+// What reaches the wire is up to the release (ecosystem/probe.py, the suite itself). The two generations
+// differ only in their module names and in how a handler names its method (SDKS below).
 "use strict";
 const { z } = require("zod");
-const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js");
+
+// What differs between the SDK's generations, the rest of the file is the same for both.
+const SDKS = {
+  v1: {
+    suffix: "",
+    stdio: () => require("@modelcontextprotocol/sdk/server/stdio.js"),
+    McpServer: () => require("@modelcontextprotocol/sdk/server/mcp.js").McpServer,
+    Server: () => require("@modelcontextprotocol/sdk/server/index.js").Server,
+    inputSchema: (shape) => shape,
+    handle: (server, method, handler) => {
+      const types = require("@modelcontextprotocol/sdk/types.js");
+      const schemas = { "tools/list": types.ListToolsRequestSchema, "tools/call": types.CallToolRequestSchema };
+      const own = z.object({ method: z.literal(method), params: z.optional(z.object({}).passthrough()) });
+      server.setRequestHandler(schemas[method] || own, handler);
+    },
+  },
+  v2: {
+    suffix: "-v2",
+    stdio: () => require("@modelcontextprotocol/server/stdio"),
+    McpServer: () => require("@modelcontextprotocol/server").McpServer,
+    Server: () => require("@modelcontextprotocol/server").Server,
+    inputSchema: (shape) => z.object(shape),
+    handle: (server, method, handler) => {
+      if (method === "tools/list" || method === "tools/call") server.setRequestHandler(method, handler);
+      else server.setRequestHandler(method, { params: z.looseObject({}) }, handler);
+    },
+  },
+};
 
 const SATISFIED = new Set(["conformance:satisfied"]);
 const GATED = {
@@ -52,37 +82,43 @@ const TOOLS = {
 };
 const result = ([text, isError]) => ({ content: [{ type: "text", text }], ...(isError ? { isError: true } : {}) });
 
-function naive() {
-  const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
-  const server = new McpServer({ name: "naive-typescript", version: "0.1.0" }, { capabilities: CAPABILITIES });
+function naive(sdk) {
+  const McpServer = sdk.McpServer();
+  const server = new McpServer({ name: `naive-typescript${sdk.suffix}`, version: "0.1.0" }, { capabilities: CAPABILITIES });
   for (const [name, [, shape, extra, body]] of Object.entries(TOOLS)) {
-    server.registerTool(name, { description: `fixture ${name}`, inputSchema: shape, ...extra },
+    server.registerTool(name, { description: `fixture ${name}`, inputSchema: sdk.inputSchema(shape), ...extra },
       async (args) => result(body(args || {})));
   }
   return server;
 }
 
-function lowlevel() {
-  const { Server } = require("@modelcontextprotocol/sdk/server/index.js");
-  const { ListToolsRequestSchema, CallToolRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
-  const server = new Server({ name: "lowlevel-typescript", version: "0.1.0" }, { capabilities: CAPABILITIES });
+function lowlevel(sdk) {
+  const Server = sdk.Server();
+  const server = new Server({ name: `lowlevel-typescript${sdk.suffix}`, version: "0.1.0" }, { capabilities: CAPABILITIES });
   const tools = Object.entries(TOOLS).map(([name, [inputSchema, , extra]]) =>
     ({ name, description: `fixture ${name}`, inputSchema, ...extra }));
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  sdk.handle(server, "tools/list", async () => ({ tools }));
+  sdk.handle(server, "tools/call", async (request) => {
     const tool = TOOLS[request.params.name];
     if (!tool) return result([`unknown tool: ${request.params.name}`, true]);
     return result(tool[3](request.params.arguments || {}));
   });
-  const method = (name) => z.object({ method: z.literal(name), params: z.optional(z.object({}).passthrough()) });
-  server.setRequestHandler(method("middleware/list"), async () => ({ middleware: [] }));
-  server.setRequestHandler(method("augmentation/list"), async () => ({ augmentations: [] }));
+  sdk.handle(server, "middleware/list", async () => ({ middleware: [] }));
+  sdk.handle(server, "augmentation/list", async () => ({ augmentations: [] }));
   return server;
 }
 
-const variant = process.argv[2] || "naive";
-const server = variant === "lowlevel" ? lowlevel() : naive();
-server.connect(new StdioServerTransport()).catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// Serve over stdio on the SDK generation `generation` ("v1" or "v2"), as argv names the use of it.
+function main(generation) {
+  const sdk = SDKS[generation];
+  const variant = process.argv[2] || "naive";
+  const server = variant === "lowlevel" ? lowlevel(sdk) : naive(sdk);
+  const { StdioServerTransport } = sdk.stdio();
+  server.connect(new StdioServerTransport()).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
+
+module.exports = { main };
+if (require.main === module) main("v1");

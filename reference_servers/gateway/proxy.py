@@ -7,12 +7,13 @@ Theory of operation
 - Stdio client and only stdio upstreams (the common case): no SDK at all. Lines are pumped with asyncio
   pipes, each parsed once, its id rewritten and written on (`raw_stdio_client`, `open_raw_upstream`);
   the SDK is not even imported. Upstreams get the SDK's minimal environment plus their `env`.
-- Otherwise the transports are the official SDK's (stdio server or Streamable HTTP server downstream;
-  stdio_client or the Streamable HTTP client upstream), but no SDK session: the proxy moves `SessionMessage`s, each
-  turned into a plain dict and back. The SDK's session layer would validate requests against its closed
-  request union and re-validate results (the 2.x SDK drops unknown Tool fields), so extension fields
-  and methods (`preprocessor`, `execution.requirements`, `middleware/*`, `augmentation/*`, interceptors) would not
-  survive it; the JSON-RPC envelope models keep params and results as raw dicts on 1.x and 2.x alike.
+- A command upstream is such a line pump whatever the client's side is. The other transports are the official
+  SDK's (stdio server or Streamable HTTP server downstream, the Streamable HTTP client upstream), but no SDK
+  session: the proxy moves `SessionMessage`s, each turned into a plain dict and back. The SDK's session
+  layer would validate requests against its closed request union and re-validate results (the 2.x SDK
+  drops unknown Tool fields), so extension fields and methods (`preprocessor`, `execution.requirements`,
+  `middleware/*`, `augmentation/*`, interceptors) would not survive it; the JSON-RPC envelope models keep
+  params and results as raw dicts on 1.x and 2.x alike.
 - Ids: every request the proxy sends on a link gets the link's next id, and its response is mapped
   back to the id the sender used, in both directions (upstream servers may send requests too:
   ping, sampling, roots). Params and results are never touched on the way through.
@@ -43,11 +44,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 import itertools
 import json
 import logging
 import os
 import shlex
+import subprocess
 import sys
 import uuid
 from contextlib import AsyncExitStack
@@ -230,20 +233,13 @@ def check_upstream_name(name: str) -> None:
 
 
 async def open_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
-    """The (read, write) streams of one upstream, through the SDK's client transports."""
-    if cfg.url:
-        from mcp.client import streamable_http
+    """The (read, write) streams of one URL upstream, through the SDK's Streamable HTTP client (a command upstream
+    is a line pump: `open_raw_upstream`)."""
+    from mcp.client import streamable_http
 
-        connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
-        streams = await stack.enter_async_context(connect(cfg.url))
-        return streams[0], streams[1]  # 1.x also yields a session-id getter
-    from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
-
-    # Not the gateway's own environment (its API keys are not the upstream's business): the SDK's minimal
-    # set (HOME, PATH, ...) plus what the config gives this upstream.
-    env = {**get_default_environment(), **(cfg.env or {})}
-    params = StdioServerParameters(command=cfg.command[0], args=cfg.command[1:], env=env)
-    return await stack.enter_async_context(stdio_client(params))
+    connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
+    streams = await stack.enter_async_context(connect(cfg.url))
+    return streams[0], streams[1]  # 1.x also yields a session-id getter
 
 
 # ------------------------------------------------------------------------------------------ raw stdio
@@ -252,6 +248,10 @@ async def open_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
 # Used whenever every upstream is a command; Streamable HTTP on either side goes through the SDK.
 
 MAX_LINE = 64 * 1024 * 1024
+# json.loads and json.dumps(message, ensure_ascii=False, separators=(",", ":")) without building a decoder or an
+# encoder for every message.
+_DECODE = json.JSONDecoder().decode
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # The SDK's get_default_environment() list (mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS, POSIX), kept here so
 # the fast path need not import the SDK; tests/test_reference_gateway_security.py checks they agree.
 DEFAULT_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
@@ -266,10 +266,14 @@ def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the 
     before parsing when the line is short, after it when it is long (a walk over the tree's containers costs
     less there than reading every byte); either way its links are `depth_checked`."""
     short = len(line) <= OFF_LOOP_BYTES
-    if short and shape_problem(line, MAX_DEPTH, None) is not None:
+    # Depth d needs d opening brackets: two C counts clear almost every message before the byte scan.
+    if short and line.count(b"[") + line.count(b"{") > MAX_DEPTH and shape_problem(line, MAX_DEPTH, None):
         return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
     try:
-        message = json.loads(line)
+        # json.loads, without its encoding sniffing where the answer is known: a line opening with "{" and no
+        # NUL after it is UTF-8 to json.detect_encoding too (no BOM, not UTF-16 or -32).
+        message = _DECODE(line.decode("utf-8", "surrogatepass")) if line[:1] == b"{" and line[1:2] != b"\0" \
+            else json.loads(line)
     except RecursionError:  # json's own limit (about a thousand levels): far past MAX_DEPTH
         return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
@@ -297,12 +301,12 @@ class LineReader:
             try:
                 line = await self.reader.readuntil(b"\n")
             except asyncio.IncompleteReadError as exc:
-                if not exc.partial.strip():
+                if not exc.partial or exc.partial.isspace():
                     raise StopAsyncIteration from None
                 line = exc.partial
             except asyncio.LimitOverrunError:
                 raise StopAsyncIteration from None
-            if line.strip():
+            if not line.isspace():  # as `line.strip()` is empty (the same ASCII whitespace), without copying the line
                 return parse_line(line)
 
 
@@ -316,7 +320,7 @@ class LineWriter:
         if self.writer.is_closing():
             raise anyio.ClosedResourceError
         try:
-            self.writer.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            self.writer.write(_ENCODE(message).encode() + b"\n")
             if self.writer.transport.get_write_buffer_size() > 65536:  # wait only when the reader lags
                 await self.writer.drain()
         except (ConnectionError, RuntimeError) as exc:
@@ -341,27 +345,37 @@ async def raw_stdio_client():
 
 
 async def open_raw_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
-    proc = await asyncio.create_subprocess_exec(*cfg.command, stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE, limit=MAX_LINE,
-                                                env={**minimal_environment(), **(cfg.env or {})})
+    # Popen, and its pipes connected to the loop by hand as raw_stdio_client does: asyncio's subprocess transport
+    # hands every chunk of output on through one more loop turn (call_soon), one of a round trip's five.
+    loop = asyncio.get_running_loop()
+    proc = subprocess.Popen(cfg.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**minimal_environment(), **(cfg.env or {})})
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proc.stdin)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def end() -> None:
         # As the SDK's stdio_client: close its stdin, give it 2 s to exit, then terminate, then kill.
         with anyio.CancelScope(shield=True):
-            if proc.stdin and not proc.stdin.is_closing():
-                proc.stdin.close()
-            for stop in (None, proc.terminate, proc.kill):
-                if stop is not None:
-                    try:
-                        stop()
-                    except ProcessLookupError:
+            if not writer.is_closing():
+                writer.close()
+            try:
+                for stop in (None, proc.terminate, proc.kill):
+                    if stop is not None:
+                        try:
+                            stop()
+                        except ProcessLookupError:
+                            return
+                    with anyio.move_on_after(2.0):
+                        while proc.poll() is None:  # Popen reaps it; asyncio's child watcher does not know it
+                            await anyio.sleep(0.01)
                         return
-                with anyio.move_on_after(2.0):
-                    await proc.wait()
-                    return
+            finally:
+                read_transport.close()
 
     stack.push_async_callback(end)
-    return LineReader(proc.stdout), LineWriter(proc.stdin)
+    return LineReader(reader), LineWriter(writer)
 
 
 # ------------------------------------------------------------------------------------------ links
@@ -677,11 +691,15 @@ async def serve_session(client_read, client_write, config: Config, pipeline=None
     async with AsyncExitStack() as stack:
         links = {}
         for cfg in config.upstreams:
-            if raw:
+            # A command upstream is always a line pump, whatever the client's side is: the SDK's stdio_client
+            # splits its buffer at every chunk (quadratic on a long line: 150 ms on the event loop for one 4 MiB
+            # answer, in small steps) and turns every message into models and back.
+            if cfg.command:
                 read, write = await open_raw_upstream(stack, cfg)
             else:
                 read, write = await open_upstream(stack, cfg)
-            links[cfg.name] = Link(f"upstream {cfg.name!r}", read, write, unchanged if raw else to_message, raw)
+            links[cfg.name] = Link(f"upstream {cfg.name!r}", read, write, unchanged if cfg.command else to_message,
+                                   bool(cfg.command))
         client = Link("the client", client_read, client_write, unchanged if raw else to_message, raw or client_checked)
         proxy = Proxy(client, links, pipeline)
         await proxy.run()
@@ -939,6 +957,15 @@ async def serve_http(config: Config, port: int, host: str = "127.0.0.1", *, max_
     fast_sse_lines()  # a large answer is not split at line breaks it does not have, on the event loop
 
     make_pipeline(config)  # a bad plugin config fails at start, not at the first session
+    # What every session uses, imported now rather than by the first session; then the start-up's objects (about
+    # 84,000: the SDK's models, uvicorn, starlette) are left out of every later garbage collection. A full
+    # collection walks them all: 35-40 ms on the event loop, at a moment no request chooses.
+    import mcp.server.streamable_http  # noqa: F401
+    import mcp.shared.message  # noqa: F401
+    import mcp.types  # noqa: F401
+
+    gc.collect()
+    gc.freeze()
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:

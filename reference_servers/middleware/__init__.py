@@ -9,7 +9,7 @@ object. Arguments that are wrong beyond what the JSON Schema can say raise
 `ValueError` with a message meant for the caller; the server turns that into a
 JSON-RPC invalid-params error.
 
-Each module exposes `DEFINITION` (pii.py also `RESTORATION`), a `MiddlewareSpec`
+Each module exposes `DEFINITION` (pii/ also `RESTORATION`), a `MiddlewareSpec`
 with the name, description and JSON Schema (draft 2020-12, `type: object`) that
 `middleware/list` shows. `ALL` lists them in the order a server offers them;
 `augment.AUGMENTATIONS` offers the same functions in the augmentation shape of
@@ -17,7 +17,7 @@ MCP PR #142 (`AugmentationSpec`).
 
 | module        | middleware                          |
 |---------------|-------------------------------------|
-| pii.py        | pii_redaction, pii_restoration      |
+| pii/          | pii_redaction, pii_restoration      |
 | moderation.py | content_moderation                  |
 | retrieval.py  | document_retrieval (corpus.json)    |
 | timestamp.py  | timestamp_injector                  |

@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
-from conformance.gateway.upstream import FixtureServer, Log, RpcError, serve_stdio  # noqa: E402
+from conformance.gateway.upstream import FixtureServer, Log, serve_stdio  # noqa: E402
+from conformance.targets.peerkit import RpcError  # noqa: E402
 
 EXT = "io.modelcontextprotocol/interceptors"
 P = "interceptors/server/"

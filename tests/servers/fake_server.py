@@ -29,11 +29,11 @@ from conformance.gateway.upstream import (  # noqa: E402
     SATISFIED,
     FixtureServer,
     Log,
-    RpcError,
     error_result,
     serve_stdio,
     text_result,
 )
+from conformance.targets.peerkit import RpcError  # noqa: E402
 
 MUTANTS = {
     # preprocessor-tools

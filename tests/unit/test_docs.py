@@ -129,6 +129,18 @@ def test_the_options_the_server_page_lists_are_the_clis():
     assert listed and listed <= offered, sorted(listed - offered)
 
 
+@pytest.mark.parametrize("role", ["server", "host", "gateway"])
+def test_the_role_page_names_every_option_of_the_role(role):
+    """An option added to conformance/options.py is named on its role's page: a step of
+    docs/contributing.md#add-an-option that cannot be forgotten."""
+    from conformance.options import for_role
+
+    text = PAGES[f"docs/{role}.md"]
+    named = set(re.findall(r"(?<![\w-])--?([a-z][\w-]*)", text))
+    missing = [f"--{o.name}" for o in for_role(role) if o.name not in named]
+    assert missing == [], f"docs/{role}.md does not name {missing}"
+
+
 def test_server_page_says_which_checks_judge_the_servers_own_tools():
     """docs/server.md's two tables: a check without fixtures judges the server's own tools and middleware, a
     check with fixtures only the fixtures; both tables hold exactly the server role's checks of each kind."""
@@ -154,19 +166,86 @@ def test_server_page_says_which_checks_judge_the_servers_own_tools():
     assert listed(fixtures) == {c for c in ids if REGISTRY[c].needs}
 
 
-def test_the_counts_the_pages_give_are_the_registrys():
-    """Every "N checks" a page gives for a role (README, docs/server.md, docs/host.md, docs/gateway.md) is the
-    role's count of live checks, and the server page's split is its two tables' sizes."""
-    from conformance.core.model import REGISTRY
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve")
+NUMBER = r"(\d+|" + "|".join(NUMBER_WORDS) + r")"
+# A number the pages state about the suite itself: "71 checks", "six profiles", "six proposed …".
+COUNTED = re.compile(rf"\b{NUMBER}(?: [\w-]+)? (?:checks|profiles|extensions|proposed)\b")
+COUNTED_PAGES = ("README.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))), "pyproject.toml")
+
+
+def number(text: str) -> int:
+    return int(text) if text.isdigit() else NUMBER_WORDS.index(text)
+
+
+def stated_counts() -> list[tuple[str, str, int]]:
+    """(page, the pattern of the sentence, what the registry says the number is) for every count of checks,
+    profiles or extensions a page states; a pattern's one group is the number."""
+    from conformance.core.model import PROFILES
     from conformance.core.roles import ROLES
 
-    live = {name: [c for c in role.check_ids() if REGISTRY[c].target == "live"] for name, role in ROLES.items()}
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    for name in ("server", "host", "gateway"):
-        said = re.search(rf"\*\*{name}\*\* \([^)]*?(\d+) checks\)", readme)
-        assert said and int(said.group(1)) == len(live[name]), (name, said and said.group(0))
-    server = " ".join((ROOT / "docs" / "server.md").read_text(encoding="utf-8").split())
-    split = re.search(r"Of the (\d+) server checks, (\d+) judge .*? The other (\d+) judge", server)
+    live = {name: role.check_ids() for name, role in ROLES.items()}
+    by_profile = {name: {p: [c for c in ids if REGISTRY[c].profile == p] for p in ROLES[name].profiles}
+                  for name, ids in live.items()}
+    pipeline = len(by_profile["gateway"]["sequential-pipeline"])
     own = [c for c in live["server"] if not REGISTRY[c].needs]
-    assert split and tuple(map(int, split.groups())) == (len(live["server"]), len(own), len(live["server"]) - len(own))
-    assert f"judges every message it got back. {len(live['server'])} checks." in server
+    return [
+        ("README.md", rf"A conformance suite for {NUMBER} proposed", len(PROFILES)),
+        *((("README.md", rf"\*\*{name}\*\* \([^)]*?{NUMBER} checks\)", len(live[name])) for name in ROLES)),
+        ("docs/server.md", rf"judges every message it got back\. {NUMBER} checks\.", len(live["server"])),
+        ("docs/server.md", rf"Of the {NUMBER} server checks", len(live["server"])),
+        ("docs/server.md", rf"server checks, {NUMBER} judge what", len(own)),
+        ("docs/server.md", rf"The other {NUMBER} judge", len(live["server"]) - len(own)),
+        ("docs/host.md", rf"from both sides \({NUMBER} checks\)", len(live["host"])),
+        ("docs/gateway.md", rf"together or apart \({NUMBER} checks\)", len(live["gateway"])),
+        ("docs/gateway.md", rf"`interceptors`, {NUMBER} checks\)", len(live["gateway"]) - pipeline),
+        ("docs/gateway.md", rf"\(`sequential-pipeline`, {NUMBER} checks\)", pipeline),
+        ("docs/gateway.md", rf"{NUMBER} checks\): {NUMBER} JSON fixtures", None),  # the fixtures: below
+        ("docs/reference-implementations.md", rf"It passes all {NUMBER} gateway checks", len(live["gateway"])),
+        ("docs/ecosystem.md", rf"as a target of its own, with {NUMBER} checks", len(ROLES["server"].check_ids("wg-fixtures"))),
+        ("docs/sources.md", rf"the source documents of its {NUMBER} profiles", len(PROFILES)),
+        # a measurement on the reference server, which claims every server-role profile
+        ("docs/reports.md", rf"with the {NUMBER} claimed profiles", len(ROLES["server"].profiles)),
+    ]
+
+
+def test_the_counts_the_pages_give_are_the_registrys():
+    """Every number of checks, profiles or extensions the README, docs/*.md and pyproject state is the
+    registry's (or, for the pipeline fixtures, the fixture directory's)."""
+    from conformance.gateway.replay import FIXTURE_DIR
+
+    for page, pattern, want in stated_counts():
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        said = re.search(pattern, text)
+        assert said, f"{page}: no sentence matches {pattern!r}"
+        if want is None:
+            assert number(said.group(2)) == len(list(FIXTURE_DIR.glob("*.json"))), (page, said.group(0))
+            continue
+        assert number(said.group(1)) == want, f"{page}: {said.group(0)!r}, the registry says {want}"
+
+
+def test_every_count_a_page_states_is_held_to_the_registry():
+    """A new "N checks" on a page is one the test above checks: every count of checks, profiles or extensions in
+    the README, docs/*.md and pyproject is matched by one of its sentences."""
+    held: dict[str, list[tuple[int, int]]] = {}
+    for page, pattern, _ in stated_counts():
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        held.setdefault(page, []).extend(m.span() for m in re.finditer(pattern, text))
+    loose = []
+    for page in COUNTED_PAGES:
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        for m in COUNTED.finditer(text):
+            if not any(start <= m.start() < end for start, end in held.get(page, ())):
+                loose.append(f"{page}: {m.group(0)!r}")
+    assert loose == [], "counts no test holds to the registry (add them to stated_counts)"
+
+
+def test_the_package_description_names_every_profile():
+    """pyproject's description lists the extensions by name, one per profile."""
+    import tomllib
+
+    from conformance.core.model import PROFILES
+
+    description = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["description"]
+    listed = description.rstrip(".").split(": ", 1)[1].split(", ")
+    assert len(listed) == len(PROFILES), listed

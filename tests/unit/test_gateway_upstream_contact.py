@@ -3,10 +3,10 @@ upstream, the upstream's received requests as evidence, the optional-field compa
 
 from types import SimpleNamespace
 
-from conformance.core.diagnosis import diagnose
 from conformance.gateway.common import optional_fields
 from conformance.gateway.record import upstream_exchanges
 from conformance.gateway.upstream import FixtureServer
+from conformance.run.diagnosis import diagnose
 
 NOT_A_GATEWAY = "the target never contacted the upstream the suite started"
 

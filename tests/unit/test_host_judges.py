@@ -4,12 +4,13 @@ import anyio
 import pytest
 
 from conformance.core.model import NotObserved, Violation
+from conformance.core.spelling import flag
 from conformance.host import augmentation, context_middleware, interceptors
 from conformance.host.harness import HostRun, Turn
 from conformance.host.mock_llm import ModelRequest
 from conformance.host.record import record_hosts
 from conformance.host.recording import HostRecording
-from conformance.options import flag
+from conformance.targets import TargetSpec
 
 
 def _recording(profile: str, run: HostRun) -> HostRecording:
@@ -39,10 +40,13 @@ def test_a_late_augmentation_is_judged_by_the_hint_it_left_out():
         judge(rec)  # the text carries every hint: no hint check fails for a timing reason
 
 
+TRUE = TargetSpec("stdio", command="true")  # a host that answers nothing
+
+
 def test_an_unclaimed_profile_names_its_own_reason():
-    recs = anyio.run(lambda: record_hosts("true", ["preprocessor-tools", "augmentation"], claimed=["augmentation"]))
+    recs = anyio.run(lambda: record_hosts(TRUE, ["preprocessor-tools", "augmentation"], claimed=["augmentation"]))
     assert recs["preprocessor-tools"].claim_reason == f"not named with {flag('profile')}"  # the form in use: here the plugin
-    recs = anyio.run(lambda: record_hosts("true", ["augmentation"], claimed=set()))
+    recs = anyio.run(lambda: record_hosts(TRUE, ["augmentation"], claimed=set()))
     assert recs["augmentation"].claim_reason == f"hosts claim augmentation only with {flag('profile')} augmentation"
 
 

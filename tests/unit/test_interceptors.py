@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.core.roles import SERVER
 from reference_servers.interceptor_chain import ChainEntry, WgSession, run_chain, wg_adapter
 from reference_servers.interceptors import InterceptorDef, InterceptorError, InterceptorRegistry, build, narrow_hooks
 
@@ -104,6 +105,7 @@ def test_reference_real_interceptors_redact_and_detect():
 def replay(factory, directory=FIXTURES, **kw):
     from conformance.server import wg_fixtures
 
+    kw.setdefault("timeout", SERVER.default_timeout)
     return wg_fixtures.record(factory, directory, adapter="test", **kw)
 
 
@@ -178,7 +180,7 @@ def test_fixtures_that_cannot_be_read_make_every_check_fail_with_why(tmp_path, p
 def test_an_adapter_that_cannot_be_loaded_makes_every_check_fail_with_why():
     from conformance.server import wg_fixtures
 
-    rec = wg_fixtures.record_adapter("no_such_module_here:factory", FIXTURES)
+    rec = wg_fixtures.record_adapter("no_such_module_here:factory", FIXTURES, timeout=SERVER.default_timeout)
     results = judged(rec)
     assert {r.outcome for r in results.values()} == {"fail"} and "ModuleNotFoundError" in results[PROTOCOL].reason
 
@@ -228,7 +230,7 @@ def test_an_adapter_that_hangs_costs_its_fixtures_and_nothing_else(tmp_path):
 def test_replay_checks_and_live_checks_judge_only_their_own_kind_of_target():
     from conformance.core.model import REGISTRY
     from conformance.core.runner import evaluate, evaluate_all
-    from conformance.server.recording import Recording as LiveRecording
+    from conformance.server.recording import ServerRecording as LiveRecording
 
     rec = replay(wg_adapter)
     assert set(evaluate_all("server", {"interceptors": rec})) == {PROTOCOL, BEHAVIOR}

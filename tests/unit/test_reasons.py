@@ -6,7 +6,7 @@ import pytest
 
 from conformance.core.model import Check, NotObserved, Violation, once
 from conformance.core.runner import evaluate
-from conformance.server.recording import Recording
+from conformance.server.recording import ServerRecording
 
 
 def test_a_not_observed_built_from_another_says_the_prefix_once():
@@ -28,7 +28,7 @@ def test_once_says_each_doubled_prefix_once(said, meant):
 
 
 def test_every_reason_the_runner_reports_goes_through_once():
-    rec = Recording("augmentation", {})
+    rec = ServerRecording("augmentation", {})
     rec.claimed = True
 
     def judge(rec):

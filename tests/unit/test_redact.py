@@ -1,4 +1,4 @@
-"""report/redact.py: a secret of the user's (a --header or --secret-env value) in any string of any JSON
+"""core/redact.py: a secret of the user's (a --header or --secret-env value) in any string of any JSON
 value, in any form a report writes it (as is, JSON-escaped, \\uXXXX, an HTML reference), is replaced by its
 marker, and the value keeps its shape. Generated secrets and documents (Hypothesis); the CLI end to end is
 tests/test_report_safety.py."""
@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance import options
+from conformance.core.redact import MIN_LENGTH, Secrets
 from conformance.core.roles import ROLES
-from conformance.report.redact import MIN_LENGTH, Secrets
+from conformance.targets import TargetSpec
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.function_scoped_fixture])
@@ -105,6 +106,6 @@ def test_a_run_takes_its_secrets_from_header_and_secret_env(monkeypatch):
     monkeypatch.setenv("MCPX_T", "from-the-environment")
     run = options.Run(ROLES["server"], {"header": ["Authorization: Bearer ${MCPX_T}"],
                                         "env": ["PLAIN=visible-value"], "secret_env": ["KEY=hidden-value"]})
-    assert run.env_vars == {"PLAIN": "visible-value", "KEY": "hidden-value"}
+    assert TargetSpec.from_run(run).environment == {"PLAIN": "visible-value", "KEY": "hidden-value"}
     assert run.secrets.text("from-the-environment visible-value hidden-value") == (
         "[redacted:header Authorization] visible-value [redacted:env KEY]")

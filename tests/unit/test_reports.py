@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 from conformance.core import schemas_loader
 from conformance.core.model import Result
-from conformance.options import flag
+from conformance.core.spelling import flag
 from conformance.report import html, inert, results
 
 META = "conformance_memories: _meta['preprocessor']"
@@ -183,3 +183,20 @@ def test_profiles_and_sections_in_one_order_and_durations_in_one_format():
     assert sections == table == ["preprocessor-tools", "context-middleware"]  # the role's order, not severity
     durations = re.findall(r"\d+\.\d+ s\b", text)
     assert durations and all(re.fullmatch(r"\d+\.\d{3} s", d) for d in durations)
+
+
+def test_the_page_templates_are_compiled_once_into_the_cache_and_a_cache_that_cannot_be_used_changes_nothing(
+        tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    try:
+        for home in (tmp_path / "cache", blocked):
+            monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+            html.environment.cache_clear()
+            first = html.environment().get_template("report.html.j2")
+            html.environment.cache_clear()
+            again = html.environment().get_template("report.html.j2")  # a later run: from the cache, if any
+            assert first.name == again.name == "report.html.j2"  # compiled, or loaded, without an error
+        assert list((tmp_path / "cache" / "mcp-ext-conformance").glob("templates-*/__jinja2_*.cache"))
+    finally:
+        html.environment.cache_clear()

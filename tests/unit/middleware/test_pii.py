@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 from stdnum import luhn
 
 from reference_servers.middleware import pii
+from reference_servers.middleware.pii.detection import find_pii
+from reference_servers.middleware.pii.handles import HANDLE_RE
+from reference_servers.middleware.pii.validity import _luhn_ok
 
 CORPUS = json.loads(Path(__file__).with_name("pii_corpus.json").read_text(encoding="utf-8"))
 
@@ -24,7 +27,7 @@ def redact(value, **arguments):
 
 
 def found(value, strict=False, region="US"):
-    return [(f.kind, value[f.start:f.end]) for f in pii.find_pii(value, strict, region)]
+    return [(f.kind, value[f.start:f.end]) for f in find_pii(value, strict, region)]
 
 
 # -- detection ----------------------------------------------------------------------------------------------
@@ -277,7 +280,7 @@ def test_redaction_then_restoration_is_exact(blocks, strict, seed):
     redactions = out["metadata"]["redactions"]
     assert set(seed.items()) <= set(redactions.items())
     for block in out["content"]:  # after redaction, the only handle-shaped text is handles the map defines
-        assert all(m.group(1) in redactions for m in pii.HANDLE_RE.finditer(block["text"]))
+        assert all(m.group(1) in redactions for m in HANDLE_RE.finditer(block["text"]))
     everywhere = {"redactions": redactions, "restoreInUrls": True}  # the input may hold URLs with PII in them
     back = pii.pii_restoration(out["content"], everywhere)
     assert [b["text"] for b in back["content"]] == blocks
@@ -305,4 +308,4 @@ def test_the_luhn_check_agrees_with_stdnum():
     rng = random.Random(5)
     numbers = ["4111111111111111", "4111111111111112", "378282246310005", "0", "18"]
     numbers += ["".join(rng.choice("0123456789") for _ in range(rng.randint(1, 19))) for _ in range(5000)]
-    assert [pii._luhn_ok(n) for n in numbers] == [luhn.is_valid(n) for n in numbers]
+    assert [_luhn_ok(n) for n in numbers] == [luhn.is_valid(n) for n in numbers]

@@ -10,6 +10,10 @@ import time
 import pytest
 
 from reference_servers.middleware import pii
+from reference_servers.middleware.pii import validity
+from reference_servers.middleware.pii.dense import _DENSE_PIECE
+from reference_servers.middleware.pii.detection import _find_pii_unbudgeted, _phones, find_pii
+from reference_servers.middleware.pii.validity import _digits
 
 SIZE = 40_000
 ADVERSARIAL = {
@@ -37,16 +41,16 @@ def test_adversarial_input_is_not_quadratic(name):
 def test_phone_candidates_count_digits_a_bounded_number_of_times(monkeypatch):
     """The quadratic part was one digit count per group of an unbounded "+1 1 1 ..." run."""
     calls = []
-    real = pii._digits
-    monkeypatch.setattr(pii, "_digits", lambda text: calls.append(len(text)) or real(text))
-    list(pii._phones("+1 " + "1 " * 5000, False, "US"))
+    real = _digits
+    monkeypatch.setattr(validity, "_digits", lambda text: calls.append(len(text)) or real(text))
+    list(_phones("+1 " + "1 " * 5000, False, "US"))
     assert len(calls) <= 20 and max(calls) <= 64, (len(calls), max(calls))
 
 
 def test_bounded_candidates_still_find_the_number_before_a_long_run():
     text = "+44 20 7946 0958 " + "1 " * 5000
-    assert [text[f.start:f.end] for f in pii._find_pii_unbudgeted(text)] == ["+44 20 7946 0958"]
+    assert [text[f.start:f.end] for f in _find_pii_unbudgeted(text)] == ["+44 20 7946 0958"]
     # Half digits: dense mode, which redacts the whole run of groups, the number among them, in pieces.
-    pieces = [(f.start, f.end, f.kind) for f in pii.find_pii(text)]
-    assert pieces[0] == (0, pii._DENSE_PIECE, "NUMBER")
+    pieces = [(f.start, f.end, f.kind) for f in find_pii(text)]
+    assert pieces[0] == (0, _DENSE_PIECE, "NUMBER")
     assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:])) and pieces[-1][1] == len(text.rstrip())

@@ -17,6 +17,9 @@ import pytest
 
 from reference_servers import interceptors
 from reference_servers.middleware import pii
+from reference_servers.middleware.pii import dense, validity
+from reference_servers.middleware.pii.detection import _find_pii_unbudgeted, find_pii
+from reference_servers.middleware.pii.validity import _valid_phone, validation_budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from bench_pii_adversarial import FAMILIES, library_validations, shape_text  # noqa: E402
@@ -32,22 +35,22 @@ def test_every_generated_shape_stays_within_the_validation_budget(mode, size):
     for family in FAMILIES:
         text = shape_text(family, size, seed=3)
         calls = library_validations(lambda: pii.pii_redaction([{"type": "text", "text": text}], MODES[mode]))
-        if calls > pii.validation_budget(size):
+        if calls > validation_budget(size):
             over[family] = calls
-    assert not over, f"library validations over the budget of {pii.validation_budget(size)}: {over}"
+    assert not over, f"library validations over the budget of {validation_budget(size)}: {over}"
 
 
 def test_the_budget_is_one_for_the_whole_call_not_one_per_block():
     blocks = [{"type": "text", "text": shape_text("nanp dashes", 200, seed=i)} for i in range(50)]
     calls = library_validations(lambda: pii.pii_redaction(blocks, {}))
-    assert calls <= pii.validation_budget(50 * 200)
+    assert calls <= validation_budget(50 * 200)
 
 
 def test_an_interceptor_call_has_one_budget_for_all_its_strings():
     payload = {"arguments": {f"k{i}": shape_text("ssn shapes", 200, seed=i) for i in range(50)}}
     for fn in (interceptors.pii_redactor, interceptors.pii_detector):
         calls = library_validations(lambda: fn(payload, "tools/call", "request", {}))
-        assert calls <= pii.validation_budget(50 * 200), fn.__name__
+        assert calls <= validation_budget(50 * 200), fn.__name__
 
 
 REAL = ["415-555-2671", "(212) 555-0199", "+44 20 7946 0958", "+1 415 555 2671", "123-45-6789", "+49 30 123456",
@@ -66,13 +69,13 @@ def test_a_spent_budget_fails_closed(monkeypatch, mode):
             pieces.append(f"call {rng.choice(REAL)} now. ")
     text = "".join(pieces)
     strict, region = MODES[mode].get("aggressiveness") == "strict", MODES[mode].get("defaultRegion", "US")
-    exact = {(f.start, f.end) for f in pii._find_pii_unbudgeted(text, strict, region)}
-    monkeypatch.setattr(pii, "BASE_VALIDATIONS", 3)
-    monkeypatch.setattr(pii, "CHARS_PER_VALIDATION", 10 ** 9)
-    monkeypatch.setattr(pii, "_DENSE_DIGITS_BASE", 10 ** 9)  # the validated path (dense mode: test_pii_dense.py)
-    monkeypatch.setattr(pii, "_DENSE_CANDIDATES_BASE", 10 ** 9)
-    with pii.budgeted(len(text)) as budget:
-        budgeted = pii.find_pii(text, strict, region)
+    exact = {(f.start, f.end) for f in _find_pii_unbudgeted(text, strict, region)}
+    monkeypatch.setattr(validity, "BASE_VALIDATIONS", 3)
+    monkeypatch.setattr(validity, "CHARS_PER_VALIDATION", 10 ** 9)
+    monkeypatch.setattr(dense, "_DENSE_DIGITS_BASE", 10 ** 9)  # the validated path (dense mode: test_pii_dense.py)
+    monkeypatch.setattr(dense, "_DENSE_CANDIDATES_BASE", 10 ** 9)
+    with validity.budgeted(len(text)) as budget:
+        budgeted = find_pii(text, strict, region)
     assert budget.failed_closed > 0
     covered = {(f.start, f.end) for f in budgeted}
     missed = [text[s:e] for s, e in exact if not any(a <= s and e <= b for a, b in covered)]
@@ -89,20 +92,20 @@ def _occurrences(text: str, value: str):
 
 
 def test_what_a_call_redacts_does_not_depend_on_what_earlier_calls_cached(monkeypatch):
-    monkeypatch.setattr(pii, "BASE_VALIDATIONS", 2)
-    monkeypatch.setattr(pii, "CHARS_PER_VALIDATION", 10 ** 9)
+    monkeypatch.setattr(validity, "BASE_VALIDATIONS", 2)
+    monkeypatch.setattr(validity, "CHARS_PER_VALIDATION", 10 ** 9)
     text = shape_text("nanp dashes", 2000, seed=9)
-    pii._valid_phone.cache_clear()
-    cold = pii.find_pii(text)
+    _valid_phone.cache_clear()
+    cold = find_pii(text)
     for value in {text[f.start:f.end] for f in cold}:  # every candidate answered by the cache now
-        pii._valid_phone(value, "US")
-    assert pii.find_pii(text) == cold
+        _valid_phone(value, "US")
+    assert find_pii(text) == cold
 
 
 def test_without_a_budget_the_library_is_asked_once_per_distinct_candidate(monkeypatch):
     """The generator's candidates are distinct: the bound above is the budget's doing, not the cache's."""
     text = shape_text("nanp dashes", 16_384, seed=4)
-    monkeypatch.setattr(pii, "CHARS_PER_VALIDATION", 1)
-    monkeypatch.setattr(pii, "_DENSE_DIGITS_BASE", 10 ** 9)  # the validated path
-    monkeypatch.setattr(pii, "_DENSE_CANDIDATES_BASE", 10 ** 9)
-    assert library_validations(lambda: pii.find_pii(text)) > 1000
+    monkeypatch.setattr(validity, "CHARS_PER_VALIDATION", 1)
+    monkeypatch.setattr(dense, "_DENSE_DIGITS_BASE", 10 ** 9)  # the validated path
+    monkeypatch.setattr(dense, "_DENSE_CANDIDATES_BASE", 10 ** 9)
+    assert library_validations(lambda: find_pii(text)) > 1000

@@ -18,6 +18,11 @@ from pathlib import Path
 import pytest
 
 from reference_servers.middleware import pii
+from reference_servers.middleware.pii import dense, detection, validity
+from reference_servers.middleware.pii.dense import _candidate_allowance, _dense_at_sight
+from reference_servers.middleware.pii.detection import _find_pii_unbudgeted, find_pii
+from reference_servers.middleware.pii.handles import HandleMap
+from reference_servers.middleware.textutil import detection_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from bench_middleware_functions import PII_VALUES, mixed_text  # noqa: E402
@@ -31,14 +36,16 @@ JUDGES = ("_phone_ok", "_ssn_ok", "_ipv4_ok", "_longest_valid_prefix")
 def judged(monkeypatch, fn) -> int:
     """How many times `fn` has the validated path judge a candidate."""
     calls = 0
-    for name in JUDGES:
-        real = getattr(pii, name)
+    # Wherever a judge is called from: the detectors, and the validity tests themselves (_longest_valid_prefix
+    # asks _phone_ok about each prefix).
+    for module, name in [(m, n) for m in (detection, validity) for n in JUDGES if hasattr(m, n)]:
+        real = getattr(module, name)
 
         def counting(*args, _real=real, **kwargs):
             nonlocal calls
             calls += 1
             return _real(*args, **kwargs)
-        monkeypatch.setattr(pii, name, counting)
+        monkeypatch.setattr(module, name, counting)
     try:
         fn()
     finally:
@@ -63,10 +70,10 @@ def test_no_generated_shape_sends_many_candidates_through_the_validated_path(mon
 @pytest.mark.parametrize("mode", MODES)
 def test_typical_text_is_not_dense_and_redacts_as_the_validated_path_does(monkeypatch, mode, size):
     context = [{"type": "text", "text": mixed_text(size)}]
-    monkeypatch.setattr(pii, "_find_pii_dense", lambda *a: pytest.fail("typical text read in dense mode"))
+    monkeypatch.setattr(detection, "_find_pii_dense", lambda *a: pytest.fail("typical text read in dense mode"))
     out = pii.pii_redaction(context, MODES[mode])
-    monkeypatch.setattr(pii, "_DENSE_DIGITS_BASE", 10 ** 9)
-    monkeypatch.setattr(pii, "_DENSE_CANDIDATES_BASE", 10 ** 9)
+    monkeypatch.setattr(dense, "_DENSE_DIGITS_BASE", 10 ** 9)
+    monkeypatch.setattr(dense, "_DENSE_CANDIDATES_BASE", 10 ** 9)
     assert pii.pii_redaction(context, MODES[mode]) == out
 
 
@@ -105,13 +112,13 @@ def dense_text(rng: random.Random) -> str:
 def test_dense_mode_covers_every_span_the_validated_path_finds(mode, seed):
     strict, region = MODES[mode].get("aggressiveness") == "strict", MODES[mode].get("defaultRegion", "US")
     text = dense_text(random.Random(f"{mode}/{seed}"))
-    view, _ = pii.detection_view(text)
-    assert pii._dense_at_sight(view)
-    dense = pii.find_pii(text, strict, region)
+    view, _ = detection_view(text)
+    assert _dense_at_sight(view)
+    dense = find_pii(text, strict, region)
     covered = bytearray(len(text))
     for f in dense:
         covered[f.start:f.end] = b"\x01" * (f.end - f.start)
-    missed = [text[f.start:f.end] for f in pii._find_pii_unbudgeted(text, strict, region)
+    missed = [text[f.start:f.end] for f in _find_pii_unbudgeted(text, strict, region)
               if not all(covered[f.start:f.end])]
     assert not missed, missed
     assert all(a.end <= b.start for a, b in zip(dense, dense[1:]))  # in order, not overlapping
@@ -135,7 +142,7 @@ def test_dense_mode_redacts_runs_of_seven_digits_and_dotted_quads_only():
     filler = shape_text("ipv4", 2000, seed=2)
     text = (filler + " x 256.1.1.1 | 4111 1111 1111 1112 | 12.50 | 2024 | 1-2-3 | v9 | 415-555 | (0)1 23 45 67 | "
             "jane.doe@example.com x " + filler)
-    found = {text[f.start:f.end]: f.kind for f in pii.find_pii(text)}
+    found = {text[f.start:f.end]: f.kind for f in find_pii(text)}
     assert found["256.1.1.1"] == "NUMBER"  # a dotted quad, valid or not
     assert found["4111 1111 1111 1112"] == "NUMBER"  # seven digits or more, whatever the checksum
     assert found["(0)1 23 45 67"] == "NUMBER"
@@ -148,12 +155,12 @@ def test_a_text_with_few_marks_but_many_candidates_goes_dense_on_the_way(monkeyp
     after _candidate_allowance candidates."""
     rng = random.Random(3)
     text = "".join(f"the SSN: {rng.randrange(10 ** 8, 10 ** 9)} was noted; " for _ in range(700))
-    view, _ = pii.detection_view(text)
-    assert not pii._dense_at_sight(view)
-    n = judged(monkeypatch, lambda: pii.find_pii(text))
-    assert n <= pii._candidate_allowance(len(text)) + 1
-    covered = {(f.start, f.end) for f in pii.find_pii(text)}
-    assert all((f.start, f.end) in covered for f in pii._find_pii_unbudgeted(text))
+    view, _ = detection_view(text)
+    assert not _dense_at_sight(view)
+    n = judged(monkeypatch, lambda: find_pii(text))
+    assert n <= _candidate_allowance(len(text)) + 1
+    covered = {(f.start, f.end) for f in find_pii(text)}
+    assert all((f.start, f.end) in covered for f in _find_pii_unbudgeted(text))
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -164,10 +171,10 @@ def test_dense_redaction_from_the_split_equals_redaction_from_the_spans(seed):
     text = "".join(shape_text(rng.choice(list(FAMILIES)), rng.randint(50, 400), seed=rng.randrange(10 ** 6)) + " "
                    for _ in range(rng.randint(5, 30)))
     text += rng.choice(["", " [PHONE_3] ", " " + "1 " * 200])  # handle-shaped text; a run long enough for pieces
-    view, breaks = pii.detection_view(text)
-    assert pii._dense_at_sight(view) and not breaks and "@" not in view
+    view, breaks = detection_view(text)
+    assert _dense_at_sight(view) and not breaks and "@" not in view
     previous = {"NUMBER_2": "415-555-2671"}
-    fast, slow = pii.HandleMap(previous), pii.HandleMap(previous)
+    fast, slow = HandleMap(previous), HandleMap(previous)
     counts_fast: dict = {}
     counts_slow: dict = {}
     out_fast = pii.redact_text(text, fast, counts=counts_fast)
@@ -180,7 +187,7 @@ def _redact_from_spans(text, handles, counts):
     import itertools
     from collections import Counter
 
-    found = pii.find_pii(text)
+    found = find_pii(text)
     starts, ends = [f.start for f in found], [f.end for f in found]
     keys = [(f.kind, text[f.start:f.end]) for f in found]
     distinct = list(dict.fromkeys(keys))

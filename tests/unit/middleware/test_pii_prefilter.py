@@ -1,6 +1,6 @@
 """pii_redaction's prefilter of long texts (Hyperscan) finds exactly what the regex scan alone finds.
 
-Each pattern of pii.PREFILTERS claims to be a superset of its digit-run candidates. One that was not would lose
+Each pattern of PREFILTERS claims to be a superset of its digit-run candidates. One that was not would lose
 candidates in long texts only, where nobody looks at single spans; so every text here is judged both ways, with
 the prefilter forced on at any length and density, and the two answers must be equal.
 """
@@ -12,9 +12,16 @@ import sys
 
 import pytest
 
-from reference_servers.middleware import pii
+from reference_servers.middleware.pii import scan
+from reference_servers.middleware.pii.detection import _bounded_runs, _digit_run_candidates, find_pii
+from reference_servers.middleware.pii.scan import (
+    PREFILTER_MIN_CHARS,
+    _candidate_starts,
+    _digit_run_scanner,
+    _hyperscan,
+)
 
-pytestmark = pytest.mark.skipif(pii._hyperscan() is None, reason="no Hyperscan wheel for this platform")
+pytestmark = pytest.mark.skipif(_hyperscan() is None, reason="no Hyperscan wheel for this platform")
 
 PII = ["415-555-2671", "415.555.2671", "415 555 2671", "1-415-555-2671", "1 415 555 2671", "1 (415) 555-2671",
        "(212) 555-0199", "123-45-6789", "987-65-4321", "123456789", "4111 1111 1111 1111", "4111-1111-1111-1111",
@@ -43,15 +50,15 @@ def random_text(rng: random.Random, pieces: int) -> str:
 
 def both_ways(monkeypatch, text: str, strict: bool, region: str) -> tuple[list, list]:
     """(_digit_run_candidates with the prefilter, without it)."""
-    names = ("CARD",) + pii._bounded_runs(strict, region)
+    names = ("CARD",) + _bounded_runs(strict, region)
     with monkeypatch.context() as patch:
-        patch.setattr(pii, "PREFILTER_MIN_CHARS", 0)
-        patch.setattr(pii, "_DENSE", 1e-9)  # never too dense: the prefilter's answer is used at any density
-        assert pii._candidate_starts(names, text) is not None
-        prefiltered = pii._digit_run_candidates(text, strict, region)
+        patch.setattr(scan, "PREFILTER_MIN_CHARS", 0)
+        patch.setattr(scan, "_DENSE", 1e-9)  # never too dense: the prefilter's answer is used at any density
+        assert _candidate_starts(names, text) is not None
+        prefiltered = _digit_run_candidates(text, strict, region)
     with monkeypatch.context() as patch:
-        patch.setattr(pii, "PREFILTER_MIN_CHARS", sys.maxsize)  # the regex scan alone
-        alone = pii._digit_run_candidates(text, strict, region)
+        patch.setattr(scan, "PREFILTER_MIN_CHARS", sys.maxsize)  # the regex scan alone
+        alone = _digit_run_candidates(text, strict, region)
     return prefiltered, alone
 
 
@@ -94,10 +101,10 @@ def test_a_character_beyond_ascii_before_a_number_reads_as_the_regex_engine_read
 def test_find_pii_on_a_long_text_is_the_same_both_ways(monkeypatch):
     rng = random.Random(9)
     text = random_text(rng, 20_000) + " jane.doe@example.com [EMAIL_1]"
-    assert len(text) > pii.PREFILTER_MIN_CHARS
-    with_prefilter = pii.find_pii(text)
-    monkeypatch.setattr(pii, "PREFILTER_MIN_CHARS", sys.maxsize)
-    assert with_prefilter == pii.find_pii(text)
+    assert len(text) > PREFILTER_MIN_CHARS
+    with_prefilter = find_pii(text)
+    monkeypatch.setattr(scan, "PREFILTER_MIN_CHARS", sys.maxsize)
+    assert with_prefilter == find_pii(text)
 
 
 def test_the_prefilter_steps_aside_for_short_and_dense_texts():
@@ -105,9 +112,9 @@ def test_the_prefilter_steps_aside_for_short_and_dense_texts():
     typical = ("Call 415-555-2671 or write to jane@example.com about order 1234 of 2025-10-04. The quarterly "
                "review covered routing, pricing and the partner programme; version 3.11.7 shipped, and nothing "
                "else in this paragraph is personal, it is here to make the text realistic. " * 200)
-    assert pii._candidate_starts(names, typical) is not None
-    assert pii._candidate_starts(names, typical[:1_000]) is None  # short: the regex scan costs less
-    assert pii._candidate_starts(names, "1 " * 50_000) is None  # a report every other character
+    assert _candidate_starts(names, typical) is not None
+    assert _candidate_starts(names, typical[:1_000]) is None  # short: the regex scan costs less
+    assert _candidate_starts(names, "1 " * 50_000) is None  # a report every other character
 
 
 @pytest.mark.parametrize("names", [("CARD", "SSN", "IPV4", "NANP"), ("CARD", "SSN", "IPV4", "NANP", "TRUNK0", "BARE")],
@@ -115,7 +122,7 @@ def test_the_prefilter_steps_aside_for_short_and_dense_texts():
 def test_the_first_tests_the_prefiltered_scan_leaves_out_reject_no_candidate(names):
     """At the prefilter's positions the scanner runs without its first tests (what candidates start with): only
     sound if no candidate fails them, at any position."""
-    full, bare = pii._digit_run_scanner(names), pii._digit_run_scanner(names, first_tests=False)
+    full, bare = _digit_run_scanner(names), _digit_run_scanner(names, first_tests=False)
     rng = random.Random(len(names))
     for _ in range(400):
         text = random_text(rng, rng.randint(1, 40))
@@ -127,13 +134,14 @@ def test_the_first_tests_the_prefiltered_scan_leaves_out_reject_no_candidate(nam
 def test_without_hyperscan_the_regex_scan_finds_the_same(tmp_path):
     """Where the wheel is missing (the import fails) nothing breaks: long texts go through the regex scan."""
     text = random_text(random.Random(13), 6_000)
-    assert len(text) > pii.PREFILTER_MIN_CHARS
+    assert len(text) > PREFILTER_MIN_CHARS
     path = tmp_path / "text.txt"
     path.write_text(text, encoding="utf-8")
     script = ("import sys, json; sys.modules['hyperscan'] = None\n"  # `import hyperscan` now raises ImportError
-              "from reference_servers.middleware import pii\n"
-              f"spans = pii.find_pii(open({str(path)!r}, encoding='utf-8').read(), True, 'GB')\n"
-              "assert pii._hyperscan() is None\n"
+              "from reference_servers.middleware.pii.detection import find_pii\n"
+              "from reference_servers.middleware.pii.scan import _hyperscan\n"
+              f"spans = find_pii(open({str(path)!r}, encoding='utf-8').read(), True, 'GB')\n"
+              "assert _hyperscan() is None\n"
               "print(json.dumps(spans))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
-    assert [tuple(span) for span in json.loads(out.stdout)] == pii.find_pii(text, True, "GB")
+    assert [tuple(span) for span in json.loads(out.stdout)] == find_pii(text, True, "GB")

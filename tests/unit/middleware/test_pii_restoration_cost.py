@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from reference_servers.middleware import pii
+from reference_servers.middleware.pii import restoration
+from reference_servers.middleware.pii.handles import HANDLE_RE
+from reference_servers.middleware.pii.restoration import UrlTokens, restore_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from bench_pii_adversarial import HANDLE_RUNS  # noqa: E402
@@ -28,8 +31,8 @@ RUNS = HANDLE_RUNS  # the shapes the benchmark prints the cost of
 def test_a_run_of_handles_is_read_a_bounded_number_of_times(monkeypatch, name):
     text = RUNS[name](20_000)
     trackers = []
-    real = pii.UrlTokens
-    monkeypatch.setattr(pii, "UrlTokens", lambda t: trackers.append(real(t)) or trackers[-1])
+    real = UrlTokens
+    monkeypatch.setattr(restoration, "UrlTokens", lambda t: trackers.append(real(t)) or trackers[-1])
     pii.pii_restoration([{"type": "text", "text": text}], {"redactions": MAP})
     looked = sum(t.looked_at for t in trackers)
     assert looked <= 8 * len(text), (looked, len(text))
@@ -56,8 +59,8 @@ PIECES = ["[EMAIL_1]", "[SSN_1]", "[PHONE_9]", "](", ")", "(", "]", "[", "://", 
 def test_the_linear_test_agrees_with_the_per_handle_look_back(seed):
     rng = random.Random(seed)
     text = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 200)))
-    urls = pii.UrlTokens(text)
-    for m in pii.HANDLE_RE.finditer(text):
+    urls = UrlTokens(text)
+    for m in HANDLE_RE.finditer(text):
         assert urls.in_url(m.start()) == old_in_url(text, m.start()), (text, m.start())
 
 
@@ -72,6 +75,6 @@ def test_restoration_keeps_exactly_the_handles_the_look_back_puts_in_urls(seed):
     """restore_text skips the test for handles already known to be in a URL; each decision is still the rule's."""
     rng = random.Random(f"restore/{seed}")
     text = "".join(rng.choice(PIECES + ["[EMAIL_1]"] * 4) for _ in range(rng.randint(1, 200)))
-    expected = pii.HANDLE_RE.sub(lambda m: m.group() if m.group(1) not in MAP or old_in_url(text, m.start())
+    expected = HANDLE_RE.sub(lambda m: m.group() if m.group(1) not in MAP or old_in_url(text, m.start())
                                  else MAP[m.group(1)], text)
-    assert pii.restore_text(text, MAP, in_urls=False)[0] == expected
+    assert restore_text(text, MAP, in_urls=False)[0] == expected

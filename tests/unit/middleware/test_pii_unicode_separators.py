@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference_servers.middleware import pii
+from reference_servers.middleware.pii.dense import _dense_at_sight
+from reference_servers.middleware.textutil import detection_view
 
 SPACES = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Zs"]
 DASHES = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Pd"] + ["\u2212"]
@@ -49,6 +51,6 @@ def test_a_number_with_unicode_separators_is_redacted_in_dense_mode(case):
     ascii_value, separator, ascii_separator = case
     value = ascii_value.replace(ascii_separator, separator)
     text = "; ".join([value] * 300)
-    assert pii._dense_at_sight(pii.detection_view(text)[0])
+    assert _dense_at_sight(detection_view(text)[0])
     left = re.sub(r"\[[A-Z]+_\d+\]", "", redacted(text))  # what is not a handle
     assert not any(ch.isdigit() for ch in left), (ascii_value, f"U+{ord(separator):04X}", left[:80])

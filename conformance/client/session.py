@@ -1,5 +1,6 @@
-"""Recording a server: the suite's client on a connection (`Session`) and the engine that drives every
-profile's requests and keeps what came back in one `Recording` per profile (recording.py).
+"""Recording a target the suite talks to as a client (a server, or a gateway in front of the suite's upstream):
+the suite's client on a connection (`Session`) and the engine that drives every profile's requests and keeps
+what came back in one `Recording` per profile (recording.py; each role passes its own recording class).
 
 Theory of operation
 -------------------
@@ -17,12 +18,12 @@ functions of the finished `Recording`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 import anyio
 
 from ..core.judging import experimental_carriage, grouped_near_misses, meta_carriage, near_misses
-from ..options import flag
+from ..core.spelling import flag
 from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
 from .recording import Recording
 
@@ -30,6 +31,7 @@ CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
 PROTOCOL_VERSION = "2025-11-25"  # the handshake the suite proposes in `initialize`
 MODERN_VERSION = "2026-07-28"  # the stateless connection mode: `server/discover`, then _meta on every request
 MAX_PAGES = 1000  # a list's pages the suite reads: a guard against a cursor that never ends, named when reached
+R = TypeVar("R", bound=Recording)  # the role's recording class: the server's, the gateway's
 
 
 class Session:
@@ -119,14 +121,14 @@ class Session:
 
 
 Driver = Callable[[Session, Recording], Awaitable[None]]
-Claimer = Callable[[Recording], str | None]  # the reason the server shows the profile, or None
+Claimer = Callable[[Recording], str | None]  # the reason the target shows the profile, or None
 
 
-async def record(spec: TargetSpec, profile: str, plan: "Plan", *, claimed_by_option: bool,
-                 run_timeout: float) -> Recording:
+async def record(spec: TargetSpec, profile: str, plan: "ConnectionPlan", *, claimed_by_option: bool,
+                 run_timeout: float, recording: type[R]) -> R:
     """One profile on a connection of its own."""
-    recordings = await record_shared(spec, {profile: plan},
-                                     claimed={profile} if claimed_by_option else set(), run_timeout=run_timeout)
+    recordings = await record_shared(spec, {profile: plan}, claimed={profile} if claimed_by_option else set(),
+                                     run_timeout=run_timeout, recording=recording)
     return recordings[profile]
 
 
@@ -141,7 +143,8 @@ async def _handshake(session: Session, rec: Recording) -> bool:
     return True
 
 
-async def _claim_and_drive(session: Session, rec: Recording, plan: Plan, claimed_by_option: bool) -> None:
+async def _claim_and_drive(session: Session, rec: Recording, plan: ConnectionPlan,
+                           claimed_by_option: bool) -> None:
     shown = plan.claimer(rec)
     if claimed_by_option:
         rec.claimed, rec.claimed_by, rec.claim_reason = True, "option", f"claimed with {flag('profile')}"
@@ -169,8 +172,9 @@ async def _claim_and_drive(session: Session, rec: Recording, plan: Plan, claimed
 
 
 @dataclass(frozen=True)
-class Plan:
-    """A profile module's PLAN in the server and gateway roles (core/profile.py)."""
+class ConnectionPlan:
+    """A profile module's PLAN in the server and gateway roles (core/profile.py): how the profile is claimed and
+    driven on a client connection."""
 
     claimer: Claimer  # the reason the target shows the profile, or None
     driver: Driver  # the requests sent when the profile is claimed
@@ -180,15 +184,15 @@ class Plan:
     last: Driver | None = None
 
 
-async def record_shared(spec: TargetSpec, plans: dict[str, Plan], *, claimed: set[str], run_timeout: float,
-                        progress=None) -> dict[str, Recording]:
+async def record_shared(spec: TargetSpec, plans: dict[str, ConnectionPlan], *, claimed: set[str],
+                        run_timeout: float, recording: type[R], progress=None) -> dict[str, R]:
     """Record the profiles of `plans` on one connection: one handshake, then the profiles' drivers at once.
 
     Each profile keeps its own recording: the handshake's exchanges are shared, the rest are its own, and its
     transcript holds the messages of its own requests plus everything no request owns (notifications, the
     target's own requests, junk), so one profile's bad message fails that profile's wire check only.
     """
-    recs = {profile: Recording(profile, spec.describe()) for profile in plans}
+    recs = {profile: recording(profile, spec.describe()) for profile in plans}
     first = next(iter(recs.values()))
     handshake: set[str] = set()
     try:

@@ -1,7 +1,7 @@
 """The SDK matrix: which profiles a server built on each `mcp` release can carry.
 
-    python -m conformance.tools.matrix run OUT      # in an environment with one mcp release installed
-    python -m conformance.tools.matrix table OUT    # (re)write OUT/../sdk-matrix.md from every run found
+    python -m ecosystem.matrix run OUT      # in an environment with one mcp release installed
+    python -m ecosystem.matrix table OUT    # (re)write OUT/../sdk-matrix.md from every run found
 
 `run` checks, with the installed release, the reference server over stdio and
 over Streamable HTTP (on 2.x also in the 2026-07-28 connection mode), and the naive server (tests/servers/naive_sdk_server.py:
@@ -9,7 +9,7 @@ extension fields put straight on the SDK's Tool, no adapter) over stdio, each
 with every server profile it offers claimed. Results go to OUT/<release>/<target>/.
 `nox -s matrix` runs it once per release of the matrix, then writes the table.
 
-    python -m conformance.tools.matrix survival     # (re)write reports/ecosystem/sdk-survival.md and
+    python -m ecosystem.matrix survival     # (re)write reports/ecosystem/sdk-survival.md and
                                                     # conformance/server/sdk-drops.json (what the suite ships)
 
 The field-survival table: per SDK release (Python `mcp`, FastMCP, the
@@ -29,9 +29,9 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from ..targets.peerkit import free_port, spawn
+from conformance.targets.peerkit import free_port, spawn
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 ALL = ["preprocessor-tools", "execution-requirements", "context-middleware", "augmentation"]
 TARGETS = {
     "reference-stdio": ALL,

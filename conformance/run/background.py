@@ -15,7 +15,7 @@ def warm_up() -> None:
 
     def warm() -> None:
         try:
-            from . import catalog, schemas_loader, wire
+            from ..core import catalog, schemas_loader, wire
 
             wire.warm()
             schemas_loader.validator("capabilities")
@@ -25,7 +25,7 @@ def warm_up() -> None:
             html.warm()
             import yaml  # noqa: F401 - the official baseline file the report writes
 
-            from . import provenance
+            from ..core import provenance
 
             provenance.catalog_revisions()
         except Exception:  # noqa: BLE001 - judging imports the same modules again and reports any failure

@@ -19,8 +19,7 @@ import json
 import re
 from urllib.parse import urljoin
 
-from ..targets.base import is_host_answer
-from ..targets.http import OLD_SSE
+from ..targets.base import OLD_SSE, is_host_answer
 from ..targets.peerkit import printable
 
 JUNK_LINES = 3  # stdout lines quoted when a target wrote something that is not JSON-RPC

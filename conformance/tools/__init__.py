@@ -1,1 +1,0 @@
-"""Tools beside the checks: the SDK survival matrix."""
