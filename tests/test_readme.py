@@ -26,8 +26,8 @@ def test_the_two_commands_are_what_ci_runs():
         step = step.replace("pip install", "python -m pip install -q").replace("mcp-ext-conformance demo",
                                                                             "mcp-ext-conformance demo --report-dir")
         assert step in CI, step
-    assert tests == ". .venv/bin/activate && python -m pytest"
-    assert "\npython -m pytest\n" in CI
+    assert tests == ". .venv/bin/activate && python -m pytest -n auto --dist worksteal"
+    assert "\npython -m pytest -n auto --dist worksteal\n" in CI
 
 
 def test_the_readme_is_a_two_minute_read():

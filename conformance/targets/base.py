@@ -157,7 +157,7 @@ def json_line(message: JSON) -> bytes:
 
 
 FIRST_METHODS = ("initialize", "server/discover")  # what a session opens with, by wire mode
-# How the HTTP target names the old transport in a failure; the diagnosis (core/diagnosis.py) looks for these
+# How the HTTP target names the old transport in a failure; the diagnosis (run/diagnosis.py) looks for these
 # words. Here rather than in http.py, so that reading it does not import the HTTP client into a stdio run.
 OLD_SSE = "the HTTP+SSE transport of 2024-11-05"
 # A host's answer to a turn (conformance/host/HARNESS.md) is one JSON line {"role": "assistant", "content": ...}.
