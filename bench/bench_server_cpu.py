@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bare_client import replay_stdio, sent_requests
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = {"fixture": "conformance.gateway.upstream", "reference": "reference_servers.everything"}
 
@@ -71,42 +73,12 @@ def record_script(server: str) -> list[dict]:
     from conformance.targets import TargetSpec
 
     spec = TargetSpec("stdio", command=f"{python_of(ROOT)} -m {SERVERS[server]}")
-    recordings = server_record.record_sync(spec, server_record.PROFILES, claimed=set(), run_timeout=120)
-    seen, out = set(), []
-    for rec in recordings.values():
-        for event in rec.wire:
-            key = json.dumps(event.message, sort_keys=True)
-            if event.direction == "out" and key not in seen:
-                seen.add(key)
-                out.append(event.message)
-    return out
+    return sent_requests(server_record.record_sync(spec, server_record.PROFILES, claimed=set(), run_timeout=120))
 
 
 def bare(script_file: str, command: list[str]) -> None:
     """The bare client: the handshake, then every other request at once, then every answer read."""
-    script = json.loads(Path(script_file).read_text())
-    handshake = [m for m in script if m.get("method") in ("initialize", "notifications/initialized")]
-    rest = [m for m in script if m not in handshake]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            cwd=ROOT, text=True, bufsize=1)
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def send_and_wait(messages: list[dict]) -> None:
-        waiting = {m["id"] for m in messages if "id" in m and "method" in m}
-        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
-        proc.stdin.flush()
-        while waiting:
-            line = proc.stdout.readline()
-            if not line:
-                raise SystemExit(f"the server ended with {len(waiting)} requests unanswered")
-            reply = json.loads(line)
-            if "method" not in reply:
-                waiting.discard(reply.get("id"))
-
-    send_and_wait(handshake)
-    send_and_wait(rest)
-    proc.stdin.close()
-    proc.wait()
+    replay_stdio(json.loads(Path(script_file).read_text()), command, ROOT)
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import concurrent.futures
-import json
 import os
 import statistics
 import subprocess
@@ -32,6 +31,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bare_client import replay_stdio, sent_requests, split_handshake  # noqa: E402
 
 from conformance.core.model import REGISTRY  # noqa: E402
 from conformance.core.runner import evaluate  # noqa: E402
@@ -49,47 +50,13 @@ def suite_run(spec: TargetSpec):
     return recordings, results
 
 
-def sent_requests(recordings) -> list[dict]:
-    """Every message the suite sent on the run's one connection, in order (the handshake once)."""
-    seen, out = set(), []
-    for rec in recordings.values():
-        for event in rec.wire:
-            key = json.dumps(event.message, sort_keys=True)
-            if event.direction == "out" and key not in seen:
-                seen.add(key)
-                out.append(event.message)
-    return out
-
-
-def _split(script: list[dict]) -> tuple[list[dict], list[dict]]:
-    """The handshake (initialize and notifications/initialized) and the rest."""
-    handshake = [m for m in script if m.get("method") in ("initialize", "notifications/initialized")]
-    return handshake, [m for m in script if m not in handshake]
-
-
 def floor_stdio(script: list[dict], command: list[str] = REFERENCE) -> None:
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            cwd=ROOT, text=True, bufsize=1)
-    handshake, rest = _split(script)
-
-    def send_and_wait(messages):
-        waiting = {m["id"] for m in messages if "id" in m and "method" in m}
-        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
-        proc.stdin.flush()
-        while waiting:
-            reply = json.loads(proc.stdout.readline())
-            if "method" not in reply:
-                waiting.discard(reply.get("id"))
-
-    send_and_wait(handshake)
-    send_and_wait(rest)
-    proc.stdin.close()
-    proc.wait()
+    replay_stdio(script, command, ROOT)
 
 
 def floor_http(script: list[dict], url: str) -> None:
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    handshake, rest = _split(script)
+    handshake, rest = split_handshake(script)
     with httpx.Client(timeout=30) as client:
         for msg in handshake:
             resp = client.post(url, json=msg, headers=headers)

@@ -29,13 +29,14 @@ OPTIONS = {"huge-event": {"timeout": 10.0, "max_message_bytes": 4 * 1024 * 1024}
            "silence": {"timeout": 0.5}}
 
 
-def read_request(conn: socket.socket) -> None:
-    data = b""
+def read_request(conn: socket.socket, data: bytes = b"") -> tuple[bytes | None, bytes]:
+    """One HTTP request read off `conn`, after `data` (bytes already read): (its body, the bytes after it), or
+    (None, b"") when the connection ends or fails first."""
     try:
         while b"\r\n\r\n" not in data:
             chunk = conn.recv(65536)
             if not chunk:
-                return
+                return None, b""
             data += chunk
         head, _, body = data.partition(b"\r\n\r\n")
         length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
@@ -43,23 +44,23 @@ def read_request(conn: socket.socket) -> None:
         while len(body) < length:
             chunk = conn.recv(65536)
             if not chunk:
-                return
+                return None, b""
             body += chunk
     except (OSError, ValueError):
-        pass
+        return None, b""
+    return body[:length], body[length:]
 
 
-class Endpoint(threading.Thread):
-    def __init__(self, mode: str):
+class LoopbackEndpoint(threading.Thread):
+    """A real HTTP server on loopback, in a thread: `handle(conn)` serves each connection it accepts; the
+    connections a handler keeps in `self.open` are closed at stop()."""
+
+    def __init__(self):
         super().__init__(daemon=True)
-        self.mode = mode
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
+        self.sock = socket.create_server(("127.0.0.1", 0), backlog=64)
         self.port = self.sock.getsockname()[1]
         self.stopping = threading.Event()
-        self.held: list[socket.socket] = []
+        self.open: list[socket.socket] = []
 
     def run(self):
         self.sock.settimeout(0.2)
@@ -68,33 +69,45 @@ class Endpoint(threading.Thread):
                 conn, _ = self.sock.accept()
             except (TimeoutError, OSError):
                 continue
-            conn.settimeout(1.0)
-            read_request(conn)  # all of it: closing on unread bytes would reset the connection instead
-            if self.mode == "error-500":
-                conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
-                             b"Content-Length: 14\r\nConnection: close\r\n\r\nit went boom\r\n")
-                conn.close()
-            elif self.mode == "huge-event":
-                try:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-                                 b'data: {"jsonrpc": "2.0", "id": 1, "result": {"x": "')
-                    block = b"x" * (1024 * 1024)
-                    for _ in range(HUGE_EVENT_MB):
-                        conn.sendall(block)
-                    conn.sendall(b'"}}\n\n')
-                except OSError:
-                    pass  # the suite stopped reading
-                conn.close()
-            elif self.mode == "close":
-                conn.close()
-            else:
-                self.held.append(conn)  # silence: keep it open, say nothing
+            self.handle(conn)
+
+    def handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
 
     def stop(self):
         self.stopping.set()
-        for conn in self.held:
+        for conn in self.open:
             conn.close()
         self.sock.close()
+
+
+class Endpoint(LoopbackEndpoint):
+    def __init__(self, mode: str):
+        super().__init__()
+        self.mode = mode
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.settimeout(1.0)
+        read_request(conn)  # all of it: closing on unread bytes would reset the connection instead
+        if self.mode == "error-500":
+            conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                         b"Content-Length: 14\r\nConnection: close\r\n\r\nit went boom\r\n")
+            conn.close()
+        elif self.mode == "huge-event":
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                             b'data: {"jsonrpc": "2.0", "id": 1, "result": {"x": "')
+                block = b"x" * (1024 * 1024)
+                for _ in range(HUGE_EVENT_MB):
+                    conn.sendall(block)
+                conn.sendall(b'"}}\n\n')
+            except OSError:
+                pass  # the suite stopped reading
+            conn.close()
+        elif self.mode == "close":
+            conn.close()
+        else:
+            self.open.append(conn)  # silence: keep it open, say nothing
 
 
 @pytest.mark.parametrize("mode", sorted(EXPECTED))
@@ -119,56 +132,36 @@ def test_hostile_http_endpoint_ends_with_a_reason(mode):
 
 
 # -- event streams whose lines end in CR, LF or CRLF (the event-stream format allows all three) ----------------
-class EventStreamEndpoint(threading.Thread):
+class EventStreamEndpoint(LoopbackEndpoint):
     """A real HTTP server that answers every request POSTed to it with an event stream: a comment, a ping
     notification, then the response, every line ended with `eol`. `split` sends a byte at a time (so a CRLF
     spans two reads)."""
 
     def __init__(self, eol: bytes, split: bool = False):
-        super().__init__(daemon=True)
+        super().__init__()
         self.eol, self.split = eol, split
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.stopping = threading.Event()
 
-    def run(self):
+    def handle(self, conn: socket.socket) -> None:
         import json
 
-        self.sock.settimeout(0.2)
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += conn.recv(65536)
-                head, _, body = data.partition(b"\r\n\r\n")
-                length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
-                while len(body) < length:
-                    body += conn.recv(65536)
-                message = json.loads(body)
-                if "id" not in message:
-                    conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                    continue
-                answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message["method"]}}
-                eol = self.eol
-                stream = (b": opening" + eol + b"event: message" + eol
-                          + b'data: {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}' + eol + eol
-                          + b"data: " + json.dumps(answer).encode() + eol + eol)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-                for piece in ([stream[i:i + 1] for i in range(len(stream))] if self.split else [stream]):
-                    conn.sendall(piece)
-                    if self.split:
-                        time.sleep(0.001)
-
-    def stop(self):
-        self.stopping.set()
-        self.sock.close()
+        with conn:
+            body, _ = read_request(conn)
+            if body is None:
+                return
+            message = json.loads(body)
+            if "id" not in message:
+                conn.sendall(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message["method"]}}
+            eol = self.eol
+            stream = (b": opening" + eol + b"event: message" + eol
+                      + b'data: {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}' + eol + eol
+                      + b"data: " + json.dumps(answer).encode() + eol + eol)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+            for piece in ([stream[i:i + 1] for i in range(len(stream))] if self.split else [stream]):
+                conn.sendall(piece)
+                if self.split:
+                    time.sleep(0.001)
 
 
 @pytest.mark.parametrize("eol,split", [(b"\n", False), (b"\r\n", False), (b"\r", False), (b"\r\n", True),
@@ -198,29 +191,19 @@ def test_event_stream_lines_may_end_in_cr_lf_or_crlf(eol, split):
 
 
 # -- keep-alive: an event stream read to its end leaves its connection for the next request ---------------------
-class KeepAliveEndpoint(threading.Thread):
+class KeepAliveEndpoint(LoopbackEndpoint):
     """An HTTP/1.1 server that keeps connections alive and answers every request with a chunked event stream:
     the response event, then the stream's end; or, `held`, the response and no end (the stream left open)."""
 
     def __init__(self, held: bool):
-        super().__init__(daemon=True)
+        super().__init__()
         self.held = held
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
         self.connections = 0
-        self.stopping = threading.Event()
-        self.open: list[socket.socket] = []
 
-    def run(self):
-        self.sock.settimeout(0.2)
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            self.connections += 1
-            self.open.append(conn)
-            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+    def handle(self, conn: socket.socket) -> None:
+        self.connections += 1
+        self.open.append(conn)
+        threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
 
     def serve(self, conn: socket.socket) -> None:
         import json
@@ -228,17 +211,9 @@ class KeepAliveEndpoint(threading.Thread):
         data = b""
         try:
             while not self.stopping.is_set():
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                head, _, data = data.partition(b"\r\n\r\n")
-                length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
-                while len(data) < length:
-                    data += conn.recv(65536)
-                body, data = data[:length], data[length:]
+                body, data = read_request(conn, data)
+                if body is None:
+                    return
                 message = json.loads(body)
                 event = b"data: " + json.dumps({"jsonrpc": "2.0", "id": message["id"],
                                                 "result": {"echo": message["method"]}}).encode() + b"\n\n"
@@ -249,12 +224,6 @@ class KeepAliveEndpoint(threading.Thread):
                     return  # the stream stays open; the connection is closed at stop()
         except OSError:
             pass
-
-    def stop(self):
-        self.stopping.set()
-        for conn in self.open:
-            conn.close()
-        self.sock.close()
 
 
 @pytest.mark.parametrize("held", [False, True], ids=["stream-ends", "stream-held-open"])

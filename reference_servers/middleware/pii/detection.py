@@ -140,28 +140,28 @@ def _phones(text: str, strict: bool, region: str, tally: _Tally | None = None):
     tally = tally or _Tally(_UNLIMITED)
     call = current_call()
     if "+" in text:
-        for m in PHONE_INTL_RE.finditer(text):
-            if call.cancelled:
-                call.stop()
-            tally.one()
+        for m in _counted(PHONE_INTL_RE.finditer(text), call, tally):
             n = _longest_valid_prefix(m.group(), None)
             if n:
                 yield _found((m.start(), m.start() + n, "PHONE"))
     if "(" in text:
-        for m in PHONE_NANP_PAREN_RE.finditer(text):
-            if call.cancelled:
-                call.stop()
-            tally.one()
+        for m in _counted(PHONE_NANP_PAREN_RE.finditer(text), call, tally):
             if _phone_ok(m.group(), "US"):
                 yield _found((m.start(), m.end(), "PHONE"))
         if _trunk0(region):
-            for m in PHONE_TRUNK0_PAREN_RE.finditer(text):
-                if call.cancelled:
-                    call.stop()
-                tally.one()
+            for m in _counted(PHONE_TRUNK0_PAREN_RE.finditer(text), call, tally):
                 n = _longest_valid_prefix(m.group(), region)
                 if n:
                     yield _found((m.start(), m.start() + n, "PHONE"))
+
+
+def _counted(matches, call, tally: _Tally):
+    """Each match, counted against the tally, after stopping if the call was cancelled meanwhile."""
+    for m in matches:
+        if call.cancelled:
+            call.stop()
+        tally.one()
+        yield m
 
 
 def _ssn_ok(text: str, start: int, value: str, strict: bool) -> bool:
