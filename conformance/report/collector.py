@@ -135,9 +135,10 @@ class Reporter:
                 session.exitstatus = NOTHING_TESTED  # pytest's own "no tests ran"
             self._junit_counts()
             yield
-            if deferred.pending:
+            if deferred.pending:  # Ctrl-C while pytest wrote junit.xml: written again, saying interrupted
                 self.interrupted = True
                 self.doc = self.document(session.exitstatus)
+                self._junit_counts(rewrite=True)
             if self.interrupted:
                 session.exitstatus = pytest.ExitCode.INTERRUPTED
             self._publish(self.doc)
@@ -152,9 +153,10 @@ class Reporter:
                     self.config._mcpx_staging = Staging(staging.final)
                 self._publish(self.doc)
 
-    def _junit_counts(self) -> None:
+    def _junit_counts(self, rewrite: bool = False) -> None:
         """The suite's count of each outcome as junit.xml's suite properties (its testcases say
-        passed for a warning or an info, as pytest does)."""
+        passed for a warning or an info, as pytest does); `rewrite`: the file is written already, so the
+        properties are set anew and it is written again."""
         try:
             from _pytest.junitxml import xml_key
         except ImportError:  # pragma: no cover - pytest moved it
@@ -162,10 +164,13 @@ class Reporter:
         xml = self.config.stash.get(xml_key, None)
         if xml is None or self.doc is None:
             return
+        xml.global_properties[:] = [(k, v) for k, v in xml.global_properties if not k.startswith("mcpx-")]
         for outcome, n in self.doc["summary"].items():
             xml.add_global_property(f"mcpx-{outcome}", n)
         if self.doc.get("interrupted"):
             xml.add_global_property("mcpx-interrupted", "true")
+        if rewrite:
+            xml.pytest_sessionfinish()
 
     def _publish(self, doc: dict) -> None:
         staging = getattr(self.config, "_mcpx_staging", None)
