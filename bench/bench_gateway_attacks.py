@@ -65,10 +65,11 @@ def phone_text(size: int, seed: int = 1) -> str:
 
 
 def answer_of(response: httpx.Response) -> dict:
-    """The JSON-RPC message of a Streamable HTTP answer (JSON body or one SSE `data:` line)."""
+    """The JSON-RPC message of a Streamable HTTP answer (JSON body or the first SSE `data:` line that holds one: a
+    server may open the stream with an empty priming event, which carries only an event id)."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         for line in response.text.splitlines():
-            if line.startswith("data:"):
+            if line.startswith("data:") and line[5:].strip():
                 return json.loads(line[5:])
         raise ValueError("no data line in the event stream")
     return response.json()

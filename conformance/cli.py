@@ -24,6 +24,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -425,13 +426,18 @@ def cmd_demo(args) -> int:
     base = Path(args.report_dir)
     claim_all = [arg for p in HOST.profiles for arg in ("--profile", p)]
     claim_all += [arg for feature in HOST_FEATURES for arg in ("--claim", feature)]
-    stdio, http, host, gateway = roles = [
-        DemoRole("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"], base),
-        DemoRole("server-http", [], base),
-        DemoRole("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all], base),
-        DemoRole("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
-                             "--adapter", "reference_servers.gateway.adapter:factory"], base)]
     with contextlib.ExitStack() as stack:
+        # The reference host's scenarios start as children of one fork server, which imports the mcp SDK and
+        # openai once for all of them (reference_clients/host/prefork.py): most of each run's start-up CPU.
+        prefork = str(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcpx-demo-"))) / "host.sock")
+        stack.enter_context(spawn([sys.executable, "-m", "reference_clients.host", "--prefork", prefork], grace=5.0))
+        stdio, http, host, gateway = roles = [
+            DemoRole("server-stdio", ["server", "--command", f"{python} -m reference_servers.everything"], base),
+            DemoRole("server-http", [], base),
+            DemoRole("host", ["host", "--command", f"{python} -m reference_clients.host", *claim_all,
+                              "--env", f"MCPX_HOST_PREFORK={prefork}"], base),
+            DemoRole("gateway", ["gateway", "--command", f"{python} -m reference_servers.gateway",
+                                 "--adapter", "reference_servers.gateway.adapter:factory"], base)]
         for role in roles:
             stack.callback(role.stop)
         host.start()

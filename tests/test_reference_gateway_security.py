@@ -923,3 +923,30 @@ def test_a_raw_line_reads_as_json_loads_reads_it(line):
         assert isinstance(got, Unreadable) and "batches" in str(got)
     else:
         assert repr(got) == repr(expected)  # repr: NaN is not equal to itself
+
+
+# Any JSON value a message may carry, with what orjson refuses among them: integers past 64 bits, lone surrogates.
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(1 << 70), max_value=1 << 70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES)
+def test_a_line_is_written_as_the_standard_encoder_writes_it(params):
+    """The line pump's encoder (orjson where it can) writes what json.dumps(ensure_ascii=False, compact) writes:
+    the same message, read back; where orjson refuses a value, json's bytes exactly."""
+    from reference_servers.gateway.proxy import encode_line
+
+    message = {"jsonrpc": "2.0", "id": 1, "method": "m", "params": params}
+    try:
+        expected = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate: neither path can write it as UTF-8
+        with pytest.raises(UnicodeEncodeError):
+            encode_line(message)
+        return
+    got = encode_line(message)
+    assert got.endswith(b"\n") and got.count(b"\n") == 1
+    assert json.loads(got) == json.loads(expected)

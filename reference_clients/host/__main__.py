@@ -73,6 +73,8 @@ Environment, besides the above:
   MCPX_LLM_RETRIES         retries of a failed model request (default 0)
   MCPX_SYSTEM_PROMPT       a system message put first in every model request
   MCPX_LOG_LEVEL           stderr log level (default INFO)
+  MCPX_HOST_PREFORK        a fork server's socket: run as its child, imports done once for
+                           many runs (reference_clients/host/prefork.py; the demo starts one)
 
 Interceptors (SEP-2624): `interceptors` names the servers whose interceptors
 wrap every tools/call (an entry may add `"name"` to take only that one). They
@@ -94,17 +96,29 @@ with `"error"`.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import os
-import signal
 import sys
-import threading
-import time
-from typing import Any, TextIO
+
+if __name__ == "__main__" and os.environ.get("MCPX_HOST_PREFORK") and sys.argv[1:2] != ["--prefork"]:
+    # A fork server of the demo's (prefork.py) runs this host with its imports done; checked before the imports
+    # below, which a starter does not need.
+    from .prefork import hand_over
+
+    _code = hand_over(os.environ["MCPX_HOST_PREFORK"])
+    if _code is not None:
+        sys.exit(_code)
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import logging  # noqa: E402
+import signal  # noqa: E402
+import stat  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from typing import Any, TextIO  # noqa: E402
 
 STARTED = time.monotonic()  # start-up is reported from here, imports of this module included
+FORKED = False  # a child of the fork server (prefork.py): its imports were done before STARTED
 log = logging.getLogger("reference_host")
 
 
@@ -145,13 +159,19 @@ def user_text(line: bytes) -> str:
     return content
 
 
+def _pollable(fd: int) -> bool:
+    """A pipe, a socket or a terminal: what epoll watches."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 class LineReader:
     """stdin lines for asyncio.
 
     A pipe or a terminal is read by the event loop itself, so nothing is left
     blocked in a read at shutdown (a thread stuck there makes the interpreter
     abort on exit). A regular file (`< turns.jsonl`) cannot be watched by the
-    loop, but reading it never blocks, so a daemon thread does it.
+    loop (nor can /dev/null), but reading it never blocks, so a daemon thread does it.
     """
 
     def __init__(self) -> None:
@@ -162,6 +182,8 @@ class LineReader:
         loop = asyncio.get_running_loop()
         stream = asyncio.StreamReader(limit=64 * 1024 * 1024, loop=loop)
         try:
+            if not _pollable(sys.stdin.fileno()):  # /dev/null is a character device epoll refuses, too late to catch
+                raise ValueError("stdin cannot be watched by the event loop")
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), sys.stdin)
             self._stream = stream
         except (ValueError, OSError):
@@ -242,8 +264,9 @@ async def run(out: TextIO) -> int:
         chat = ChatModel(os.environ.get("MCPX_MODEL") or "gpt-4o-mini", stream, _env_float("MCPX_LLM_TIMEOUT", 60))
         host = Host(servers, config, chat.complete, os.environ.get("MCPX_SYSTEM_PROMPT") or None)
         await host.discover_interceptors()
-        log.info("ready in %.2fs: %d/%d server(s), %d tool(s) offered, streaming %s",
-                 time.monotonic() - STARTED, len(live), len(servers), len(host.tools), "on" if stream else "off")
+        log.info("ready in %.2fs%s: %d/%d server(s), %d tool(s) offered, streaming %s", time.monotonic() - STARTED,
+                 " (forked by the fork server)" if FORKED else "", len(live), len(servers), len(host.tools),
+                 "on" if stream else "off")
         turn_timeout = _env_float("MCPX_TURN_TIMEOUT", 120)
 
         while True:
@@ -313,5 +336,16 @@ def main() -> int:
         out.close()
 
 
+def forked_main() -> int:
+    """main() in a child of the fork server: start-up is timed from the fork."""
+    global STARTED, FORKED
+    STARTED, FORKED = time.monotonic(), True
+    return main()
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--prefork"] and len(sys.argv) == 3:
+        from .prefork import serve
+
+        sys.exit(serve(sys.argv[2], forked_main))
     sys.exit(main())

@@ -1,0 +1,120 @@
+"""The reference host's fork server (reference_clients/host/prefork.py), which the demo runs its host role through:
+a started host runs as the server's child on the starter's own stdin, stdout, stderr and environment, ends with
+its starter, and no host outlives the server. Without a server answering, the host runs by itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.targets.peerkit import spawn
+from tests.helpers import ROOT
+
+READY = "ready in"
+FORKED = "(forked by the fork server)"
+
+
+@pytest.fixture
+def fork_server(tmp_path):
+    path = str(tmp_path / "host.sock")
+    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], cwd=ROOT, grace=5.0) as server:
+        yield path, server
+
+
+def start_host(path: str, tmp_path: Path, stdin=subprocess.DEVNULL, **env) -> tuple[subprocess.Popen, Path]:
+    err = tmp_path / f"host-{time.monotonic_ns()}.err"
+    proc = subprocess.Popen([sys.executable, "-m", "reference_clients.host"], cwd=ROOT, stdin=stdin,
+                            stdout=subprocess.PIPE, stderr=err.open("wb"), start_new_session=True,
+                            env={"PATH": os.environ.get("PATH", ""), "MCPX_HOST_PREFORK": path, **env})
+    return proc, err
+
+
+def wait_for(predicate, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z" and int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def test_a_started_host_runs_as_the_servers_child_on_the_starters_streams_and_environment(fork_server, tmp_path):
+    path, _ = fork_server
+    proc, err = start_host(path, tmp_path, MCPX_LOG_LEVEL="DEBUG", MCPX_CONFIG=str(tmp_path / "missing.json"))
+    out, _ = proc.communicate(timeout=30)
+    log = err.read_text()
+    assert proc.returncode == 0, log
+    assert out == b""  # stdin closed at once: no turn, no line
+    assert FORKED in log, log
+    assert "missing.json" in log  # MCPX_CONFIG came from the starter's environment
+    assert "DEBUG" in log  # and so did MCPX_LOG_LEVEL
+
+
+def test_without_a_fork_server_the_host_runs_by_itself(tmp_path):
+    proc, err = start_host(str(tmp_path / "no-such-dir" / "host.sock"), tmp_path)
+    proc.communicate(timeout=30)
+    log = err.read_text()
+    assert proc.returncode == 0, log
+    assert READY in log and FORKED not in log, log
+
+
+def test_killing_the_starter_ends_its_host_and_what_the_host_started(fork_server, tmp_path):
+    path, server = fork_server
+    proc, err = start_host(path, tmp_path, stdin=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: READY in err.read_text()), err.read_text()
+        hosts = children_of(server.pid)
+        assert len(hosts) == 1, hosts
+        proc.kill()
+        proc.wait(timeout=5)
+        assert wait_for(lambda: not children_of(server.pid), timeout=10), children_of(server.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_stopping_the_fork_server_ends_every_host_and_their_starters(fork_server, tmp_path):
+    path, server = fork_server
+    started = [start_host(path, tmp_path, stdin=subprocess.PIPE) for _ in range(2)]
+    try:
+        assert wait_for(lambda: all(READY in err.read_text() for _, err in started))
+        assert len(children_of(server.pid)) == 2
+        server.stop()
+        for proc, err in started:  # the host ends on SIGTERM as on any other (exit 0), and its starter with it
+            assert proc.wait(timeout=10) in (0, 1), err.read_text()
+    finally:
+        for proc, _ in started:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_host_killed_by_a_signal_gives_its_starter_the_shells_exit_code(fork_server, tmp_path):
+    path, server = fork_server
+    proc, err = start_host(path, tmp_path, stdin=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: READY in err.read_text()), err.read_text()
+        (host,) = children_of(server.pid)
+        os.kill(host, signal.SIGKILL)
+        assert proc.wait(timeout=10) == 128 + signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.wait()
