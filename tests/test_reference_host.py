@@ -1,4 +1,7 @@
-"""The reference host passes every host-role check, streaming and not, and leaves nothing behind."""
+"""The reference host passes every host-role check, streaming and not, and leaves nothing behind: streaming as
+the demo runs it, a child of its fork server (reference_clients/host/prefork.py), and plain as a user starts it."""
+
+import sys
 
 import pytest
 
@@ -8,9 +11,21 @@ from tests.helpers import HOST_CHECKS, host_verdicts, reference_host
 NOT_OK = ("fail", "warn", "stale")
 
 
-@pytest.mark.parametrize("stream", ["1", "0"], ids=["stream", "plain"])
-def test_reference_host_passes_every_host_check(stream):
-    verdicts = host_verdicts(reference_host(), env={"MCPX_STREAM": stream}, timeout=30, features=FEATURES)
+@pytest.fixture(scope="module")
+def fork_server(tmp_path_factory):
+    from conformance.targets.peerkit import spawn
+
+    path = str(tmp_path_factory.mktemp("prefork") / "host.sock")
+    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], grace=5.0):
+        yield path
+
+
+@pytest.mark.parametrize("stream,forked", [("1", True), ("0", False)], ids=["stream-forked", "plain"])
+def test_reference_host_passes_every_host_check(stream, forked, request):
+    env = {"MCPX_STREAM": stream}
+    if forked:
+        env["MCPX_HOST_PREFORK"] = request.getfixturevalue("fork_server")
+    verdicts = host_verdicts(reference_host(), env=env, timeout=30, features=FEATURES)
     assert set(verdicts) == set(HOST_CHECKS)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
     assert {c: r.outcome for c, r in verdicts.items() if r.outcome == "skip"} == {}

@@ -2,16 +2,18 @@
 
     python -m tests.docker.image            # build (or reuse) mcpx-reference:test
 
-The root filesystem comes from Debian's own packages (debootstrap, minbase,
-with python3), the project and its dependencies are installed into a venv
-inside it with pip, and `docker import` turns the tree into an image. The
-rootfs is cached under /var/tmp, and the image is rebuilt only when the
-project's sources changed (their hash is an image label).
+Two images. The dependency image (`mcpx-reference-deps:<hash of pyproject.toml>`) is Debian's own packages
+(debootstrap, minbase, with python3) and a venv holding every dependency of the `reference` extra, installed
+with pip; `docker import` turns the tree into it, once for each pyproject.toml. The reference image is that image
+with the project's sources copied to /opt/mcpx (the venv finds them through a .pth file) and committed with
+their hash as a label: a container created, never started (`docker create`, `docker cp`, `docker commit`), so a
+change of sources costs seconds, not a rebuild of the tree. The rootfs is cached under /var/tmp.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TAG = "mcpx-reference:test"
+DEPS = "mcpx-reference-deps"
 BASE = Path("/var/tmp/mcpx-rootfs-base")
 SOURCES = ("pyproject.toml", "README.md", "conformance", "reference_servers", "reference_clients", "schemas")
 
@@ -73,40 +76,67 @@ def build_base() -> None:
     tmp.rename(BASE)
 
 
-def build(tag: str = TAG) -> str:
-    ensure_daemon()
-    wanted = sources_hash()
-    if current_label() == wanted:
+def deps_image() -> str:
+    """The dependency image for this pyproject.toml, built when missing."""
+    tag = f"{DEPS}:{hashlib.sha256((ROOT / 'pyproject.toml').read_bytes()).hexdigest()[:16]}"
+    if subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode == 0:
         return tag
     build_base()
     tree = Path("/var/tmp/mcpx-rootfs-build")
     shutil.rmtree(tree, ignore_errors=True)
     subprocess.run(["cp", "-a", str(BASE), str(tree)], check=True)
-    src = tree / "opt" / "mcpx"
-    src.mkdir(parents=True, exist_ok=True)
-    for name in SOURCES:
-        path = ROOT / name
-        if path.is_dir():
-            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(path, src / name)
     # Wheels are built here, where pip is set up for this machine's network, and installed inside
-    # offline: the image's Python (Debian's 3.11) takes the same cp311 wheels.
+    # offline: the image's Python (Debian's 3.11) takes the same cp311 wheels. The project's own wheel only
+    # carries the dependency list: it is uninstalled again, its sources come with each reference image.
     wheels = tree / "opt" / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(wheels), f"{ROOT}[reference]"], check=True,
                    capture_output=True)
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    subprocess.run(["chroot", str(tree), "python3", "-m", "venv", "/opt/venv"], check=True, env=env)
-    subprocess.run(["chroot", str(tree), "/opt/venv/bin/pip", "install", "-q", "--no-index", "--find-links", "/opt/wheels",
+    chroot = ["chroot", str(tree)]
+    subprocess.run([*chroot, "python3", "-m", "venv", "/opt/venv"], check=True, env=env)
+    subprocess.run([*chroot, "/opt/venv/bin/pip", "install", "-q", "--no-index", "--find-links", "/opt/wheels",
                     "mcp-ext-conformance[reference]"], check=True, env=env, capture_output=True)
+    subprocess.run([*chroot, "/opt/venv/bin/pip", "uninstall", "-q", "-y", "mcp-ext-conformance"], check=True, env=env,
+                   capture_output=True)
+    site = subprocess.run([*chroot, "/opt/venv/bin/python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, env=env, capture_output=True, text=True).stdout.strip()
+    (tree / site.lstrip("/") / "mcpx-sources.pth").write_text("/opt/mcpx\n")
     shutil.rmtree(wheels)
     tar = subprocess.Popen(["tar", "-C", str(tree), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(["docker", "import",
-                    "-c", 'CMD ["/opt/venv/bin/python", "-m", "reference_servers.everything"]',
-                    "-c", "WORKDIR /opt/mcpx", "-c", "ENV MCPX_MEMORY_STORE=:memory:",
-                    "-c", f"LABEL mcpx.sources={wanted}", "-", tag], stdin=tar.stdout, check=True, capture_output=True)
+    subprocess.run(["docker", "import", "-c", "WORKDIR /opt/mcpx", "-", tag], stdin=tar.stdout, check=True,
+                   capture_output=True)
     tar.wait()
     shutil.rmtree(tree, ignore_errors=True)
+    # The dependency images of earlier pyproject.toml files: not used again.
+    subprocess.run(["docker", "image", "prune", "-f", "--filter", "dangling=true"], capture_output=True)
+    listed = subprocess.run(["docker", "image", "ls", DEPS, "--format", "{{.Repository}}:{{.Tag}}"], capture_output=True,
+                            text=True).stdout.split()
+    for old in listed:
+        if old != tag:
+            subprocess.run(["docker", "image", "rm", old], capture_output=True)
+    return tag
+
+
+def build(tag: str = TAG) -> str:
+    ensure_daemon()
+    wanted = sources_hash()
+    if current_label() == wanted:
+        return tag
+    base = deps_image()
+    name = f"mcpx-image-build-{os.getpid()}"
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    subprocess.run(["docker", "create", "--name", name, base, "true"], check=True, capture_output=True)
+    try:
+        tar = subprocess.Popen(["tar", "-C", str(ROOT), "--exclude=__pycache__", "--transform", "s,^,mcpx/,", "-c",
+                                *SOURCES], stdout=subprocess.PIPE)
+        subprocess.run(["docker", "cp", "-", f"{name}:/opt"], stdin=tar.stdout, check=True, capture_output=True)
+        tar.wait()
+        subprocess.run(["docker", "commit",
+                        "-c", 'CMD ["/opt/venv/bin/python", "-m", "reference_servers.everything"]',
+                        "-c", "WORKDIR /opt/mcpx", "-c", "ENV MCPX_MEMORY_STORE=:memory:",
+                        "-c", f"LABEL mcpx.sources={wanted}", name, tag], check=True, capture_output=True)
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
     # The image this one replaced is now untagged: remove it rather than let rebuilds pile up.
     subprocess.run(["docker", "image", "prune", "-f", "--filter", "label=mcpx.sources"], capture_output=True)
     return tag
