@@ -35,6 +35,16 @@ def start_host(path: str, tmp_path: Path, stdin=subprocess.DEVNULL, **env) -> tu
     return proc, err
 
 
+def finish(proc: subprocess.Popen, timeout: float = 30.0) -> bytes:
+    """The host's stdout once it exits; a host still running after `timeout` is killed, its group with it."""
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+
+
 def wait_for(predicate, timeout: float = 20.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -60,7 +70,7 @@ def children_of(pid: int) -> list[int]:
 def test_a_started_host_runs_as_the_servers_child_on_the_starters_streams_and_environment(fork_server, tmp_path):
     path, _ = fork_server
     proc, err = start_host(path, tmp_path, MCPX_LOG_LEVEL="DEBUG", MCPX_CONFIG=str(tmp_path / "missing.json"))
-    out, _ = proc.communicate(timeout=30)
+    out = finish(proc)
     log = err.read_text()
     assert proc.returncode == 0, log
     assert out == b""  # stdin closed at once: no turn, no line
@@ -71,7 +81,7 @@ def test_a_started_host_runs_as_the_servers_child_on_the_starters_streams_and_en
 
 def test_without_a_fork_server_the_host_runs_by_itself(tmp_path):
     proc, err = start_host(str(tmp_path / "no-such-dir" / "host.sock"), tmp_path)
-    proc.communicate(timeout=30)
+    finish(proc)
     log = err.read_text()
     assert proc.returncode == 0, log
     assert READY in log and FORKED not in log, log

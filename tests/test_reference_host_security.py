@@ -25,15 +25,30 @@ ROOT = Path(__file__).resolve().parent.parent
 DUMP_ENV = "import json, os, sys; json.dump(dict(os.environ), open(sys.argv[1], 'w'))"
 
 
-def run_host(config: dict, tmp_path: Path, env: dict, turns: str = "") -> subprocess.CompletedProcess:
-    config_file = tmp_path / "config.json"
-    config_file.write_text(json.dumps(config))
-    return subprocess.run([sys.executable, "-m", "reference_clients.host"], input=turns, capture_output=True,
-                          text=True, timeout=60, cwd=ROOT,
-                          env={**env, "MCPX_CONFIG": str(config_file), "MCPX_CONNECT_TIMEOUT": "20"})
+@pytest.fixture(scope="module")
+def fork_server(tmp_path_factory):
+    """The reference host's fork server (reference_clients/host/prefork.py): each host below runs as its child, on
+    its own streams and environment, without importing the SDK and openai again."""
+    from conformance.targets.peerkit import spawn
+
+    path = str(tmp_path_factory.mktemp("prefork") / "host.sock")
+    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], grace=5.0):
+        yield path
 
 
-def test_stdio_servers_get_a_minimal_environment_plus_their_configured_env(tmp_path):
+@pytest.fixture
+def run_host(fork_server):
+    def run(config: dict, tmp_path: Path, env: dict, turns: str = "") -> subprocess.CompletedProcess:
+        config_file = tmp_path / "config.json"
+        config_file.write_text(json.dumps(config))
+        return subprocess.run([sys.executable, "-m", "reference_clients.host"], input=turns, capture_output=True,
+                              text=True, timeout=60, cwd=ROOT,
+                              env={**env, "MCPX_CONFIG": str(config_file), "MCPX_CONNECT_TIMEOUT": "20",
+                                   "MCPX_HOST_PREFORK": fork_server})
+    return run
+
+
+def test_stdio_servers_get_a_minimal_environment_plus_their_configured_env(tmp_path, run_host):
     dumps = [tmp_path / "env-a.json", tmp_path / "env-b.json"]
     config = {"mcpServers": {
         "a": {"command": sys.executable, "args": ["-c", DUMP_ENV, str(dumps[0])], "env": {"CONFIGURED_FOR_A": "yes"}},
@@ -72,7 +87,7 @@ def mock_llm(script: dict):
         sock.close()
 
 
-def test_documented_configuration_redacts_preprocessor_output_and_tool_results(tmp_path):
+def test_documented_configuration_redacts_preprocessor_output_and_tool_results(tmp_path, run_host):
     # Another user's data, stored where the preprocessor will find it.
     store_path = str(tmp_path / "memories.sqlite")
     with MemoryStore(store_path) as store:
@@ -143,7 +158,7 @@ serve_stdio(Guard(plain=True), Log(sys.argv[1]))
     ({"valid": False, "severity": "warn"}, True),
 ], ids=["empty", "valid-string", "severity-unknown", "valid-severity-unknown", "messages-not-list", "valid",
         "warning"])
-def test_malformed_validation_results_fail_closed(tmp_path, verdict, runs):
+def test_malformed_validation_results_fail_closed(tmp_path, verdict, runs, run_host):
     """Item 10: a tool call goes on only on a well-formed verdict that allows it."""
     log = tmp_path / "guard.jsonl"
     guard = tmp_path / "guard.py"
