@@ -128,3 +128,11 @@ def test_a_host_killed_by_a_signal_gives_its_starter_the_shells_exit_code(fork_s
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_fork_server_that_cannot_listen_says_so_in_one_line(tmp_path):
+    too_long = tmp_path / ("x" * 120) / "host.sock"  # AF_UNIX paths end at 107 bytes
+    done = subprocess.run([sys.executable, "-m", "reference_clients.host", "--prefork", str(too_long)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cannot listen on" in done.stderr and "Traceback" not in done.stderr

@@ -30,7 +30,7 @@ import sys
 import time
 
 ENV = "MCPX_HOST_PREFORK"
-_CONNECT_FOR = 5.0  # seconds a starter waits for a fork server that is still starting up (its socket not bound yet)
+_CONNECT_FOR = 2.0  # seconds a starter waits for a fork server that is still starting up (its socket not bound yet)
 _STOP_GRACE = 3.0
 
 
@@ -96,14 +96,19 @@ def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
 def serve(path: str, run_host) -> int:
     """Preload the host's imports, then fork `run_host()` (an exit code) for every starter, until SIGTERM or SIGINT.
     Single-threaded, with no event loop, so that every fork is safe."""
-    _preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
-    listener.bind(path)
+    try:
+        listener.bind(path)
+    except OSError as exc:  # e.g. a path past the 107 bytes AF_UNIX allows: starters run the host themselves
+        print(f"reference host fork server: cannot listen on {path}: {exc}", file=sys.stderr)
+        return 2
+    # Listening before the imports: a starter that comes meanwhile waits in the backlog, not in a retry loop.
     listener.listen(64)
+    _preload()
     stopping: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, _frame: stopping.append(signum))
