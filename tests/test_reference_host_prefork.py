@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance.targets.peerkit import spawn
 from tests.helpers import ROOT
@@ -24,6 +28,7 @@ FORKED = "(forked by the fork server)"
 def fork_server(tmp_path):
     path = str(tmp_path / "host.sock")
     with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], cwd=ROOT, grace=5.0) as server:
+        assert wait_for(lambda: os.path.exists(path)), server.stderr_tail()  # listening (its imports may go on)
         yield path, server
 
 
@@ -136,3 +141,30 @@ def test_a_fork_server_that_cannot_listen_says_so_in_one_line(tmp_path):
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "cannot listen on" in done.stderr and "Traceback" not in done.stderr
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(garbage=st.one_of(st.binary(max_size=64),
+                         st.binary(max_size=64).map(lambda tail: struct.pack(">I", len(tail) + 3) + tail),
+                         st.text(max_size=20).map(lambda text: struct.pack(">I", 1 << 20) + text.encode())))
+def test_a_connection_that_is_no_request_is_dropped_and_the_server_goes_on(fork_server, garbage):
+    """Bytes that are not a request (no descriptors, a short or lying length, not JSON) end that connection only,
+    and leave no child behind."""
+    path, server = fork_server
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(garbage)
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(10)
+        assert sock.recv(4) == b""  # closed without an exit code: no host ran
+    assert server.returncode is None and children_of(server.pid) == []
+
+
+def test_after_garbage_a_real_starter_is_still_served(fork_server, tmp_path):
+    path, _ = fork_server
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(b"\xff" * 10)
+    proc, err = start_host(path, tmp_path)
+    finish(proc)
+    assert proc.returncode == 0 and FORKED in err.read_text(), err.read_text()

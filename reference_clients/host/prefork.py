@@ -13,7 +13,9 @@ ends when the starter does: the starter's connection closing (it was killed) end
 (SIGTERM, 3 s, SIGKILL), and a child outlives no fork server (PR_SET_PDEATHSIG). When no fork server answers
 (none was started, or it is gone), the starter runs the host itself after all.
 
-The demo starts one for its host role (conformance/cli.py). The protocol is private to this package: a 4-byte
+Whoever can connect to SOCKET can run the host with an environment of their choosing: keep it in a directory only
+its user can enter (the demo's is a fresh 0700 temporary directory). A request that is not one is dropped, and the
+server goes on. The demo starts one for its host role (conformance/cli.py). The protocol is private to this package: a 4-byte
 big-endian length and that many bytes of JSON (`argv`, `cwd`, `env`), sent with the three descriptors
 (SCM_RIGHTS); then 4 bytes back, the child's exit code (128 + N for a signal).
 """
@@ -159,6 +161,7 @@ def _preload() -> None:
 def _accept(listener, selector, children: dict, run_host) -> None:
     conn, _ = listener.accept()
     conn.settimeout(5.0)  # a starter sends everything at once; one that does not is dropped
+    fds: list[int] = []
     try:
         head, fds, _flags, _addr = socket.recv_fds(conn, 4 + 65536, 3)
         if len(head) < 4 or len(fds) != 3:
@@ -169,8 +172,10 @@ def _accept(listener, selector, children: dict, run_host) -> None:
             raise ValueError("a short request")
         request = json.loads(have + rest)
         request["env"].pop(ENV, None)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         print(f"reference host fork server: a starter was dropped: {exc}", file=sys.stderr)
+        for fd in fds:
+            os.close(fd)
         conn.close()
         return
     pid = os.fork()
