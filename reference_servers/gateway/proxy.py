@@ -835,7 +835,13 @@ class HttpFront:
             if transport is None:
                 return await Response("session not found", status_code=404)(scope, receive, send)
             self.last_seen[sid] = anyio.current_time()
-            return await transport.handle_request(scope, receive, send)
+            if scope.get("method") != "DELETE":
+                return await transport.handle_request(scope, receive, send)
+            ended = await handled(transport, scope, receive, send)
+            if ended < 300:  # the session is over: its place is free now, while its upstreams stop
+                self.sessions.pop(sid, None)
+                self.last_seen.pop(sid, None)
+            return
         if scope.get("method") != "POST":
             return await Response("a session starts with a POST of initialize", status_code=400)(scope, receive, send)
         if len(self.sessions) >= self.max_sessions:
@@ -850,15 +856,7 @@ class HttpFront:
         self.sessions[sid] = transport
         self.last_seen[sid] = anyio.current_time()
         scope_of_session = await self.tg.start(self.run_session, sid, transport)
-        status = {}
-
-        async def watch(message) -> None:
-            if message["type"] == "http.response.start":
-                status["code"] = message["status"]
-            await send(message)
-
-        await transport.handle_request(scope, receive, watch)
-        if status.get("code", 500) >= 400:
+        if await handled(transport, scope, receive, send) >= 400:
             # The opening request was refused (not an initialize): no session, and no upstreams kept for it.
             self.sessions.pop(sid, None)
             scope_of_session.cancel()
@@ -914,6 +912,19 @@ class HttpFront:
                     log.warning("session %s idle for %.0f s: ended", sid, now - seen)
                     self.sessions.pop(sid, None)
                     self.scopes[sid].cancel()
+
+
+async def handled(transport, scope, receive, send) -> int:
+    """`transport.handle_request(...)`, and the status it answered with (500 when it sent none)."""
+    status = {}
+
+    async def watch(message) -> None:
+        if message["type"] == "http.response.start":
+            status["code"] = message["status"]
+        await send(message)
+
+    await transport.handle_request(scope, receive, watch)
+    return status.get("code", 500)
 
 
 def header_timed_h11(timeout: float):
