@@ -251,6 +251,8 @@ def run() -> None:
     Exit handlers still run (they end the targets' process groups and containers) and output is flushed;
     what is skipped is freeing every object one by one, a tenth of a second that changes nothing."""
     code = main()
+    # The run is over: a Ctrl-C now would only cut short the exit handlers that end the targets.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import atexit
 
     atexit._run_exitfuncs()
@@ -274,7 +276,9 @@ def run_pytest(arguments: list[str], args, state: dict) -> int:
     status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
                               *arguments], plugins=[_FreezeAfterCollection(), console]))
     doc = console.doc
-    if console.interrupted or doc is not None and doc.get("interrupted"):
+    if doc is not None and not doc.get("interrupted"):
+        pass  # the run finished and its reports say so: a Ctrl-C that came after that changes neither
+    elif console.interrupted or doc is not None:
         raise KeyboardInterrupt  # pytest caught it: the caller says so, once
     if status in (3, 4):  # internal error or usage error (pytest has said which on stderr)
         return 2
@@ -329,7 +333,11 @@ def cmd_role(args) -> int:
             raise
     except KeyboardInterrupt:
         console = state.get("console")
-        if console is None or console.doc is None:  # no report was written: they say the run was interrupted
+        doc = getattr(console, "doc", None)
+        if doc is not None and not doc.get("interrupted"):
+            # Ctrl-C after the run had finished and its reports were written: they stand, and its exit code with them.
+            return int(doc["exitCode"])
+        if doc is None:  # no report was written: they say the run was interrupted
             _publish_interrupted(args, started)
         print(INTERRUPTED_LINE, file=sys.stderr)
         return INTERRUPTED

@@ -61,11 +61,20 @@ def _pytest_run(tmp_path, name: str, role_args: list[str], extra: list[str]) -> 
     return {c["id"]: c["outcome"] for c in json.loads((report / "results.json").read_text())["checks"]}
 
 
+def _differences(tmp_path, serial: dict, split: dict) -> list[tuple[str, str, str]]:
+    """The checks whose outcomes differ, each with both runs' reasons (what a flaky difference needs to be read)."""
+    reasons = {name: {c["id"]: f"{c['outcome']}: {c.get('reason') or ''}"[:200]
+                      for c in json.loads((tmp_path / name / "results.json").read_text())["checks"]}
+               for name in ("serial", "xdist")}
+    return [(cid, reasons["serial"].get(cid, "absent"), reasons["xdist"].get(cid, "absent"))
+            for cid in sorted(set(serial) | set(split)) if serial.get(cid) != split.get(cid)]
+
+
 @pytest.mark.parametrize("role", ["server", "host"])
 def test_xdist_gives_the_same_verdicts_as_a_serial_run(tmp_path, role):
     role_args = (["--mcp-server-command", fake_command("--break", "context-middleware/unknown-middleware-rejected")]
                  if role == "server" else ["--mcp-host-command", fake_host("--break", "unchained")])
     serial = _pytest_run(tmp_path, "serial", role_args, [])
     split = _pytest_run(tmp_path, "xdist", role_args, ["-n", "2"])
-    assert serial == split
+    assert serial == split, _differences(tmp_path, serial, split)
     assert "fail" in serial.values()
