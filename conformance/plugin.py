@@ -14,6 +14,7 @@ pytest-xdist, and the reporter (report/collector.py) writes the reports from it.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -196,6 +197,16 @@ def _profiles_to_record(role: roles.Role, claimed: set[str], wanted, run: option
     return role.recordable(run, profiles) if run is not None else profiles
 
 
+def _threads_allowed(config) -> bool:
+    """Whether the recording and the warm-up may import on threads of their own. Not where pytest rewrites the
+    asserts of the packages they import: loading the installed plugins (pytest's default) marks every module of
+    each plugin's distribution for rewriting, this package and anyio among them, and rewriting parses a module
+    into `ast` objects, which on Python 3.11 two threads cannot do at once ("SystemError: AST constructor
+    recursion depth mismatch": in an xdist worker under load, 25 checks errored on setup). The command line
+    loads this plugin by name with autoloading off: there, only conformance.plugin itself is rewritten."""
+    return config.getoption("assertmode") == "plain" or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") == "1"
+
+
 def pytest_sessionstart(session):
     """Begin recording now when every check of the role will run (no selection that could narrow the
     profiles, no xdist, not just collecting)."""
@@ -205,7 +216,8 @@ def pytest_sessionstart(session):
     narrowed = (getattr(option, "keyword", "") or getattr(option, "markexpr", "") or getattr(option, "deselect", None)
                 or getattr(option, "lf", False) or any("::" in str(arg) for arg in config.args))
     if (role is None or narrowed or hasattr(config, "workerinput") or getattr(option, "numprocesses", None)
-            or getattr(option, "collectonly", False) or getattr(option, "showfixtures", False)):
+            or getattr(option, "collectonly", False) or getattr(option, "showfixtures", False)
+            or not _threads_allowed(config)):
         return
     claimed = _claimed(config, role)
     # The checks register on this thread before another starts: collection reads the registry, and an import
@@ -244,7 +256,8 @@ def _recordings(config, session) -> dict:
         if early.profiles != profiles:  # collection narrowed the run after all: record what it needs
             recordings = _record(config, role, profiles, claimed, _say(config))
     else:
-        background.warm_up()
+        if _threads_allowed(config):
+            background.warm_up()
         recordings = _record(config, role, profiles, claimed, _say(config))
     background.settled()
     from .run.diagnosis import diagnose
