@@ -274,12 +274,10 @@ async def bench_nested(tmp: Path, target: str, blocks: Path | None = None) -> No
 
 
 def read_pings(path: Path) -> list[tuple[float, float]]:
-    """(when it was sent, on the monotonic clock every process shares; its round trip), of every ping so far."""
-    if not path.exists():
-        return []
-    lines = path.read_text().splitlines()
-    return [(float(a), float(b)) for a, b in (line.split() for line in lines[:-1] if line)] + \
-        [(float(a), float(b)) for a, b in (lines[-1].split(),) if lines and len(lines[-1].split()) == 2]
+    """(when it was sent, on the monotonic clock every process shares; its round trip), of every ping so far: the
+    complete lines only (the pinger may be writing the last one)."""
+    text = path.read_text() if path.exists() else ""
+    return [(float(a), float(b)) for a, b in (line.split() for line in text[:text.rfind("\n") + 1].splitlines())]
 
 
 async def ping_forever(url: str, out: Path) -> None:

@@ -276,9 +276,8 @@ def run_pytest(arguments: list[str], args, state: dict) -> int:
     status = int(pytest.main(["-p", "conformance.plugin", "-p", "pytest_jsonreport.plugin", "-p", "no:terminal",
                               *arguments], plugins=[_FreezeAfterCollection(), console]))
     doc = console.doc
-    if doc is not None and not doc.get("interrupted"):
-        pass  # the run finished and its reports say so: a Ctrl-C that came after that changes neither
-    elif console.interrupted or doc is not None:
+    finished = doc is not None and not doc.get("interrupted")  # a Ctrl-C after its reports changes neither
+    if not finished and (console.interrupted or doc is not None):
         raise KeyboardInterrupt  # pytest caught it: the caller says so, once
     if status in (3, 4):  # internal error or usage error (pytest has said which on stderr)
         return 2

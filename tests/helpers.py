@@ -105,6 +105,14 @@ def reference_host() -> str:
     return f"{PY} -m reference_clients.host"
 
 
+@contextmanager
+def host_fork_server(path: str):
+    """The reference host's fork server (reference_clients/host/prefork.py) on the Unix socket `path`; yields its
+    process group, ended (and its children with it) on leaving."""
+    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], cwd=ROOT, grace=5.0) as server:
+        yield server
+
+
 def host_verdicts(command: str, profiles=host_record.PROFILES, claimed=frozenset(host_record.PROFILES), *,
                   timeout: float = HOST.default_timeout, env: dict | None = None, **kw) -> dict:
     """Every host-role check's Result (of the given profiles), by id. `features=host_record.FEATURES` also claims

@@ -1,22 +1,19 @@
 """The reference host passes every host-role check, streaming and not, and leaves nothing behind: streaming as
 the demo runs it, a child of its fork server (reference_clients/host/prefork.py), and plain as a user starts it."""
 
-import sys
 
 import pytest
 
 from conformance.host.record import FEATURES, scenarios_for_checks
-from tests.helpers import HOST_CHECKS, host_verdicts, reference_host
+from tests.helpers import HOST_CHECKS, host_fork_server, host_verdicts, reference_host
 
 NOT_OK = ("fail", "warn", "stale")
 
 
 @pytest.fixture(scope="module")
 def fork_server(tmp_path_factory):
-    from conformance.targets.peerkit import spawn
-
     path = str(tmp_path_factory.mktemp("prefork") / "host.sock")
-    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], grace=5.0):
+    with host_fork_server(path):
         yield path
 
 

@@ -17,8 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.targets.peerkit import spawn
-from tests.helpers import ROOT
+from tests.helpers import ROOT, host_fork_server
 
 READY = "ready in"
 FORKED = "(forked by the fork server)"
@@ -27,7 +26,7 @@ FORKED = "(forked by the fork server)"
 @pytest.fixture
 def fork_server(tmp_path):
     path = str(tmp_path / "host.sock")
-    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], cwd=ROOT, grace=5.0) as server:
+    with host_fork_server(path) as server:
         assert wait_for(lambda: os.path.exists(path)), server.stderr_tail()  # listening (its imports may go on)
         yield path, server
 

@@ -17,6 +17,7 @@ import uvicorn
 
 from conformance.host.mock_llm import MockLLM, loopback_socket
 from reference_servers.middleware.memory import MemoryStore
+from tests.helpers import host_fork_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,10 +30,8 @@ DUMP_ENV = "import json, os, sys; json.dump(dict(os.environ), open(sys.argv[1], 
 def fork_server(tmp_path_factory):
     """The reference host's fork server (reference_clients/host/prefork.py): each host below runs as its child, on
     its own streams and environment, without importing the SDK and openai again."""
-    from conformance.targets.peerkit import spawn
-
     path = str(tmp_path_factory.mktemp("prefork") / "host.sock")
-    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], grace=5.0):
+    with host_fork_server(path):
         yield path
 
 
