@@ -322,7 +322,9 @@ def mcpx_verdict(request):
             payload = redact.value(payload)
             result = Result.from_json({k: v for k, v in payload.items() if k not in ("claim", "peer")},
                                       payload["claim"])
-        request.node.user_properties.append((PROPERTY, json.dumps(payload)))
+        # To the reporter in this process as it is; from an xdist worker, as JSON text (what crosses to the controller).
+        local = not hasattr(request.config, "workerinput") and request.config.pluginmanager.has_plugin("mcpx-reporter")
+        request.node.user_properties.append((PROPERTY, payload if local else json.dumps(payload)))
         if result.outcome == "skip":
             pytest.skip(result.reason or "")  # the runner gives every skip and xfail its reason
         if result.outcome == "xfail":

@@ -24,7 +24,7 @@ import anyio
 
 from ..core.judging import experimental_carriage, grouped_near_misses, meta_carriage, near_misses
 from ..core.spelling import flag
-from ..targets import Connection, Exchange, TargetSpec, TargetUnavailable, WireEvent
+from ..targets import Connection, EncodedParams, Exchange, TargetSpec, TargetUnavailable, WireEvent
 from .recording import Recording
 
 CLIENT_INFO = {"name": "mcp-ext-conformance", "version": "0.1.0"}
@@ -44,10 +44,13 @@ class Session:
     async def send(self, label: str, method: str, params: Any = None, **kw) -> Exchange:
         if self.conn.mode == MODERN_VERSION and (params is None or isinstance(params, dict)):
             # 2026-07-28: no session; every request says who is asking and in which version.
-            params = dict(params or {})
-            params["_meta"] = {**params.get("_meta", {}), "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-                               "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
-                               "io.modelcontextprotocol/clientCapabilities": {}}
+            meta = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+                    "io.modelcontextprotocol/clientInfo": CLIENT_INFO, "io.modelcontextprotocol/clientCapabilities": {}}
+            if isinstance(params, EncodedParams) and "_meta" not in params:
+                params = params.merged({"_meta": meta})  # its text stays whole
+            else:
+                params = dict(params or {})
+                params["_meta"] = {**params.get("_meta", {}), **meta}
         exchange = await self.conn.request(method, params, label=label, **kw)
         self.rec.exchanges[label] = exchange
         return exchange

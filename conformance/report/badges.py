@@ -14,9 +14,11 @@ orange when a SHOULD check did not, green when every judged MUST and SHOULD chec
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import re
 from pathlib import Path
-
-import anybadge
 
 from ..core.provenance import EXTENSION_IDS
 from .counts import outcome_counts, phrase
@@ -36,13 +38,36 @@ def summarise(outcomes: list[str]) -> tuple[str, str]:
     return "nothing ran", GREY
 
 
+@functools.cache
+def _memo():
+    """Badges drawn before (core/memo.py): anybadge is imported only for a label, value and colour not seen yet."""
+    from ..core.memo import Memo, library_stamp
+
+    return Memo("badges", library_stamp("anybadge"))
+
+
+def _draw(key: str) -> str:
+    """anybadge's SVG, its one element id (a counter of badges drawn in the process, `anybadge_N`) named after the
+    badge instead: the same badge is the same file in every run, and two different ones never share an id."""
+    import anybadge
+
+    label, value, colour = json.loads(key)
+    drawn = anybadge.Badge(label, value, default_color=colour).badge_svg_text
+    return re.sub(r"\banybadge_\d+\b", "anybadge_" + hashlib.sha256(key.encode()).hexdigest()[:12], drawn)
+
+
+def svg(label: str, value: str, colour: str) -> str:
+    """The SVG of one badge, as anybadge draws it."""
+    return _memo().get(json.dumps([label, value, colour]), _draw)
+
+
 def write_badges(directory: Path, doc: dict) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
 
     def badge(name: str, label: str, value: str, colour: str) -> None:
         path = directory / f"{name}.svg"
-        anybadge.Badge(label, value, default_color=colour).write_badge(str(path), overwrite=True)
+        path.write_text(svg(label, value, colour), encoding="utf-8")
         written.append(path)
 
     role = doc["role"]
@@ -72,6 +97,7 @@ def write_badges(directory: Path, doc: dict) -> list[Path]:
         if interrupted or not doc["profiles"].get(profile, {}).get("claimed"):
             continue  # only the unclaimed-profile checks ran: no rate of the proposal's behaviour
         badge(f"{role}-{profile}-rates", EXTENSION_IDS.get(profile, profile), *rates_value(must, should))
+    _memo().save()
     return written
 
 

@@ -38,7 +38,7 @@ class Reporter:
         properties = getattr(report, "user_properties", ())
         for key, value in properties:
             if key == PROPERTY:
-                data = json.loads(value)
+                data = json.loads(value) if isinstance(value, str) else dict(value)  # dict: the verdict of this process
                 claim = data.pop("claim", None)
                 self.peer = data.pop("peer", None) or self.peer
                 result = Result.from_json(data, claim)

@@ -120,23 +120,35 @@ def _inert(value: Any) -> Any:
     return html_text(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
+_MARKDOWN_OPTIONS = {"html": False, "linkify": False, "typographer": False}
+
+
 @functools.cache
 def _markdown_renderer():
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    return MarkdownIt("commonmark", _MARKDOWN_OPTIONS)
+
+
+@functools.cache
+def markdown_memo():
+    """The catalog's texts as rendered before (core/memo.py): markdown-it-py is imported only for a new text."""
+    from ..core.memo import Memo, library_stamp
+
+    return Memo("markdown", library_stamp("markdown_it"), repr(sorted(_MARKDOWN_OPTIONS.items())))
 
 
 def warm() -> None:
-    """Import Jinja2 and markdown-it-py and compile the page's templates (0.7 s cold), off the critical path:
-    the pytest layer calls this while the recording waits on the target."""
+    """Import Jinja2, compile the page's templates and read the Markdown memo (0.7 s cold), off the critical
+    path: the pytest layer calls this while the recording waits on the target."""
     environment().get_template("report.html.j2")
-    _markdown_renderer()
+    if not markdown_memo().load():
+        _markdown_renderer()
 
 
 def markdown(text: str | None) -> Markup:
     """The catalog's inline Markdown (`code`, *emphasis*, links) as HTML; raw HTML in it is escaped."""
-    return Markup(_markdown_renderer().renderInline(text or ""))
+    return Markup(markdown_memo().get(text or "", lambda source: _markdown_renderer().renderInline(source)))
 
 
 def seconds(value: float | None) -> str:
@@ -341,4 +353,6 @@ def context(doc: dict) -> dict:
 
 
 def render(doc: dict) -> str:
-    return environment().get_template("report.html.j2").render(context(doc))
+    page = environment().get_template("report.html.j2").render(context(doc))
+    markdown_memo().save()
+    return page

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..client.recording import Recording
 from ..client.session import Session
+from ..targets.base import EncodedParams, filled_params
 
 EXTENSION_ID = "io.modelcontextprotocol/interceptors"
 LIST, INVOKE = "interceptors/list", "interceptor/invoke"
@@ -80,8 +81,11 @@ REAL_PAYLOAD = {"method": "tools/call", "params": {"name": "conformance_probe",
 OVERSIZED_CHARS = 16 * 1024 * 1024
 
 
-def oversized_payload() -> dict:
-    return tool_call("Paris " + "x" * OVERSIZED_CHARS)
+def oversized_params(name: str) -> EncodedParams:
+    """The invocation of `name` with the oversized payload, its JSON text built from the pieces (targets/base.py)."""
+    marker = "conformance-oversized-location"
+    params = {"name": name, "event": EVENT, "phase": "request", "payload": tool_call(marker)}
+    return filled_params(params, marker, "Paris ", "x", OVERSIZED_CHARS)
 
 
 def extension(rec: Recording):
@@ -184,8 +188,7 @@ async def send_fixtures(session: Session, rec: Recording) -> None:
 async def oversized_driver(session: Session, rec: Recording) -> None:
     """Sent after every profile's driver (ConnectionPlan.last): a server that dies of it takes no other verdict along."""
     if rec.listed("interceptors", VALIDATOR):
-        oversized = await invoke(session, "invoke validator oversized", VALIDATOR, EVENT, "request",
-                                 oversized_payload())
+        oversized = await session.send("invoke validator oversized", INVOKE, oversized_params(VALIDATOR))
         if oversized.has_result or oversized.has_error or oversized.http_status:
             await session.send("after oversized", "tools/list", {})
 

@@ -12,7 +12,7 @@ import importlib
 
 # Exported lazily: peerkit (the process kit) lives here too, and the SDK-free peers that import it must
 # not pay for anyio and the connection classes.
-_EXPORTS = {"Connection": "base", "Exchange": "base", "TargetUnavailable": "base", "WireEvent": "base",
+_EXPORTS = {"Connection": "base", "EncodedParams": "base", "Exchange": "base", "TargetUnavailable": "base", "WireEvent": "base",
             "now": "base", "TargetSpec": "spec"}
 __all__ = sorted(_EXPORTS)
 

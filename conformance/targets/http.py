@@ -18,7 +18,6 @@ DRAIN_WAIT), so its connection serves the next request.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import ssl
 from collections.abc import AsyncIterator
@@ -31,7 +30,7 @@ from anyio.abc import TaskGroup
 from httpx_sse._decoders import SSEDecoder
 
 from ..core.model import describe
-from .base import FIRST_METHODS, OLD_SSE, Connection, TargetUnavailable, WireEvent, clip, now
+from .base import FIRST_METHODS, OLD_SSE, Connection, TargetUnavailable, WireEvent, clip, json_bytes, now
 
 OLD_SSE_WAIT = 2.0  # seconds the look for an old transport's `endpoint` event may take
 # After the response, what is left of its event stream is read (and not judged) for this long and this much at
@@ -131,7 +130,7 @@ class HttpConnection(Connection):
 
     async def _post(self, message: dict) -> None:
         method = message.get("method", "response")
-        body = json.dumps(message, ensure_ascii=False).encode()
+        body = json_bytes(message)
         try:
             async with self._entered()[0].stream("POST", self.url, content=body,
                                                  headers=self._headers(message)) as resp:

@@ -3,10 +3,12 @@
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.core.wire import base_problems, envelope_problems, transcript_problems
 from conformance.targets import WireEvent
-from conformance.targets.base import json_line
+from conformance.targets.base import PLAIN_FILL, filled_params, json_bytes, json_line
 
 VALID = [
     {"jsonrpc": "2.0", "id": 1, "result": {}},
@@ -82,6 +84,35 @@ def test_json_line_is_the_compact_utf8_encoding(message):
 def test_json_line_refuses_a_lone_surrogate_like_the_plain_encoding():
     with pytest.raises(UnicodeEncodeError):
         json_line({"text": "\ud800"})
+
+
+@given(envelope=st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": st.integers() | st.text(max_size=5),
+                                         "method": st.text(max_size=20)}),
+       value=st.dictionaries(st.text(max_size=8), st.recursive(
+           st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+           max_leaves=8), max_size=4),
+       prefix=st.text(alphabet=sorted(PLAIN_FILL), max_size=6), fill=st.sampled_from(sorted(PLAIN_FILL)),
+       count=st.integers(0, 50), meta=st.booleans())
+def test_filled_params_are_written_as_the_plain_encoding_writes_them(envelope, value, prefix, fill, count, meta):
+    """EncodedParams' own text is exactly what encoding its dict would give, in a line and in an HTTP body."""
+    marker = "conformance-marker"
+    value = {**value, "payload": {"arguments": {"location": marker}}}
+    params = filled_params(value, marker, prefix, fill, count)
+    assert params["payload"]["arguments"]["location"] == prefix + fill * count
+    if meta:
+        params = params.merged({"_meta": {"k": "é"}})
+    message = {**envelope, "params": params}
+    plain = json.dumps({**envelope, "params": dict(params)}, ensure_ascii=False, separators=(",", ":"))
+    assert json_line(message) == (plain + "\n").encode()
+    assert json_bytes(message) == plain.encode()
+
+
+def test_filled_params_refuse_a_fill_that_needs_escaping_or_a_marker_seen_twice():
+    with pytest.raises(AssertionError):
+        filled_params({"a": "m"}, "m", "", '"', 3)
+    with pytest.raises(AssertionError):
+        filled_params({"a": "m", "b": ["m"]}, "m", "", "x", 3)
 
 
 def test_report_evidence_shortens_only_very_long_strings():
