@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from conformance.gateway.launch import UPSTREAM_SCRIPT, background, upstream_command
@@ -658,8 +658,14 @@ def test_pii_redaction_past_max_seconds_stops_its_work(monkeypatch):
     pii_redaction([{"type": "text", "text": text}], {})
     # A tenth of what its detection takes here, so the limit always comes first, however fast detection is.
     limit = round(max(0.01, (time.process_time() - begun) / 10), 3)
-    done = _redacted_result({"content": [{"type": "text", "text": text}]}, limits={"maxSeconds": limit})
-    assert not done["allowed"] and f"maxSeconds = {limit:g} s" in done["reason"], done
+    for _ in range(4):
+        done = _redacted_result({"content": [{"type": "text", "text": text}]}, limits={"maxSeconds": limit})
+        assert not done["allowed"] and f"maxSeconds = {limit:g} s" in done["reason"], done
+        if started:
+            break
+        # On a loaded machine the limit can pass before the job has even reached a process (handing it to a
+        # thread took longer): nothing ran, so nothing shows being stopped. Again, with room to start one.
+        limit *= 4
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and not any(p.poll() is not None for p in started):
         time.sleep(0.05)
@@ -865,6 +871,9 @@ def test_a_text_blob_with_a_byte_order_mark_is_read_in_its_charset(codec, words,
     import base64
 
     _, bom, charset = codec
+    # FF FE then U+0000 is FF FE 00 00, UTF-32's mark: such a text is read as UTF-32 (the longer mark wins, as
+    # marks are read) and blocked when it is not UTF-32 (the next test), never passed unread.
+    assume(not (charset == "utf-16-le" and words.startswith("\x00")))
     blob = base64.b64encode(bom + f"{words} owner {MAIL}".encode(charset)).decode()
     message = {"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"uri": "file:///a", "mimeType": mime,
                                                                    "blob": blob}]}}
@@ -950,3 +959,94 @@ def test_a_line_is_written_as_the_standard_encoder_writes_it(params):
     got = encode_line(message)
     assert got.endswith(b"\n") and got.count(b"\n") == 1
     assert json.loads(got) == json.loads(expected)
+
+
+@pytest.fixture(scope="module")
+def parser_loop():
+    """One event loop in a thread for the module, so its parser process serves every generated example."""
+    import asyncio
+    import threading
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def run(coro):
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout=60)
+
+    yield run
+    from reference_servers.gateway.proxy import OffLoopParser
+
+    async def stop():
+        parser = OffLoopParser._by_loop.get(loop)
+        if parser is not None and parser.writer is not None:
+            parser.writer.close()
+        if parser is not None and parser.proc is not None:
+            with anyio.fail_after(10):  # the end of its stdin ends it
+                while parser.proc.poll() is None:
+                    await asyncio.sleep(0.01)
+
+    run(stop())
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+
+
+def _same_parse(got, expected) -> bool:
+    from reference_servers.gateway.proxy import Unreadable
+
+    if isinstance(expected, Unreadable):
+        return isinstance(got, Unreadable) and (got.code, str(got), got.rid) == (expected.code, str(expected), expected.rid)
+    return repr(got) == repr(expected)  # repr: NaN is not equal to itself
+
+
+DEEP_LINES = st.builds(
+    lambda depth, kind, pad: (b'{"jsonrpc":"2.0","id":7,"result":' + (b'[' if kind else b'{"a":') * depth + b"1"
+                              + (b']' if kind else b'}') * depth + b',"pad":"' + b"p" * pad + b'"}'),
+    st.integers(0, 1200), st.booleans(), st.integers(0, 100))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(RAW_LINES, DEEP_LINES, st.builds(lambda v: json.dumps(v).encode(), JSON_VALUES)))
+def test_a_long_line_parsed_in_the_parser_process_reads_as_on_the_loop(parser_loop, line):
+    """What the parser process answers for a line (message or refusal: code, reason and id) is what parse_line
+    gives on the event loop, for every generated line: valid, garbage, any encoding, nested past the limit."""
+    from reference_servers.gateway.proxy import OffLoopParser, parse_line
+
+    async def parse():
+        return await OffLoopParser.of_running_loop().parse(line)
+
+    got = parser_loop(parse())
+    assert _same_parse(got, parse_line(line))
+    assert not any(parser.broken for parser in OffLoopParser._by_loop.values())  # the process answered it
+
+
+def test_only_lines_past_the_threshold_leave_the_loop_and_a_dead_parser_changes_no_answer():
+    """Through a real pipe: a short line is parsed on the loop (no process started), a 2 MiB one by the parser
+    process; after that process is killed, lines still read the same, parsed on the loop."""
+    import asyncio
+
+    from reference_servers.gateway.proxy import PARSE_OFF_LOOP_BYTES, LineReader, OffLoopParser, parse_line
+
+    short = b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+    long = json.dumps({"jsonrpc": "2.0", "id": 2, "result": {"text": "é" * PARSE_OFF_LOOP_BYTES}}).encode() + b"\n"
+
+    async def main():
+        reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        lines = LineReader(reader)
+        reader.feed_data(short)
+        assert await lines.__anext__() == parse_line(short)
+        parser = OffLoopParser.of_running_loop()
+        assert parser.proc is None
+        reader.feed_data(long)
+        assert await lines.__anext__() == parse_line(long)
+        assert parser.proc is not None and parser.proc.poll() is None and not parser.broken
+        parser.proc.kill()
+        parser.proc.wait()
+        reader.feed_data(long)
+        assert await lines.__anext__() == parse_line(long)
+        assert parser.broken
+        reader.feed_data(long)
+        reader.feed_eof()
+        assert await lines.__anext__() == parse_line(long)
+
+    asyncio.run(main())

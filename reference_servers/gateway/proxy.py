@@ -44,15 +44,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import fcntl
 import gc
 import itertools
 import json
 import logging
+import marshal
 import os
 import shlex
 import subprocess
 import sys
 import uuid
+import weakref
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
@@ -64,7 +67,10 @@ try:  # the reference extra's fast encoder; without it the standard library writ
 except ImportError:  # pragma: no cover - a gateway installed without the extra
     orjson = None
 
-from ..httpguard import MAX_VALUES, OFF_LOOP_BYTES, checked_shape, header_problem, shape_problem
+from ..httpguard import MAX_VALUES, checked_shape, header_problem
+
+# A line's reading lives in lineparser, which the parser process imports alone; its names are the proxy's too.
+from .lineparser import FRAME, INVALID_REQUEST, MAX_DEPTH, PARSE_ERROR, Unreadable, depth_over, parse_line  # noqa: F401
 
 log = logging.getLogger("reference_gateway")
 
@@ -72,8 +78,6 @@ SEPARATOR = "__"
 GATEWAY_INFO = {"name": "mcpx-reference-gateway", "version": "0.1.0"}
 BLOCKED = -32000  # implementation-defined server error: the response was blocked by a plugin
 INTERNAL = -32603
-PARSE_ERROR, INVALID_REQUEST = -32700, -32600
-MAX_DEPTH = 100  # levels of arrays and objects in one message; deeper ones are refused (-32600)
 # List method -> (result key, the call method whose params.name names one of its items).
 LISTS = {"tools/list": ("tools", "tools/call"), "prompts/list": ("prompts", "prompts/get"),
          "middleware/list": ("middleware", "middleware/invoke"),
@@ -119,26 +123,6 @@ def error(rid, code: int, message: str, data: Any = None) -> dict:
     if data is not None:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": rid, "error": err}
-
-
-class Unreadable(ValueError):
-    """A message the gateway refuses to handle: the JSON-RPC error code to answer with, and its id when known."""
-
-    def __init__(self, code: int, reason: str, rid: Any = None):
-        super().__init__(reason)
-        self.code, self.rid = code, rid
-
-
-def depth_over(value: Any, limit: int) -> bool:
-    """Whether `value` nests arrays and objects more than `limit` levels deep (no recursion: that is the point)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
 
 
 def unreadable(message: Any, depth_checked: bool = False) -> Unreadable | None:
@@ -253,9 +237,7 @@ async def open_upstream(stack: AsyncExitStack, cfg: UpstreamConfig):
 # Used whenever every upstream is a command; Streamable HTTP on either side goes through the SDK.
 
 MAX_LINE = 64 * 1024 * 1024
-# json.loads and json.dumps(message, ensure_ascii=False, separators=(",", ":")) without building a decoder or an
-# encoder for every message.
-_DECODE = json.JSONDecoder().decode
+# json.dumps(message, ensure_ascii=False, separators=(",", ":")) without building an encoder for every message.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -280,34 +262,99 @@ def minimal_environment() -> dict[str, str]:
     return {k: v for k in DEFAULT_ENV_NAMES if (v := os.environ.get(k)) is not None and not v.startswith("()")}
 
 
-def parse_line(line: bytes):  # not conformance.targets.peerkit on purpose: the reference shares no code with its judge
-    """One JSON-RPC message, or the `Unreadable` that says why the line is not one. Depth is judged on the bytes,
-    before parsing when the line is short, after it when it is long (a walk over the tree's containers costs
-    less there than reading every byte); either way its links are `depth_checked`."""
-    short = len(line) <= OFF_LOOP_BYTES
-    # Depth d needs d opening brackets: two C counts clear almost every message before the byte scan.
-    if short and line.count(b"[") + line.count(b"{") > MAX_DEPTH and shape_problem(line, MAX_DEPTH, None):
-        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
-    try:
-        # json.loads, without its encoding sniffing where the answer is known: a line opening with "{" and no
-        # NUL after it is UTF-8 to json.detect_encoding too (no BOM, not UTF-16 or -32).
-        message = _DECODE(line.decode("utf-8", "surrogatepass")) if line[:1] == b"{" and line[1:2] != b"\0" \
-            else json.loads(line)
-    except RecursionError:  # json's own limit (about a thousand levels): far past MAX_DEPTH
-        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels")
-    except ValueError as exc:
-        return Unreadable(PARSE_ERROR, f"not JSON: {exc}")
-    if isinstance(message, list):
-        return Unreadable(INVALID_REQUEST, "batches (JSON arrays) are not accepted: one message per line")
-    if not short and depth_over(message, MAX_DEPTH):
-        rid = message.get("id") if isinstance(message, dict) else None
-        return Unreadable(INVALID_REQUEST, f"nested deeper than {MAX_DEPTH} levels",
-                          rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None)
-    return message
+PARSE_OFF_LOOP_BYTES = 1024 * 1024  # longer lines are parsed in the parser process (OffLoopParser)
+PIPE_BYTES = 1024 * 1024  # the parser's pipes' capacity (Linux's default is 64 KiB)
+PARSER_TIMEOUT = 30.0  # seconds for one line (64 MiB, MAX_LINE, takes well under one); past it, parsed here
+
+
+class OffLoopParser:
+    """`parse_line` for long lines, in a child process (`python -m reference_servers.gateway.lineparser`).
+
+    json's parser holds the GIL for the whole of a line (5-11 ms for 4 MiB of text, on a loop every session
+    shares), so a thread would hold the loop up as long; the child parses, and sends the value back in marshal's
+    format, which loads in a fraction of that. One child per event loop, started at the first long line; the
+    lines take turns. A child that fails (it cannot start, dies, or does not answer in PARSER_TIMEOUT) is not
+    tried again: the lines are parsed on the loop, as before it."""
+
+    _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OffLoopParser]"
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.proc: subprocess.Popen | None = None
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.broken = False
+
+    @classmethod
+    def of_running_loop(cls) -> "OffLoopParser":
+        loop = asyncio.get_running_loop()
+        parser = cls._by_loop.get(loop)
+        if parser is None:
+            parser = cls._by_loop[loop] = cls()
+        return parser
+
+    async def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.proc = subprocess.Popen([sys.executable, "-m", "reference_servers.gateway.lineparser"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env={**minimal_environment(), "PYTHONPATH": _package_root()})
+        for pipe in (self.proc.stdin, self.proc.stdout):  # fewer, larger reads and writes: fewer loop steps
+            try:
+                fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+            except OSError:  # past /proc/sys/fs/pipe-max-size, or not Linux: the default size
+                pass
+        self.reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self.reader), self.proc.stdout)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, self.proc.stdin)
+        self.writer = asyncio.StreamWriter(transport, protocol, None, loop)
+
+    def _give_up(self, why: str) -> None:
+        log.warning("parser process: %s; long lines are parsed on the event loop from now on", why)
+        self.broken = True
+        if self.writer is not None:
+            self.writer.close()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+
+    async def parse(self, line: bytes):
+        if self.broken:
+            return parse_line(line)
+        async with self.lock:
+            if self.broken:
+                return parse_line(line)
+            try:
+                with anyio.fail_after(PARSER_TIMEOUT):
+                    if self.proc is None:
+                        await self._start()
+                    assert self.reader is not None and self.writer is not None
+                    self.writer.write(FRAME.pack(len(line)))
+                    self.writer.write(line)
+                    await self.writer.drain()
+                    (size,) = FRAME.unpack(await self.reader.readexactly(FRAME.size))
+                    body = await self.reader.readexactly(size)
+            except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError) as exc:
+                self._give_up(f"{type(exc).__name__}: {exc}")
+                return parse_line(line)
+        kind = body[:1]
+        if kind == b"M":
+            return marshal.loads(memoryview(body)[1:])
+        if kind == b"U":
+            code, reason, rid = marshal.loads(memoryview(body)[1:])
+            return Unreadable(code, reason, rid)
+        return parse_line(line)
+
+
+OffLoopParser._by_loop = weakref.WeakKeyDictionary()
+
+
+def _package_root() -> str:
+    """The folder this package is imported from, for the parser process (the gateway may run from a checkout)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class LineReader:
-    """Async iterator of parsed messages from a byte stream of lines (asyncio StreamReader)."""
+    """Async iterator of parsed messages from a byte stream of lines (asyncio StreamReader); a line longer than
+    PARSE_OFF_LOOP_BYTES is parsed by the parser process."""
 
     def __init__(self, reader):
         self.reader = reader
@@ -326,6 +373,8 @@ class LineReader:
             except asyncio.LimitOverrunError:
                 raise StopAsyncIteration from None
             if not line.isspace():  # as `line.strip()` is empty (the same ASCII whitespace), without copying the line
+                if len(line) > PARSE_OFF_LOOP_BYTES:
+                    return await OffLoopParser.of_running_loop().parse(line)
                 return parse_line(line)
 
 
