@@ -8,6 +8,7 @@ checks and targets, never about test files, fixtures or pytest's own exceptions.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -25,7 +26,7 @@ class Console:
         self.out = out or sys.stdout
         self.counts: dict[str, int] = {}
         self.failures: list[tuple[str, str]] = []
-        self.errors: list[str] = []
+        self.errors: list[tuple[str, str]] = []  # (check id, pytest's text) of each check whose setup failed
         self.started = time.time()
         self.ran = 0
         self.config = None
@@ -69,22 +70,28 @@ class Console:
     def pytest_internalerror(self, excrepr, excinfo) -> bool:
         """A fault of the test runner itself: one line, and the traceback in a file of the report directory (or
         the temporary directory), never pytest's INTERNALERROR lines."""
+        kept = self._keep_traceback(str(excrepr))
+        self.write(f"mcp-ext-conformance: internal error of the test runner ({excinfo.typename}: "
+                   f"{_first_lines(str(excinfo.value))}){kept}; please report it", err=True)
+        return True  # handled: pytest prints nothing more
+
+    def _keep_traceback(self, text: str) -> str:
+        """`text` in internal-error.txt of the report directory (or the temporary directory), and where it went."""
         import tempfile
         from pathlib import Path
 
         staging = getattr(self.config, "_mcpx_staging", None)  # moved into the report directory at the end
-        directory = (staging.path if staging is not None and not staging.done else None) or (
-            self.config.getoption("mcpx_report_dir", None) if self.config else None) or tempfile.gettempdir()
+        final = self.config.getoption("mcpx_report_dir", None) if self.config else None
+        directory = (staging.path if staging is not None and not staging.done else None) or final \
+            or tempfile.gettempdir()
         where = Path(directory) / "internal-error.txt"
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
-            where.write_text(str(excrepr), encoding="utf-8")
-            kept = f"; the traceback is in {where}"
+            where.write_text(text, encoding="utf-8")
         except OSError:
-            kept = ""
-        self.write(f"mcp-ext-conformance: internal error of the test runner ({excinfo.typename}: "
-                   f"{_first_lines(str(excinfo.value))}){kept}; please report it", err=True)
-        return True  # handled: pytest prints nothing more
+            return ""
+        shown = Path(final) / where.name if staging is not None and where.parent == staging.path and final else where
+        return f"; the traceback is in {shown}"
 
     def pytest_runtest_logreport(self, report) -> None:
         props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
@@ -92,7 +99,7 @@ class Console:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             if report.when == "setup" and report.failed:  # a suite fault, not a verdict
                 self._count("error")
-                self.errors.append(f"{check_id}: {_first_lines(report.longreprtext)}")
+                self.errors.append((check_id, report.longreprtext))
                 return
             self.ran += 1
             outcome = props.get("outcome")
@@ -134,8 +141,12 @@ class Console:
                 text = text.partition("\n")[2]  # its first line names one check and its rows
             for line in text.splitlines():
                 self.write(f"  {line}")
-        for error in self.errors:
-            self.write(f"ERROR {error}", err=True)
+        for ids, text in _grouped(self.errors):  # one recording's error fails every check's setup alike
+            kept = self._keep_traceback(text)
+            which = ids[0] if len(ids) == 1 else f"{len(ids)} checks ({ids[0]}, ...)"
+            error = re.sub(r"^E\s+", "", _first_lines(text, 1))  # pytest's mark of the exception's line
+            self.write(f"ERROR {which} not judged: the suite failed before judging them ({error})"
+                       f"{kept}; please report it", err=True)
         if reporter is not None and reporter.results:
             for line in reporter.summary_lines():
                 self.write(line)
@@ -154,7 +165,7 @@ class Console:
 
         said = phrase(outcome_counts(reporter.results.values())) if reporter is not None else ""
         errors = self.counts.get("error", 0)
-        parts = [p for p in (said, f"{errors} error{'s' * (errors != 1)}" if errors else "") if p]
+        parts = [p for p in (said, f"{errors} not judged (an error of the suite)" if errors else "") if p]
         return f"{', '.join(parts) or 'no checks ran'} in {time.time() - self.started:.2f}s"
 
 

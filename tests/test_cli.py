@@ -409,6 +409,37 @@ cli.run()
     assert "boom in a hook" in (tmp_path / "internal-error.txt").read_text()
 
 
+def test_a_recording_that_raises_leaves_every_check_failed_not_missing(tmp_path):
+    """An error of the suite itself while recording (here the role's recorder raises) fails the setup of every
+    check: each is in results.json as failed, with the error, never left out; the summary says the suite failed
+    (not that nothing was claimed); the console says it once, with where the traceback went; exit 1."""
+    script = f"""
+import sys
+from conformance import cli
+from conformance.core import roles
+
+def boom(self, *args, **kwargs):
+    raise RuntimeError("boom in the recording")
+
+roles.Role.record = boom
+sys.argv = ["mcp-ext-conformance", "server", "--command", {fake_command()!r}, "--report-dir", {str(tmp_path)!r}]
+cli.run()
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert {c["id"] for c in doc["checks"]} == set(SERVER.check_ids())
+    assert {c["outcome"] for c in doc["checks"]} == {"fail"}
+    assert all("boom in the recording" in c["reason"] for c in doc["checks"]) and doc["exitCode"] == 1
+    assert "boom in the recording" in doc["suiteError"]
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("# ⛔ The suite failed") and "claimed none" not in summary
+    assert "boom in the recording" in (tmp_path / "internal-error.txt").read_text()
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "RuntimeError: boom in the recording" in errors[0], proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr and "conformance/plugin.py" not in proc.stdout + proc.stderr
+
+
 def test_a_failure_that_follows_from_another_names_it_first(tmp_path):
     """A server that mutates a guarded call before validating it fails invoker-rejects-invalid-call; the error
     shape check then has no error to read, and says it follows from that check, in the console and results.json.

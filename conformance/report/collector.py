@@ -19,6 +19,15 @@ NOTHING_TESTED = 5  # pytest's "no tests ran": no profile claimed, or every chec
 INTERRUPTED = 130  # 128 + SIGINT, the shell's code for a Ctrl-C
 
 
+def suite_error_of(report) -> str:
+    """The sentence for a check's failed setup: the suite's own error (its exception, in one line), not the target's."""
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    error = getattr(crash, "message", None) or (report.longreprtext.strip().splitlines() or ["?"])[-1]
+    first = error.strip().splitlines()[0] if error.strip() else "?"
+    return (f"the suite failed before judging ({first}): an error of the suite, not of the target; "
+            "please report it")
+
+
 class Reporter:
     """Collects verdicts from test reports (local or from xdist workers) and writes reports."""
 
@@ -29,12 +38,15 @@ class Reporter:
         self.results: dict[str, Result] = {}
         self.claims: dict[str, dict] = {}
         self.peer: dict | None = None  # the target's own name and version (serverInfo), once a verdict brings it
+        self.suite_error: str | None = None  # what failed in the suite itself before a check could be judged
         self.interrupted = False  # Ctrl-C (KeyboardInterrupt) ended the session
         self.doc: dict | None = None  # the results document, once the session ends
         self.started = time.time()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report):
+        if report.when == "setup" and report.failed:
+            self._not_judged(report)
         properties = getattr(report, "user_properties", ())
         for key, value in properties:
             if key == PROPERTY:
@@ -54,6 +66,21 @@ class Reporter:
                     report.user_properties = [(k, v) for k, v in properties if k != PROPERTY] + [
                         ("check", result.id), ("outcome", result.outcome), ("level", result.level),
                         ("rows", " ".join(result.rows)), *provenance.junit_properties(result.id)]
+
+    def _not_judged(self, report) -> None:
+        """A check whose setup failed (the recording raised: an error of the suite, not of the target) is in the
+        reports as failed, with that error: never left out, so no report reads as if the rest had been judged."""
+        from ..core import catalog
+        from ..core.model import REGISTRY
+
+        check_id = report.nodeid.partition("[")[2].rstrip("]")
+        check = REGISTRY.get(check_id)
+        if check is None or check_id in self.results:
+            return
+        self.suite_error = self.suite_error or suite_error_of(report)
+        self.results[check_id] = Result(
+            check_id, catalog.level_of(check_id), "fail", [r.id for r in catalog.rows_for(check_id)], check.must,
+            check.does, reason=f"not judged: {self.suite_error}")
 
     def baseline_drift(self) -> list[str]:
         """Why the expected-failures file may be out of date: it records other catalog revisions."""
@@ -114,7 +141,7 @@ class Reporter:
             results=results, claims=self.claims, started=self.started, finished=time.time(),
             strict=self.config.getoption("mcpx_strict"), exit_code=self.exit_code(exitstatus),
             unavailable=getattr(self.config, "_mcpx_unavailable", None), peer=self.peer,
-            baseline=self.baseline_info(), interrupted=self.interrupted)
+            baseline=self.baseline_info(), interrupted=self.interrupted, suite_error=self.suite_error)
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):

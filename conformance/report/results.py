@@ -35,7 +35,8 @@ def sdk_version() -> str | None:
 
 def results_document(*, role: str, target: dict, results: list[Result], claims: dict, started: float,
                      finished: float, strict: bool, exit_code: int, unavailable: str | None = None,
-                     peer: dict | None = None, baseline: dict | None = None, interrupted: bool = False) -> dict:
+                     peer: dict | None = None, baseline: dict | None = None, interrupted: bool = False,
+                     suite_error: str | None = None) -> dict:
     profiles = {}
     for profile in PROFILES:
         claim = claims.get(profile)
@@ -43,7 +44,8 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
             has_checks = any(r.profile == profile for r in results)
             own = profile in role_profiles(role)
             claim = {"claimed": False, "claimedBy": None,
-                     "reason": ("not run: no target was reached (the reason is above)" if unavailable else None) or ("not recorded" if has_checks else
+                     "reason": ("not run: no target was reached (the reason is above)" if unavailable else None)
+                     or (NOT_JUDGED if suite_error and has_checks else None) or ("not recorded" if has_checks else
                                                _why_not_recorded(role, profile) if own else
                                                f"no {role}-role checks")}
         profiles[profile] = claim
@@ -62,6 +64,8 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
         doc["targetInfo"] = peer
     if unavailable:
         doc["unavailable"] = unavailable
+    if suite_error:
+        doc["suiteError"] = suite_error
     if baseline:
         doc["baseline"] = baseline
     return doc
@@ -69,6 +73,7 @@ def results_document(*, role: str, target: dict, results: list[Result], claims: 
 
 # -- what a run left untested, and why: one reading for the console, summary.md and index.html -----------------
 
+NOT_JUDGED = "not judged: the suite failed before judging (the error is above)"  # a profile's claim, then
 SDK_SURVIVAL = "docs/ecosystem.md#sdk-survival"  # which SDK drops which field, and the way around it
 ATTENTION = "! "  # the console's prefix for the lines a reader must not miss
 
@@ -94,7 +99,8 @@ def untested(role: str, claims: dict) -> dict:
     `unclaimed`: per unclaimed profile, its reason, where the target put the profile's fields instead
     (`misplaced`: under `_meta` or `capabilities.experimental`, which no proposal defines) and how to claim it.
     """
-    recorded = {p: claims[p] for p in role_profiles(role) if p in claims}
+    # A profile the suite's own error left unjudged is neither claimed nor unclaimed: nobody knows.
+    recorded = {p: claims[p] for p in role_profiles(role) if p in claims and claims[p].get("reason") != NOT_JUDGED}
     unclaimed = {p: c for p, c in recorded.items() if not c.get("claimed")}
     return {"nothing": bool(recorded) and len(unclaimed) == len(recorded), "unclaimed": unclaimed,
             "misplaced": [p for p, c in unclaimed.items() if c.get("misplaced")]}
@@ -246,6 +252,7 @@ def summary_markdown(doc: dict) -> str:
     gaps = untested(role, {p: c for p, c in doc["profiles"].items() if any(x["profile"] == p for x in doc["checks"])})
     interrupted = doc.get("interrupted")
     title = (f"# ⛔ Interrupted: MCP extension conformance, {role} role" if interrupted
+             else f"# ⛔ The suite failed: MCP extension conformance, {role} role" if doc.get("suiteError")
              else f"# ⚠️ Nothing of the MCP extensions was tested: {role} role" if gaps["nothing"]
              else f"# ⚠️ MCP extension conformance: {role} role, {len(gaps['misplaced'])} profile(s) not tested "
                   f"(fields misplaced)" if gaps["misplaced"]
@@ -262,6 +269,8 @@ def summary_markdown(doc: dict) -> str:
         interrupted and not doc.get("targetInfo")) else ""  # cut short, the run may never have asked
     lines += [f"Target: {md_code(where)} ({target.get('kind')}){identity} · "
               f"{doc['durationSeconds']:.1f} s · exit code {doc['exitCode']}", ""]
+    if doc.get("suiteError"):
+        lines += [f"**Not judged: {_md_escape(doc['suiteError'])}.**", ""]
     if doc.get("unavailable"):
         lines += ["**No target reached: nothing was judged.**", "", *(f"> {_md_escape(line.strip())}  " for line in doc["unavailable"].splitlines()), ""]
     lines += [f"Checks: {phrase(counts) or 'none judged'}.", ""]
