@@ -5,6 +5,7 @@ import sys
 import time
 
 import anyio
+import pytest
 
 from conformance.targets import TargetSpec
 from tests.helpers import gone_within, proc_state
@@ -48,6 +49,17 @@ def test_garbage_on_stdout_is_recorded_not_raised():
     (ex,), conn = run(TargetSpec("stdio", command=script(code)), "ping")
     assert ex.result == {}
     assert any(e.problem == "not JSON" and e.raw == "hello there" for e in conn.wire)
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_a_number_json_does_not_have_is_not_json(token):
+    """Python's parser takes NaN and Infinity; JSON (RFC 8259) has neither: such a line is recorded as not JSON
+    (so the wire check fails, and no report keeps a non-JSON float), and its request stays unanswered."""
+    code = ("import sys,json\nfor l in sys.stdin:\n m=json.loads(l); "
+            f"print('{{\"jsonrpc\":\"2.0\",\"id\":'+str(m['id'])+',\"result\":{{\"n\":{token}}}}}', flush=True)")
+    (ex,), conn = run(TargetSpec("stdio", command=script(code), timeout=1.0), "ping")
+    assert ex.response is None
+    assert any(e.problem == "not JSON" and token in (e.raw or "") for e in conn.wire)
 
 
 def test_oversized_message_is_skipped_and_the_next_one_read():

@@ -42,7 +42,7 @@ import anyio
 from ..core.roles import HOST
 from ..targets.base import clip
 from ..targets.environment import scrubbed
-from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group
+from ..targets.peerkit import StderrTail, cannot_start, open_group, stop_group, strict_loads
 from ..targets.spec import TargetSpec
 from ..targets.stdio import LineSplitter
 from .mock_llm import MockLLM, ModelRequest, loopback_socket
@@ -383,7 +383,7 @@ async def _gone(proc, stderr: StderrTail, during: str) -> str:
 def _parse_answer(line: str) -> dict | str:
     """The turn's answer, or why the line is not one (HARNESS.md §2)."""
     try:
-        value = json.loads(line)
+        value = strict_loads(line)
     except ValueError:
         return f"the host printed a line that is not JSON: {clip(line, 200)!r}"
     if not isinstance(value, dict) or value.get("role") != "assistant":

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.judging import match_name
+from ..targets.peerkit import strict_loads
 
 TOOL_CALL_ID = "call_{n}"
 
@@ -105,7 +106,7 @@ class MockLLM:
     def answer(self, raw: bytes) -> tuple[ModelRequest, dict | None]:
         t = time.monotonic()
         try:
-            body = json.loads(raw)
+            body = strict_loads(raw)
         except ValueError:
             req = ModelRequest(t, self.turn, raw.decode("utf-8", "replace")[:2000], False, "body is not JSON")
             self.requests.append(req)

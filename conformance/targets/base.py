@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 
 from ..core.model import describe
-from .peerkit import printable
+from .peerkit import printable, strict_loads
 
 JSON = Any
 
@@ -372,7 +372,7 @@ class Connection:
                 self.wire.append(WireEvent(now(), "in", raw=clip(repr(text), 200), problem="not UTF-8"))
                 return
         try:
-            message = json.loads(text)
+            message = strict_loads(text)
         except ValueError:
             self.wire.append(WireEvent(now(), "in", raw=clip(text, 200), problem="not JSON"))
             return

@@ -294,11 +294,22 @@ def answer(value: Any, handle: Handler, note: Note | None = None, raw: str = "")
     return [RpcError(INVALID_REQUEST, "Invalid Request: not a JSON object").response(None)]
 
 
+def _not_json(constant: str):
+    raise ValueError(f"{constant} is not JSON")
+
+
+def strict_loads(text: str | bytes) -> Any:
+    """json.loads, refusing what Python's parser takes and JSON does not (RFC 8259 section 6): the tokens NaN,
+    Infinity and -Infinity. A peer that writes one has sent no JSON, and a report that kept it as a float would be
+    no JSON either."""
+    return json.loads(text, parse_constant=_not_json)
+
+
 def _parse(line: str | bytes, note: Note | None) -> tuple[Any, str, dict | None]:
     """(value, raw text for notes, the -32700 response when the line is not JSON)."""
     raw = (line.decode("utf-8", "replace") if isinstance(line, bytes) else line)[:200]
     try:
-        return json.loads(line), raw, None
+        return strict_loads(line), raw, None
     except ValueError:
         if note:
             note("not JSON", raw, None)

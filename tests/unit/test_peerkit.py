@@ -263,3 +263,12 @@ def test_a_scenario_interceptor_stalls_then_answers_or_times_out_at_timeout_ms()
     assert answers[1]["error"] == {"code": -32000, "message": "Interceptor execution timeout",
                                    "data": {"interceptor": "v-slow", "timeoutMs": 50, "phase": "request"}}
     assert answers[2]["result"]["valid"] is True
+
+
+@pytest.mark.parametrize("text", ['{"n": NaN}', '[Infinity]', '{"a": [1, -Infinity]}'])
+def test_strict_loads_refuses_what_json_does_not_have(text):
+    from conformance.targets.peerkit import strict_loads
+
+    with pytest.raises(ValueError, match="is not JSON"):
+        strict_loads(text)
+    assert strict_loads('{"n": 1.5e3, "s": "NaN"}') == {"n": 1500.0, "s": "NaN"}  # the word in a string is text
