@@ -11,7 +11,6 @@ is held back while the files are written and moved. Other files in the directory
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -22,6 +21,7 @@ from typing import Any
 from . import official
 from .badges import write_badges
 from .html import render
+from .pretty import pretty_json
 from .results import summary_markdown
 
 OWNED = ("results.json", "summary.md", "index.html", "junit.xml", "pytest-report.json", "badges", "official",
@@ -32,8 +32,7 @@ STAGING_PREFIX = ".mcpx-partial-"
 def write_all(directory: str | os.PathLike, doc: dict) -> Path:
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
-    (path / "results.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n",
-                                       encoding="utf-8")
+    (path / "results.json").write_text(pretty_json(doc) + "\n", encoding="utf-8")
     (path / "summary.md").write_text(summary_markdown(doc), encoding="utf-8")
 
     (path / "index.html").write_text(render(doc), encoding="utf-8")

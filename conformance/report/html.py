@@ -36,6 +36,7 @@ from ..core.spelling import flag as _flag
 from . import results as reports
 from .counts import outcome_counts
 from .inert import html_text
+from .pretty import pretty_json
 
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "warn": "#9a6700", "info": "#0969da", "skip": "#6e7781",
            "xfail": "#8250df", "stale": "#bc4c00"}
@@ -77,7 +78,7 @@ def environment():
                       **options)
     env.filters["markdown"] = markdown
     env.filters["seconds"] = seconds
-    env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    env.filters["pretty"] = lambda value: pretty_json(value, sort_keys=True)
     env.filters["link_docs"] = link_docs
     env.filters["rate"] = lambda passed_judged: reports.rate(list(passed_judged))
     env.globals["COLOURS"] = COLOURS
@@ -242,8 +243,7 @@ def _label_in(text: str, labels) -> str | None:
 def json_html(value: Any, marked: list[list], path: tuple = ()) -> Markup:
     """`value` pretty-printed as JSON (sorted keys, indent 2), each subtree at a path in `marked` in <mark>."""
     if not marked:  # the common case, a tenth of the time: the encoder's own output, escaped
-        return Markup(html_text(str(escape(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True,
-                                                      default=str)))))
+        return Markup(html_text(str(escape(pretty_json(value, sort_keys=True)))))
     return Markup(html_text(_json_html(value, {tuple(m) for m in marked}, path, 0)))
 
 

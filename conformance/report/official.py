@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from ..core import provenance
 from ..core.model import PROFILES
 from ..core.roles import ROLES
+from .pretty import pretty_json
 
 STATUS = {"pass": "SUCCESS", "fail": "FAILURE", "stale": "FAILURE", "xfail": "FAILURE", "warn": "WARNING",
           "skip": "SKIPPED", "info": "INFO"}
@@ -194,7 +195,7 @@ def write(directory: Path, doc: dict) -> list[Path]:
         checks = scenario.pop("checks")
         path = base / scenario["directory"] / "checks.json"
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(checks, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        path.write_text(pretty_json(checks) + "\n", encoding="utf-8")
         written.append(path)
         index.append({**scenario, "checks": len(checks)})
     meta = {"shape": {"package": provenance.OFFICIAL_SUITE_PACKAGE, "version": provenance.OFFICIAL_SUITE_VERSION},
