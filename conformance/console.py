@@ -27,6 +27,7 @@ class Console:
         self.counts: dict[str, int] = {}
         self.failures: list[tuple[str, str]] = []
         self.errors: list[tuple[str, str]] = []  # (check id, pytest's text) of each check whose setup failed
+        self._kept_traceback = False  # internal-error.txt written by this run: later errors are added to it
         self.started = time.time()
         self.ran = 0
         self.config = None
@@ -87,7 +88,9 @@ class Console:
         where = Path(directory) / "internal-error.txt"
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
-            where.write_text(text, encoding="utf-8")
+            with where.open("a" if self._kept_traceback else "w", encoding="utf-8") as file:  # every one, in order
+                file.write(("\n\n" if self._kept_traceback else "") + text)
+            self._kept_traceback = True
         except OSError:
             return ""
         shown = Path(final) / where.name if staging is not None and where.parent == staging.path and final else where
