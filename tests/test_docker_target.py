@@ -27,6 +27,16 @@ def image():
         pytest.fail(f"could not build the reference image: {exc}")
 
 
+@pytest.fixture(autouse=True)
+def one_docker_test_at_a_time():
+    """Each test ends by asserting that no container of the suite is left on the machine: under xdist another
+    worker's Docker test would have one running, so they take turns (a lock across the workers)."""
+    from tests.docker.image import TESTS_LOCK, exclusive
+
+    with exclusive(TESTS_LOCK):
+        yield
+
+
 def containers() -> list[str]:
     out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=mcp-ext-conformance"], capture_output=True,
                          text=True, check=True).stdout

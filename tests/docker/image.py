@@ -12,6 +12,8 @@ change of sources costs seconds, not a rebuild of the tree. The rootfs is cached
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -24,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TAG = "mcpx-reference:test"
 DEPS = "mcpx-reference-deps"
 BASE = Path("/var/tmp/mcpx-rootfs-base")
+LOCK = Path("/var/tmp/mcpx-image-build.lock")
+TESTS_LOCK = Path("/var/tmp/mcpx-docker-tests.lock")  # held by each Docker test (tests/test_docker_target.py)
 SOURCES = ("pyproject.toml", "README.md", "conformance", "reference_servers", "reference_clients", "schemas")
 
 
@@ -82,7 +86,7 @@ def deps_image() -> str:
     if subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode == 0:
         return tag
     build_base()
-    tree = Path("/var/tmp/mcpx-rootfs-build")
+    tree = Path(f"/var/tmp/mcpx-rootfs-build-{os.getpid()}")
     shutil.rmtree(tree, ignore_errors=True)
     subprocess.run(["cp", "-a", str(BASE), str(tree)], check=True)
     # Wheels are built here, where pip is set up for this machine's network, and installed inside
@@ -117,11 +121,30 @@ def deps_image() -> str:
     return tag
 
 
+@contextlib.contextmanager
+def exclusive(path: Path = LOCK):
+    """One holder at a time on this machine, across processes (the test run's xdist workers): the lock is
+    released when the file closes, also if the holder dies."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def build(tag: str = TAG) -> str:
     ensure_daemon()
     wanted = sources_hash()
     if current_label() == wanted:
         return tag
+    # One build at a time: every xdist worker asks for the image, and two builds at once removed each other's
+    # rootfs tree (`pip uninstall` then found no pip: exit 127).
+    with exclusive():
+        if current_label() == wanted:  # built by another process while this one waited
+            return tag
+        return _build(tag, wanted)
+
+
+def _build(tag: str, wanted: str) -> str:
     base = deps_image()
     name = f"mcpx-image-build-{os.getpid()}"
     subprocess.run(["docker", "rm", "-f", name], capture_output=True)
