@@ -16,7 +16,7 @@ from typing import Any
 try:
     import orjson
 except ImportError:  # pragma: no cover - installed with the suite; a copy without it writes the same documents
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 
 # Types orjson would write natively where the standard library calls `default` (str): through `default` too.
 _PASSTHROUGH = 0 if orjson is None else orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
