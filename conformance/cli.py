@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from . import options
+from . import _sigint, options
 from .core import spelling
 from .core.roles import ROLES
 from .targets.peerkit import free_port, spawn
@@ -153,13 +153,21 @@ def _importing(frame) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if threading_main():
-        signal.signal(signal.SIGINT, _on_interrupt)
+    _sigint.hold()  # Ctrl-C while the command line is read: noted (it knows no report directory yet)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse prints its own usage message
         return 2 if exc.code else 0
+    if threading_main():
+        signal.signal(signal.SIGINT, _on_interrupt)
+    if _sigint.pending:  # it came before: the run is interrupted before it started, and its reports say so
+        _sigint.pending = False
+        if args.subcommand in ROLES:
+            with contextlib.suppress(Exception):
+                _publish_interrupted(args, time.time())
+        print(INTERRUPTED_LINE, file=sys.stderr)
+        return INTERRUPTED
     if args.subcommand not in ROLES:
         gc.enable()  # `run` holds it back for a role's start-up only
     try:

@@ -106,6 +106,30 @@ def interrupt_when(report, seen: str | None, after: float) -> subprocess.Complet
     return subprocess.CompletedProcess(cli.args, cli.returncode, "".join(out), err)
 
 
+@pytest.mark.parametrize("where", ["imports", "command line"])
+def test_ctrl_c_before_the_command_line_is_read_is_an_interrupted_run_not_a_traceback(tmp_path, where):
+    """A Ctrl-C while the CLI imports its modules or builds its parser (the report directory not known yet) is
+    noted and acted on once the arguments are read: the run ends as interrupted, in one line and in its reports
+    (seen on a loaded machine: a SIGINT 0.6 s after start landed in the parser's construction, a traceback)."""
+    report = tmp_path / "report"
+    earlier_run(report)
+    hook = ("import os, signal, time\nos.kill(os.getpid(), signal.SIGINT); time.sleep(0.2)\n" if where == "imports" else
+            "import os, signal, time\nfrom conformance import cli\nbuild = cli.build_parser\n"
+            "def build_parser():\n    os.kill(os.getpid(), signal.SIGINT); time.sleep(0.2); return build()\n"
+            "cli.build_parser = build_parser\n")
+    # As `python -m conformance` runs: the handler first, then the imports (here with a Ctrl-C among them).
+    script = ("from conformance import _sigint\n_sigint.hold()\n" + hook +
+              "import sys\nfrom conformance.cli import run\n"
+              f"sys.argv = ['mcp-ext-conformance', 'server', '--command', {shlex.join(SLOW_FAKE)!r}, "
+              f"'--report-dir', {str(report)!r}]\nrun()\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.splitlines() == ["mcp-ext-conformance: interrupted"]
+    doc = json.loads((report / "results.json").read_text())
+    assert doc["interrupted"] is True and doc["exitCode"] == 130 and "earlier" not in doc
+    assert (report / "users-notes.txt").read_text() == "mine"
+
+
 # Points of a run: Python starting the CLI, the target starting, mid-recording, late in the recording, while
 # checks are judged (some verdicts in, others not) and about when the reports are written, each twice: where
 # the signal lands within them varies run to run (a run that finished first must then be a finished run).
