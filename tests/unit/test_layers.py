@@ -20,7 +20,7 @@ LAYERS = {
     "report": 3,
     "options": 4,
     "run": 5,
-    "cli": 6, "plugin": 6, "console": 6, "test_checks": 6, "__main__": 6,
+    "cli": 6, "plugin": 6, "console": 6, "test_checks": 6, "__main__": 6, "_sigint": 6,
 }
 
 
