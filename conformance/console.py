@@ -8,13 +8,12 @@ checks and targets, never about test files, fixtures or pytest's own exceptions.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 
 import pytest
 
-from .report.collector import NOTHING_TESTED, nothing_tested_line
+from .report.collector import NOTHING_TESTED, crash_line, nothing_tested_line
 
 OUTCOME_WORDS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "info": "INFO", "skip": "SKIP", "xfail": "XFAIL",
                  "stale": "STALE"}
@@ -26,7 +25,8 @@ class Console:
         self.out = out or sys.stdout
         self.counts: dict[str, int] = {}
         self.failures: list[tuple[str, str]] = []
-        self.errors: list[tuple[str, str]] = []  # (check id, pytest's text) of each check whose setup failed
+        # (check id, its exception in one line, pytest's text) of each check whose setup failed
+        self.errors: list[tuple[str, str, str]] = []
         self._kept_traceback = False  # internal-error.txt written by this run: later errors are added to it
         self.started = time.time()
         self.ran = 0
@@ -102,7 +102,7 @@ class Console:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             if report.when == "setup" and report.failed:  # a suite fault, not a verdict
                 self._count("error")
-                self.errors.append((check_id, report.longreprtext))
+                self.errors.append((check_id, crash_line(report), report.longreprtext))
                 return
             self.ran += 1
             outcome = props.get("outcome")
@@ -144,10 +144,12 @@ class Console:
                 text = text.partition("\n")[2]  # its first line names one check and its rows
             for line in text.splitlines():
                 self.write(f"  {line}")
-        for ids, text in _grouped(self.errors):  # one recording's error fails every check's setup alike
+        same: dict[str, tuple[list[str], str]] = {}  # one recording's error fails every check's setup alike
+        for check_id, error, text in self.errors:
+            same.setdefault(error, ([], text))[0].append(check_id)
+        for error, (ids, text) in same.items():
             kept = self._keep_traceback(text)
             which = ids[0] if len(ids) == 1 else f"{len(ids)} checks ({ids[0]}, ...)"
-            error = re.sub(r"^E\s+", "", _first_lines(text, 1))  # pytest's mark of the exception's line
             self.write(f"ERROR {which} not judged: the suite failed before judging them ({error})"
                        f"{kept}; please report it", err=True)
         if reporter is not None and reporter.results:

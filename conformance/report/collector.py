@@ -19,12 +19,16 @@ NOTHING_TESTED = 5  # pytest's "no tests ran": no profile claimed, or every chec
 INTERRUPTED = 130  # 128 + SIGINT, the shell's code for a Ctrl-C
 
 
-def suite_error_of(report) -> str:
-    """The sentence for a check's failed setup: the suite's own error (its exception, in one line), not the target's."""
+def crash_line(report) -> str:
+    """A failed report's exception in one line ("RuntimeError: boom"), as pytest recorded it."""
     crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
     error = getattr(crash, "message", None) or (report.longreprtext.strip().splitlines() or ["?"])[-1]
-    first = error.strip().splitlines()[0] if error.strip() else "?"
-    return (f"the suite failed before judging ({first}): an error of the suite, not of the target; "
+    return error.strip().splitlines()[0] if error.strip() else "?"
+
+
+def suite_error_of(report) -> str:
+    """The sentence for a check's failed setup: the suite's own error (its exception, in one line), not the target's."""
+    return (f"the suite failed before judging ({crash_line(report)}): an error of the suite, not of the target; "
             "please report it")
 
 

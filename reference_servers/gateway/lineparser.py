@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import os
 import struct
 import sys
 from typing import Any
@@ -21,6 +22,9 @@ from typing import Any
 from ..httpguard import OFF_LOOP_BYTES, shape_problem
 
 FRAME = struct.Struct("<Q")
+# Where reference_servers is importable from: the PYTHONPATH of the gateway's child processes (this parser, the
+# detection workers), which may run from a checkout.
+IMPORT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 MAX_DEPTH = 100  # levels of arrays and objects in one message; deeper ones are refused (-32600)
 # json.loads without building a decoder for every message.

@@ -48,6 +48,8 @@ from typing import Any, Callable
 
 import anyio
 
+from .lineparser import IMPORT_ROOT
+
 log = logging.getLogger(__name__)
 
 KINDS = ("middleware", "security", "auditing")
@@ -534,8 +536,7 @@ class DetectionWorkers:
 
     @staticmethod
     def _start() -> subprocess.Popen:
-        root = str(Path(__file__).resolve().parents[2])  # where reference_servers is importable from
-        path = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+        path = os.pathsep.join([IMPORT_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])
         code = "from reference_servers.gateway.pipeline import detection_worker_main; detection_worker_main()"
         return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 env={**os.environ, "PYTHONPATH": path})

@@ -58,7 +58,7 @@ import uuid
 import weakref
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, ClassVar
 
 import anyio
 
@@ -70,7 +70,7 @@ except ImportError:  # pragma: no cover - a gateway installed without the extra
 from ..httpguard import MAX_VALUES, checked_shape, header_problem
 
 # A line's reading lives in lineparser, which the parser process imports alone; its names are the proxy's too.
-from .lineparser import FRAME, INVALID_REQUEST, MAX_DEPTH, PARSE_ERROR, Unreadable, depth_over, parse_line  # noqa: F401
+from .lineparser import FRAME, IMPORT_ROOT, INVALID_REQUEST, MAX_DEPTH, PARSE_ERROR, Unreadable, depth_over, parse_line  # noqa: F401
 
 log = logging.getLogger("reference_gateway")
 
@@ -276,7 +276,7 @@ class OffLoopParser:
     lines take turns. A child that fails (it cannot start, dies, or does not answer in PARSER_TIMEOUT) is not
     tried again: the lines are parsed on the loop, as before it."""
 
-    _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, OffLoopParser]"
+    _by_loop: ClassVar[weakref.WeakKeyDictionary] = weakref.WeakKeyDictionary()  # event loop -> its parser
 
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
@@ -297,7 +297,7 @@ class OffLoopParser:
         loop = asyncio.get_running_loop()
         self.proc = subprocess.Popen([sys.executable, "-m", "reference_servers.gateway.lineparser"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env={**minimal_environment(), "PYTHONPATH": _package_root()})
+                                     env={**minimal_environment(), "PYTHONPATH": IMPORT_ROOT})
         for pipe in (self.proc.stdin, self.proc.stdout):  # fewer, larger reads and writes: fewer loop steps
             try:
                 fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
@@ -342,14 +342,6 @@ class OffLoopParser:
             code, reason, rid = marshal.loads(memoryview(body)[1:])
             return Unreadable(code, reason, rid)
         return parse_line(line)
-
-
-OffLoopParser._by_loop = weakref.WeakKeyDictionary()
-
-
-def _package_root() -> str:
-    """The folder this package is imported from, for the parser process (the gateway may run from a checkout)."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class LineReader:
