@@ -71,7 +71,10 @@ def _stage(config, report_dir: str) -> None:
         config.option.xmlpath = str(staging.path / "junit.xml")
     json_path = getattr(config.option, "json_report_file", None)
     if json_path and os.path.abspath(json_path) == os.path.join(final, "pytest-report.json"):
-        config.option.json_report_file = str(staging.path / "pytest-report.json")
+        # pytest-json-report builds the document and the collector writes it (report/collector.py): the
+        # plugin's own writer is the standard library's indented encoder, in Python, a run's largest writer.
+        config.option.json_report_file = None
+        config._mcpx_pytest_report = staging.path / "pytest-report.json"
 
 
 def _given_options(config) -> list[str]:

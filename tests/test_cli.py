@@ -52,7 +52,9 @@ def test_passing_server_exits_0_and_writes_reports(tmp_path):
     assert doc["exitCode"] == 0 and doc["summary"]["fail"] == 0 and doc["summary"]["total"] == len(SERVER_CHECKS)
     assert (tmp_path / "junit.xml").read_text().count("<testcase") == len(SERVER_CHECKS)
     assert "| execution-requirements | yes (advertisement) |" in (tmp_path / "summary.md").read_text()
-    assert (tmp_path / "pytest-report.json").exists()
+    pytest_report = json.loads((tmp_path / "pytest-report.json").read_text())  # pytest-json-report's document
+    assert pytest_report["summary"]["total"] == len(SERVER_CHECKS) == len(pytest_report["tests"])
+    assert pytest_report["exitcode"] == 0 and (tmp_path / "pytest-report.json").read_text().startswith('{\n  "')
     html = (tmp_path / "index.html").read_text()
     assert html.startswith("<!doctype html>") and "execution-requirements/server/unmet-requirement-fails-call" in html
     assert "<script" not in html and "http" not in html.split("<body>")[1].split("Target")[0]

@@ -17,6 +17,7 @@ the installed release, so a shipped file cannot drift from what it claims to be.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from functools import lru_cache
@@ -131,8 +132,9 @@ def _alternatives(type_name: str) -> tuple[str, dict]:
     return ("method", by_tag) if by_tag else ("", {})
 
 
-# Floods repeat one message thousands of times: what was said about a value is remembered (by its repr,
-# which tells JSON values apart exactly), for values small enough to keep.
+# Floods repeat one message thousands of times, and every check of a profile reads its one tools/list answer:
+# what was said about a value is remembered, by its repr (which tells JSON values apart exactly), or past
+# _MEMO_KEY_LIMIT characters by that repr's SHA-256, so a long value costs a key of 64 characters.
 _MEMO: dict[tuple[str, str], list[str]] = {}
 _MEMO_LIMIT, _MEMO_KEY_LIMIT = 4096, 2048
 
@@ -142,14 +144,16 @@ def problems(type_name: str, instance: Any) -> list[str]:
 
     One problem: jsonschema's best match, which inside a union follows the alternative the value's own
     `method` or `type` selects, so a bad log level is reported as such, not as every other notification."""
-    key = (type_name, repr(instance))
+    text = repr(instance)
+    if len(text) > _MEMO_KEY_LIMIT:
+        text = "sha256:" + hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
+    key = (type_name, text)
     found = _MEMO.get(key)
     if found is None:
         found = _problems(type_name, instance)
-        if len(key[1]) <= _MEMO_KEY_LIMIT:
-            if len(_MEMO) >= _MEMO_LIMIT:
-                _MEMO.clear()
-            _MEMO[key] = found
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = found
     return list(found)
 
 

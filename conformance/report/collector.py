@@ -166,6 +166,7 @@ class Reporter:
                 session.exitstatus = NOTHING_TESTED  # pytest's own "no tests ran"
             self._junit_counts()
             yield
+            self._write_pytest_report()
             if deferred.pending:  # Ctrl-C while pytest wrote junit.xml: written again, saying interrupted
                 self.interrupted = True
                 self.doc = self.document(session.exitstatus)
@@ -183,6 +184,23 @@ class Reporter:
                 if staging is not None:
                     self.config._mcpx_staging = Staging(staging.final)
                 self._publish(self.doc)
+
+    def _write_pytest_report(self) -> None:
+        """pytest-report.json, the document pytest-json-report built in its end of session (before this), written
+        with the indent asked of it by report/pretty.py: the same document, non-ASCII characters as they are."""
+        path = getattr(self.config, "_mcpx_pytest_report", None)
+        plugin = getattr(self.config, "_json_report", None)
+        document = getattr(plugin, "report", None)
+        if path is None or document is None:
+            return
+        from .pretty import pretty_json
+
+        indent = self.config.getoption("json_report_indent", None)
+        text = pretty_json(document) if indent == 2 else json.dumps(document, default=str, indent=indent)
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError:  # as pytest-json-report: a report it cannot save does not end the run
+            pass
 
     def _junit_counts(self, rewrite: bool = False) -> None:
         """The suite's count of each outcome as junit.xml's suite properties (its testcases say

@@ -230,4 +230,5 @@ def baseline_yaml(doc: dict) -> str:
     head = (f"# Expected failures of this {role} run in the official MCP conformance suite's form\n"
             f"# ({provenance.OFFICIAL_SUITE_PACKAGE} {provenance.OFFICIAL_SUITE_VERSION}); `catalog`: the catalog "
             f"revisions judged against.\n# Use: mcp-ext-conformance {role} ... --expected-failures this-file\n")
-    return head + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter where PyYAML was built with it
+    return head + yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)

@@ -120,17 +120,25 @@ REPORT_STRING_LIMIT = 65536  # longer strings of evidence are shortened in repor
 
 def shortened(value: Any) -> Any:
     """`value` with every string longer than REPORT_STRING_LIMIT cut to its start and its length: evidence a
-    report can hold. Everything else, and the usual message (nothing that long), is returned as it is."""
-    if isinstance(value, str):
+    report can hold. Everything else is returned as it is, and so is a value holding no such string (the usual
+    message), uncopied: reports are built from every exchange of a run."""
+    kind = type(value)
+    if kind is str or isinstance(value, str):
         if len(value) <= REPORT_STRING_LIMIT:
             return value
         from ..core import redact  # before the cut, which could halve a secret the target echoed
 
         return redact.head(value, 200) + f"… ({len(value)} characters; shortened in the report)"
-    if isinstance(value, dict):
-        return {key: shortened(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [shortened(item) for item in value]
+    if kind is dict or isinstance(value, dict):
+        for key, item in value.items():
+            if shortened(item) is not item:
+                return {key: shortened(item) for key, item in value.items()}
+        return value
+    if kind is list or isinstance(value, list):
+        for item in value:
+            if shortened(item) is not item:
+                return [shortened(item) for item in value]
+        return value
     return value
 
 

@@ -143,6 +143,14 @@ def test_the_runs_failures_come_back_as_a_baseline_in_the_official_form(tmp_path
     assert loaded.revision_drift(provenance.catalog_revisions()) == []
 
 
+def test_the_baseline_is_the_same_text_with_libyaml_or_without(monkeypatch):
+    """Written by libyaml's emitter where PyYAML has it, byte for byte what the pure-Python one writes."""
+    written = official.baseline_yaml(document())
+    assert "server-interceptors:sep-2624-list-result-valid" in written
+    monkeypatch.delattr(yaml, "CSafeDumper", raising=False)
+    assert official.baseline_yaml(document()) == written
+
+
 def test_every_profile_has_an_extension_identifier_in_the_sep_2133_style():
     from conformance.server.interceptors import EXTENSION_ID
 
