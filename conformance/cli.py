@@ -83,11 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="PROFILE")
     lister.add_argument("--json", action="store_true", help="as JSON")
 
-    from .server import hand
+    from .server import hand_arguments
 
     for kind in ("interceptors", "middleware"):
-        for action in hand.add_arguments(sub, kind):
-            options.add_named(action, hand.TARGET_OPTIONS, role="server")
+        for action in hand_arguments.add_arguments(sub, kind):
+            options.add_named(action, hand_arguments.TARGET_OPTIONS, role="server")
 
     demo = sub.add_parser("demo", help="run every role against the bundled reference implementations")
     demo.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR", type=_checked(options.writable_dir))
@@ -336,6 +336,7 @@ def cmd_role(args) -> int:
         return usage_error(problem)
     started = time.time()
     state: dict = {}
+    start_target_early(args, role)
     try:
         try:
             return run_pytest(pytest_args(args, role.name), args, state)
@@ -353,6 +354,25 @@ def cmd_role(args) -> int:
             _publish_interrupted(args, started)
         print(INTERRUPTED_LINE, file=sys.stderr)
         return INTERRUPTED
+
+
+def start_target_early(args, role) -> None:
+    """The server role's stdio target started now, before pytest and the checks are imported, so that its own
+    start-up runs beside theirs (targets/prestart.py): where the run's first connection is certain to be to
+    it, a live run of every check (no -k). Any other run starts its target when it connects, as before."""
+    if role.name != "server" or args.k:
+        return
+    run = options.Run(role, {option.attr: getattr(args, option.attr, None)
+                             for option in options.for_role(role.name) if not option.cli_only})
+    if run.target_kind != "live":
+        return
+    from .targets import prestart
+    from .targets.environment import scrubbed
+    from .targets.spec import TargetSpec
+
+    spec = TargetSpec.from_run(run)
+    if spec.kind == "stdio" and spec.command:
+        prestart.start(shlex.split(spec.command), scrubbed(spec.environment))
 
 
 def cmd_list(args) -> int:

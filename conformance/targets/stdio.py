@@ -22,6 +22,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 
 from ..core.model import describe
+from . import prestart
 from .base import Connection, TargetUnavailable, WireEvent, clip, json_line, now
 from .environment import scrubbed
 from .peerkit import StderrTail, cannot_start, open_group, stop_group
@@ -48,8 +49,12 @@ class StdioConnection(Connection):
     # -- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> "StdioConnection":
         try:
-            self.proc = await open_group(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=self.env, cwd=self.cwd)
+            early = prestart.take(self.argv, self.env, self.cwd)  # started by the command line already
+            if early is not None:
+                self.proc = await prestart.adopt(early)  # type: ignore[assignment]
+            else:
+                self.proc = await open_group(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, env=self.env, cwd=self.cwd)
         except (OSError, ValueError) as exc:
             raise TargetUnavailable(cannot_start(self.argv, exc)) from None
         self._tg = tg = anyio.create_task_group()
