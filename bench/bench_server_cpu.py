@@ -14,6 +14,12 @@ both wait for it), from `os.wait4`. Runs are interleaved (suite, bare, suite, ba
 the checkout's suite too in every round), so a busy moment of the machine falls on every side alike, and
 the medians' ratios are printed: suite CPU / bare CPU, and the suite's wall time.
 
+The tree's CPU is mostly the server's (the reference server's start-up alone is about a second of imports),
+and the server's CPU for the same requests moves by a third from run to run on a virtual machine. So each
+run's own process also writes its own CPU (RUSAGE_SELF, as it exits) to a file, and a second table splits
+the tree: the suite's process and the bare client's, their difference (what the suite adds: recording,
+judging, reports, pytest and the imports), and the server's share under each.
+
 Rows of the speed table this prints: "suite CPU against an SDK-free server ÷ a bare client" (fixture),
 "the same against the reference server" and "server-role CLI run against the reference server, wall"
 (reference).
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,8 +55,35 @@ ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
        "PYTHONPYCACHEPREFIX": tempfile.mkdtemp(prefix="mcpx-bench-pycache-")}
 
 
-def measured(argv: list[str], cwd: Path) -> tuple[float, float]:
-    """(CPU seconds of the process tree, wall seconds) of one run of `argv`."""
+# The bare mode runs in a child of this script, which names the file in the environment.
+OWN_CPU = Path(os.environ.get("MCPX_BENCH_OWN_CPU") or Path(tempfile.mkdtemp(prefix="mcpx-bench-own-")) / "own-cpu")
+ENV["MCPX_BENCH_OWN_CPU"] = str(OWN_CPU)
+
+# `python -m conformance`, and as it exits (the CLI runs the exit handlers before os._exit) its own CPU into the
+# file named first: what RUSAGE_SELF counts, without the server it waited for.
+SUITE_LAUNCHER = """import atexit, resource, runpy, sys
+own = sys.argv.pop(1)
+def note():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    with open(own, "w") as file:
+        file.write(repr(usage.ru_utime + usage.ru_stime))
+atexit.register(note)
+sys.argv[0] = "mcp-ext-conformance"
+runpy.run_module("conformance", run_name="__main__", alter_sys=True)
+"""
+
+
+def own_cpu() -> float:
+    """The CPU the last run's own process wrote (nan when it wrote none)."""
+    try:
+        return float(OWN_CPU.read_text())
+    except (OSError, ValueError):
+        return float("nan")
+
+
+def measured(argv: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(CPU seconds of the process tree, wall seconds, CPU seconds of the process alone) of one run of `argv`."""
+    OWN_CPU.unlink(missing_ok=True)
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=ENV)
@@ -57,12 +91,12 @@ def measured(argv: list[str], cwd: Path) -> tuple[float, float]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
     # ru_* of wait4 hold the child and every descendant it waited for (the server it started).
-    return usage.ru_utime + usage.ru_stime, wall
+    return usage.ru_utime + usage.ru_stime, wall, own_cpu()
 
 
 def suite_argv(checkout: Path, server: str, report_dir: str) -> list[str]:
     python = python_of(checkout)
-    return [python, "-m", "conformance", "server", "--command", f"{python} -m {SERVERS[server]}",
+    return [python, "-c", SUITE_LAUNCHER, str(OWN_CPU), "server", "--command", f"{python} -m {SERVERS[server]}",
             "--report-dir", report_dir]
 
 
@@ -79,6 +113,9 @@ def record_script(server: str) -> list[dict]:
 def bare(script_file: str, command: list[str]) -> None:
     """The bare client: the handshake, then every other request at once, then every answer read."""
     replay_stdio(json.loads(Path(script_file).read_text()), command, ROOT)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    OWN_CPU.parent.mkdir(exist_ok=True)
+    OWN_CPU.write_text(repr(usage.ru_utime + usage.ru_stime))
 
 
 def main() -> None:
@@ -96,6 +133,7 @@ def main() -> None:
     print(f"median of {args.repeat} interleaved rounds; CPU of the process tree (server included)")
     print(f"{'server':<10} {'side':<7} {'suite CPU s':>12} {'bare CPU s':>11} {'CPU ratio':>10} "
           f"{'suite wall s':>13} {'bare wall s':>12}   every CPU ratio, by round")
+    splits: dict[str, tuple] = {}
     for server in ([*SERVERS] if args.server == "both" else [args.server]):
         script_file = work / f"{server}.json"
         script_file.write_text(json.dumps(record_script(server)))
@@ -104,21 +142,34 @@ def main() -> None:
         for name, checkout in sides:  # a first run of each compiles what it imports
             measured(suite_argv(checkout, server, str(work / name)), checkout)
         measured(bare_argv, ROOT)
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in sides}
-        bares: list[tuple[float, float]] = []
+        runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in sides}
+        bares: list[tuple[float, float, float]] = []
         for i in range(args.repeat):
             order = sides if i % 2 == 0 else sides[::-1]
             for name, checkout in order:
                 runs[name].append(measured(suite_argv(checkout, server, str(work / name)), checkout))
             bares.append(measured(bare_argv, ROOT))
-        bare_cpu = statistics.median(c for c, _ in bares)
-        bare_wall = statistics.median(w for _, w in bares)
+        bare_cpu = statistics.median(c for c, _, _ in bares)
+        bare_wall = statistics.median(w for _, w, _ in bares)
         for name, _ in sides:
-            cpu = statistics.median(c for c, _ in runs[name])
-            wall = statistics.median(w for _, w in runs[name])
-            each = " ".join(f"{c / b:.2f}" for (c, _), (b, _) in zip(runs[name], bares))
+            cpu = statistics.median(c for c, _, _ in runs[name])
+            wall = statistics.median(w for _, w, _ in runs[name])
+            each = " ".join(f"{c / b:.2f}" for (c, _, _), (b, _, _) in zip(runs[name], bares))
             print(f"{server:<10} {name:<7} {cpu:>12.3f} {bare_cpu:>11.3f} {cpu / bare_cpu:>9.2f}x "
                   f"{wall:>13.3f} {bare_wall:>12.3f}   {each}")
+        splits[server] = (bares, runs)
+    print("\nthe same runs, the tree split: each side's own process, and the server (the tree less the process);"
+          " medians")
+    print(f"{'server':<10} {'side':<7} {'own CPU s':>10} {'bare own s':>11} {'suite adds s':>13} "
+          f"{'server s':>9} {'server, bare s':>15}")
+    for server, (bares, runs) in splits.items():
+        bare_own = statistics.median(o for _, _, o in bares)
+        bare_server = statistics.median(c - o for c, _, o in bares)
+        for name, rows in runs.items():
+            own = statistics.median(o for _, _, o in rows)
+            added = statistics.median(o - b for (_, _, o), (_, _, b) in zip(rows, bares))
+            print(f"{server:<10} {name:<7} {own:>10.3f} {bare_own:>11.3f} {added:>13.3f} "
+                  f"{statistics.median(c - o for c, _, o in rows):>9.3f} {bare_server:>15.3f}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """What a run does in the background while pytest collects: the recording, begun as the session starts
-(a target's start-up is often a second of imports), and the imports judging and the reports will need.
+(a target's start-up is often a second of imports; the command line starts a server role's stdio target
+earlier still, targets/prestart.py), and the imports judging and the reports will need.
 Free of pytest: the plugin hands in a function that records, and prints the progress lines it queues."""
 
 from __future__ import annotations
