@@ -336,9 +336,9 @@ def cmd_role(args) -> int:
         return usage_error(problem)
     started = time.time()
     state: dict = {}
-    start_target_early(args, role)
     try:
         try:
+            start_target_early(args, role)
             return run_pytest(pytest_args(args, role.name), args, state)
         except Exception:
             if getattr(state.get("console"), "interrupted", False):  # pytest's unwinding of a Ctrl-C went wrong
