@@ -367,12 +367,12 @@ def start_target_early(args, role) -> None:
     if run.target_kind != "live":
         return
     from .targets import prestart
-    from .targets.environment import scrubbed
     from .targets.spec import TargetSpec
+    from .targets.stdio import started_with
 
     spec = TargetSpec.from_run(run)
     if spec.kind == "stdio" and spec.command:
-        prestart.start(shlex.split(spec.command), scrubbed(spec.environment))
+        prestart.start(*started_with(spec.command, spec.environment))
 
 
 def cmd_list(args) -> int:

@@ -12,6 +12,7 @@ import pytest
 
 from conformance.targets import TargetSpec, TargetUnavailable, prestart
 from conformance.targets.environment import scrubbed
+from conformance.targets.stdio import started_with
 from tests.helpers import gone_within, proc_state
 from tests.test_targets import run, script
 
@@ -21,7 +22,7 @@ ECHO = ("import sys,json\nfor l in sys.stdin:\n m=json.loads(l); "
 
 def started_early(spec: TargetSpec) -> TargetSpec:
     """`spec`'s process started now, as the command line does, for its connection to take."""
-    prestart.start(shlex.split(spec.command), scrubbed(spec.environment))
+    prestart.start(*started_with(spec.command, spec.environment))
     return spec
 
 

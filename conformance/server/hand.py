@@ -28,7 +28,7 @@ from typing import Any
 from ..client.recording import Recording
 from ..client.session import Session
 from .common import shape_violations
-from .hand_arguments import TARGET_OPTIONS, add_arguments, positive_int  # noqa: F401 - the tool's arguments
+from .hand_arguments import TARGET_OPTIONS
 from .interceptors import EXTENSION_ID, INVOKE, LIST, result_shape_problems
 
 MIDDLEWARE_CAPABILITY = "contextMiddleware"
@@ -287,5 +287,5 @@ def as_json(verdict: Verdict) -> str:
                       indent=2, ensure_ascii=False)
 
 
-__all__ = ["Verdict", "Unreachable", "exchange", "add_arguments", "params_from", "render", "as_json",
+__all__ = ["Verdict", "Unreachable", "exchange", "params_from", "render", "as_json",
            "judge_interceptor_invoke", "judge_interceptor_list", "judge_middleware_invoke", "judge_middleware_list"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from typing import Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -23,7 +22,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 Key = tuple[tuple[str, ...], tuple[tuple[str, str], ...], str | None]
 
 _lock = threading.Lock()
-_waiting: dict[Key, subprocess.Popen | OSError] = {}
+_waiting: dict[Key, subprocess.Popen | OSError | ValueError] = {}
 
 
 def _key(argv: list[str], env: dict[str, str], cwd: str | None) -> Key:
@@ -35,14 +34,12 @@ def start(argv: list[str], env: dict[str, str], cwd: str | None = None) -> None:
     that connection to report."""
     from . import reaper
 
-    outcome: subprocess.Popen | OSError
+    outcome: subprocess.Popen | OSError | ValueError
     try:
         outcome = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env=env, cwd=cwd, start_new_session=True)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
         outcome = exc
-    except ValueError as exc:  # a NUL in an argument: as the connection's own start would say
-        outcome = OSError(str(exc))
     else:
         reaper.track(outcome.pid)
     with _lock:
@@ -51,10 +48,10 @@ def start(argv: list[str], env: dict[str, str], cwd: str | None = None) -> None:
 
 def take(argv: list[str], env: dict[str, str], cwd: str | None = None) -> subprocess.Popen | None:
     """The process started for exactly this command, environment and directory, once; None when there is none
-    (every later connection starts its own). Raises the OSError its start ended with."""
+    (every later connection starts its own). Raises the OSError or ValueError its start ended with."""
     with _lock:
         proc = _waiting.pop(_key(argv, env, cwd), None)
-    if isinstance(proc, OSError):
+    if isinstance(proc, (OSError, ValueError)):
         raise proc
     return proc
 
@@ -160,6 +157,3 @@ class Adopted:
         for stream in (self.stdin, self.stdout, self.stderr):
             await stream.aclose()
         await self.wait()
-
-    def __getattr__(self, name: str) -> Any:  # send_signal, terminate, kill: as subprocess.Popen has them
-        return getattr(self._proc, name)

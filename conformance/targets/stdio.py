@@ -30,14 +30,19 @@ from .peerkit import StderrTail, cannot_start, open_group, stop_group
 STDERR_TAIL_BYTES = 8192
 
 
+def started_with(command: str | list[str], env: dict[str, str] | None) -> tuple[list[str], dict[str, str]]:
+    """The argv and the environment a stdio target is started with: what a process started early is matched
+    by (prestart.py)."""
+    return (shlex.split(command) if isinstance(command, str) else list(command)), scrubbed(env)
+
+
 class StdioConnection(Connection):
     kind = "stdio"
 
     def __init__(self, command: str | list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                  grace: float = 1.0, **kw):
         super().__init__(**kw)
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        self.env = scrubbed(env)
+        self.argv, self.env = started_with(command, env)
         self.cwd = cwd
         self.grace = grace
         self.proc: Process | None = None
