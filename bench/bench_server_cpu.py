@@ -55,17 +55,17 @@ ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
        "PYTHONPYCACHEPREFIX": tempfile.mkdtemp(prefix="mcpx-bench-pycache-")}
 
 
-# The bare mode runs in a child of this script, which names the file in the environment.
+# Where a measured process writes its own CPU: named in the environment of both sides (the suite's launcher, this
+# script's bare mode).
 OWN_CPU = Path(os.environ.get("MCPX_BENCH_OWN_CPU") or Path(tempfile.mkdtemp(prefix="mcpx-bench-own-")) / "own-cpu")
 ENV["MCPX_BENCH_OWN_CPU"] = str(OWN_CPU)
 
-# `python -m conformance`, and as it exits (the CLI runs the exit handlers before os._exit) its own CPU into the
-# file named first: what RUSAGE_SELF counts, without the server it waited for.
-SUITE_LAUNCHER = """import atexit, resource, runpy, sys
-own = sys.argv.pop(1)
+# `python -m conformance`, and as it exits (the CLI runs the exit handlers before os._exit) its own CPU into
+# OWN_CPU: what RUSAGE_SELF counts, without the server it waited for.
+SUITE_LAUNCHER = """import atexit, os, resource, runpy, sys
 def note():
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    with open(own, "w") as file:
+    with open(os.environ["MCPX_BENCH_OWN_CPU"], "w") as file:
         file.write(repr(usage.ru_utime + usage.ru_stime))
 atexit.register(note)
 sys.argv[0] = "mcp-ext-conformance"
@@ -96,7 +96,7 @@ def measured(argv: list[str], cwd: Path) -> tuple[float, float, float]:
 
 def suite_argv(checkout: Path, server: str, report_dir: str) -> list[str]:
     python = python_of(checkout)
-    return [python, "-c", SUITE_LAUNCHER, str(OWN_CPU), "server", "--command", f"{python} -m {SERVERS[server]}",
+    return [python, "-c", SUITE_LAUNCHER, "server", "--command", f"{python} -m {SERVERS[server]}",
             "--report-dir", report_dir]
 
 
