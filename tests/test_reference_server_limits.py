@@ -134,6 +134,7 @@ def test_work_past_max_seconds_stops_and_another_session_is_served(tmp_path, met
                         "name": "pii_redaction", "arguments": {},
                         "context": [{"type": "text", "text": "mail jane@example.com"}]})
                     outcome["small"] = small.has_result and small.response["result"]["content"][0]["text"]
+                    outcome["small error"] = small.error or small.failure  # for the assertion's message
 
                 async with anyio.create_task_group() as tg:
                     for _ in range(6):
