@@ -47,9 +47,37 @@ def reference_command() -> str:
     return f"{PY} -m reference_servers.everything"
 
 
+SERVER_PREFORK = "MCPX_SERVER_PREFORK"  # reference_servers/everything/__main__.py
+
+
+@contextmanager
+def server_fork_server(path: str):
+    """The reference server's fork server (reference_servers/prefork.py) on the Unix socket `path`, listening;
+    yields the environment that makes a reference server started with it run as its child. Its group ends (and
+    every child with it) on leaving."""
+    with spawn([sys.executable, "-m", "reference_servers.everything", "--prefork", path], cwd=ROOT,
+               grace=5.0) as server:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path) and server.returncode is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # bound before its imports: a starter waits in its backlog, not in a retry loop
+        yield {SERVER_PREFORK: path}
+
+
+@contextmanager
+def doubles_fork_server(path: str):
+    """The test doubles' fork server (tests/prefork_doubles.py) on the Unix socket `path`, listening; yields the
+    environment that makes a double started with it run as its child. Its group ends on leaving."""
+    with spawn([sys.executable, str(ROOT / "tests" / "prefork_doubles.py"), path], cwd=ROOT, grace=5.0) as server:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path) and server.returncode is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        yield {"MCPX_DOUBLES_PREFORK": path}
+
+
 @contextmanager
 def reference_http_server(*args: str, python: str = sys.executable, env: dict | None = None):
-    """The reference server over Streamable HTTP on a free loopback port (yielded), its group ended afterwards."""
+    """The reference server over Streamable HTTP on a free loopback port (yielded), its group ended afterwards.
+    With the `reference_server_env` fixture's variable in `env`, it runs as a child of that fork server."""
     port = free_port()
     with spawn([python, "-m", "reference_servers.everything", "--http", str(port), *args], cwd=ROOT, env=env) as srv:
         assert srv.wait_listening(port), srv.stderr_tail(lines=20) if srv.returncode is not None else "no listen"

@@ -136,24 +136,24 @@ def test_reference_gateway_applies_the_plugin_pipeline(tmp_path):
     assert got["allowed"]["content"] == [{"type": "text", "text": "hi"}]
 
 
-def test_unbroken_proxy_passes_every_check():
-    assert not_ok(gateway_verdicts(broken_proxy(), timeout=TIMEOUT)) == {}
+def test_unbroken_proxy_passes_every_check(doubles_env):
+    assert not_ok(gateway_verdicts(broken_proxy(), timeout=TIMEOUT, env=doubles_env)) == {}
 
 
 @pytest.mark.parametrize("mode", sorted(m for m, (checks, _) in MUTANTS.items() if checks is not None))
-def test_broken_proxy_fails_exactly_its_checks(mode):
-    verdicts = gateway_verdicts(broken_proxy(mode), timeout=TIMEOUT)
+def test_broken_proxy_fails_exactly_its_checks(mode, doubles_env):
+    verdicts = gateway_verdicts(broken_proxy(mode), timeout=TIMEOUT, env=doubles_env)
     assert set(not_ok(verdicts)) == MUTANTS[mode][0], not_ok(verdicts)
     for cid in MUTANTS[mode][0]:
         assert verdicts[cid].reason and "internal error" not in verdicts[cid].reason
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_allowed_variant_passes_every_check(variant):
+def test_allowed_variant_passes_every_check(variant, doubles_env):
     """The reverse of a broken proxy: a reading the sources allow (a gateway that pages lists), so every check
     passes, the ones the reading touches included."""
     touched, _ = VARIANTS[variant]
-    verdicts = gateway_verdicts(f"{broken_proxy()} --variant {variant}", timeout=TIMEOUT)
+    verdicts = gateway_verdicts(f"{broken_proxy()} --variant {variant}", timeout=TIMEOUT, env=doubles_env)
     assert not_ok(verdicts) == {}
     assert {cid: verdicts[cid].outcome for cid in touched} == {cid: "pass" for cid in touched}
 
@@ -167,8 +167,8 @@ def test_a_list_cut_at_the_page_cap_is_named_through_a_gateway(monkeypatch):
     assert "does not list the upstream's tool" in reason and "reads at most 2 pages of a list" in reason, reason
 
 
-def test_clean_refusal_skips_the_comparisons_with_a_reason():
-    verdicts = gateway_verdicts(broken_proxy("refuse-extensions-cleanly"), timeout=TIMEOUT)
+def test_clean_refusal_skips_the_comparisons_with_a_reason(doubles_env):
+    verdicts = gateway_verdicts(broken_proxy("refuse-extensions-cleanly"), timeout=TIMEOUT, env=doubles_env)
     skipped = {cid: r.reason for cid, r in verdicts.items() if r.outcome == "skip"}
     assert set(skipped) == {"context-middleware/gateway/invoke-every-content-type-unchanged",
                             "context-middleware/gateway/invoke-params-arrive-unchanged",

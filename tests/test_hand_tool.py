@@ -21,6 +21,12 @@ FAKE = f"{sys.executable} {ROOT / 'tests/servers/fake_interceptor_server.py'}"
 MARKED = json.dumps({"method": "tools/call", "params": {"name": "x", "arguments": {"text": "conformance:invalid"}}})
 
 
+@pytest.fixture
+def reference(reference_server_env) -> tuple[str, ...]:
+    """The reference server as these tests name it: a child of the worker's fork server (conftest.py)."""
+    return ("--command", REFERENCE, *(f"--env={name}={value}" for name, value in reference_server_env.items()))
+
+
 def tool(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
@@ -32,34 +38,34 @@ def verdict(*args: str) -> tuple[int, dict]:
     return done.returncode, json.loads(done.stdout)
 
 
-def test_list_filtered_by_event_against_the_reference_server():
-    done = tool("interceptors", "list", "--event", "resources/read", "--command", REFERENCE)
+def test_list_filtered_by_event_against_the_reference_server(reference):
+    done = tool("interceptors", "list", "--event", "resources/read", *reference)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "<- conformance_response_only  validation  response: resources/read" in done.stdout
     assert "conformance_validator" not in done.stdout  # hooks tools/call only
     assert done.stdout.rstrip().endswith("ok: 5 interceptor(s) for resources/read")
 
 
-def test_validator_invocation_is_judged_a_validation_result():
+def test_validator_invocation_is_judged_a_validation_result(reference):
     code, out = verdict("interceptors", "invoke", "conformance_validator", "--event", "tools/call", "--phase",
-                        "request", "--payload", MARKED, "--command", REFERENCE)
+                        "request", "--payload", MARKED, *reference)
     assert code == 0 and out["ok"], out
     assert out["response"]["result"]["valid"] is False
     assert out["summary"] == "a ValidationResult: valid false, 1 message(s)"
 
 
-def test_payload_and_config_from_files(tmp_path):
+def test_payload_and_config_from_files(tmp_path, reference):
     (tmp_path / "payload.json").write_text(MARKED)
     (tmp_path / "config.json").write_text('{"strict": true}')
     code, out = verdict("interceptors", "invoke", "conformance_validator", "--event", "tools/call", "--phase",
                         "request", "--payload", f"@{tmp_path / 'payload.json'}", "--config",
-                        f"@{tmp_path / 'config.json'}", "--command", REFERENCE)
+                        f"@{tmp_path / 'config.json'}", *reference)
     assert code == 0 and out["request"]["params"]["config"] == {"strict": True}
 
 
-def test_timeout_ms_reaches_the_server():
+def test_timeout_ms_reaches_the_server(reference):
     code, out = verdict("interceptors", "invoke", "conformance_slow", "--event", "tools/call", "--phase", "request",
-                        "--payload", "{}", "--timeout-ms", "200", "--command", REFERENCE)
+                        "--payload", "{}", "--timeout-ms", "200", *reference)
     assert code == 0 and out["response"]["error"]["code"] == -32000, out
 
 
@@ -79,11 +85,11 @@ def test_a_mutant_that_ignores_hooks_fails():
     assert code == 1 and "does not hook resources/read in the request phase" in out["problems"][0]
 
 
-def test_middleware_list_and_invoke_against_the_reference_server():
-    done = tool("middleware", "list", "--command", REFERENCE)
+def test_middleware_list_and_invoke_against_the_reference_server(reference):
+    done = tool("middleware", "list", *reference)
     assert done.returncode == 0 and "<- conformance_identity" in done.stdout, done.stdout + done.stderr
     code, out = verdict("middleware", "invoke", "conformance_uppercase", "--context",
-                        '[{"type": "text", "text": "hi"}]', "--command", REFERENCE)
+                        '[{"type": "text", "text": "hi"}]', *reference)
     assert code == 0 and out["response"]["result"]["content"] == [{"type": "text", "text": "HI"}]
 
 

@@ -29,8 +29,9 @@ def test_every_mutant_is_declared_and_every_check_has_a_mutant():
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
-def test_unbroken_fake_host_passes_every_check(stream):
-    verdicts = host_verdicts(fake_host(*(["--stream"] if stream else [])), timeout=15, features=FEATURES)
+def test_unbroken_fake_host_passes_every_check(stream, doubles_env):
+    verdicts = host_verdicts(fake_host(*(["--stream"] if stream else [])), timeout=15, features=FEATURES,
+                             env=doubles_env)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
     assert set(verdicts) == set(HOST_CHECKS)
     cited = {c: tuple(e["label"].removeprefix("scenario ") for e in r.exchanges) for c, r in verdicts.items()}
@@ -43,12 +44,12 @@ TURN_TIMEOUT = {"ignores-timeout-override": 3.0}
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
-def test_mutant_fails_exactly_its_checks(mutant):
+def test_mutant_fails_exactly_its_checks(mutant, doubles_env):
     recorded = scenarios_for_checks(MUTANTS[mutant][0])
     decided = {c for c, read in scenarios_read().items() if set(read) <= recorded}  # every check they decide, the declared ones too
     profiles = sorted({c.split("/")[0] for c in decided})
     verdicts = host_verdicts(fake_host("--break", mutant), profiles=profiles, claimed=profiles,
-                             timeout=TURN_TIMEOUT.get(mutant, 15), features=FEATURES, only=recorded)
+                             timeout=TURN_TIMEOUT.get(mutant, 15), features=FEATURES, only=recorded, env=doubles_env)
     failing = {c for c, r in verdicts.items() if c in decided and r.outcome in NOT_OK}
     assert failing == MUTANTS[mutant][0], {c: verdicts[c].reason for c in failing ^ MUTANTS[mutant][0]}
     for cid in failing:
@@ -56,13 +57,13 @@ def test_mutant_fails_exactly_its_checks(mutant):
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_allowed_variant_passes_every_check(variant):
+def test_allowed_variant_passes_every_check(variant, doubles_env):
     """The reverse of a mutant: a reading the sources leave open (where the context goes, preprocessors or
     validators run at once), so every check of the profile passes, the ones the reading touches included."""
     touched, _ = VARIANTS[variant]
     profile = next(iter(touched)).split("/")[0]
     verdicts = host_verdicts(fake_host("--variant", variant), profiles=[profile], claimed={profile}, timeout=15,
-                             features=FEATURES)
+                             features=FEATURES, env=doubles_env)
     assert {c: f"{r.outcome}: {r.reason}" for c, r in verdicts.items() if r.outcome in NOT_OK} == {}
     # "info" is how a check of MAY rows passes.
     assert {c: verdicts[c].outcome for c in touched if verdicts[c].outcome not in ("pass", "info")} == {}

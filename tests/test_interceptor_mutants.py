@@ -76,8 +76,8 @@ def command(*flags: str) -> str:
     return " ".join(shlex.quote(part) for part in (sys.executable, str(FAKE), *flags))
 
 
-def verdicts(cmd: str, claimed: bool = False) -> dict:
-    recordings = server_record.record_sync(TargetSpec("stdio", command=cmd), ["interceptors"],
+def verdicts(cmd: str, claimed: bool = False, env: dict | None = None) -> dict:
+    recordings = server_record.record_sync(TargetSpec("stdio", command=cmd, env=env or {}), ["interceptors"],
                                     claimed={"interceptors"} if claimed else set(), run_timeout=60.0)
     return {cid: evaluate(REGISTRY[cid], recordings["interceptors"]) for cid in CHECKS}
 
@@ -88,17 +88,17 @@ def test_every_check_has_a_mutant():
 
 
 @pytest.mark.parametrize("cmd", [command(), reference_command()], ids=["fake", "reference"])
-def test_unbroken_passes_every_check(cmd):
-    got = verdicts(cmd)
+def test_unbroken_passes_every_check(cmd, reference_server_env, doubles_env):
+    got = verdicts(cmd, env=reference_server_env if cmd == reference_command() else doubles_env)
     assert not_ok(got) == {}
     assert {cid for cid, r in got.items() if r.outcome == "skip"} == UNCLAIMED_ONLY
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
-def test_mutant_fails_exactly_its_checks(mutant):
+def test_mutant_fails_exactly_its_checks(mutant, doubles_env):
     expected, _ = MUTANTS[mutant]
     # A server that hides its capability is only caught when the user claims the profile.
-    got = verdicts(command("--break", mutant), claimed=mutant == "hidden-capability")
+    got = verdicts(command("--break", mutant), claimed=mutant == "hidden-capability", env=doubles_env)
     assert set(not_ok(got)) == expected, not_ok(got)
     for cid in expected:
         result = got[cid]
@@ -111,11 +111,11 @@ def test_mutant_fails_exactly_its_checks(mutant):
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_allowed_variant_passes_every_check(variant):
+def test_allowed_variant_passes_every_check(variant, doubles_env):
     """The reverse of a mutant: another reading the SEP allows, so every check passes (the ones its source
     leaves room for included: each actually ran)."""
     touched, _ = VARIANTS[variant]
-    got = verdicts(command("--variant", variant))
+    got = verdicts(command("--variant", variant), env=doubles_env)
     assert not_ok(got) == {}
     assert {cid: got[cid].outcome for cid in touched} == {cid: "pass" for cid in touched}
 

@@ -15,8 +15,8 @@ from tests.helpers import reference_http_server
 
 
 @pytest.fixture
-def reference_http(tmp_path):
-    env = {**os.environ, "MCPX_MEMORY_STORE": str(tmp_path / "memories.sqlite"),
+def reference_http(tmp_path, reference_server_env):
+    env = {**os.environ, **reference_server_env, "MCPX_MEMORY_STORE": str(tmp_path / "memories.sqlite"),
            "MCPX_SATISFIED_REQUIREMENTS": "auth:role:memory_admin"}  # so that forget_memory runs
     with reference_http_server(env=env) as port:
         yield f"http://127.0.0.1:{port}/mcp"
@@ -100,16 +100,17 @@ async def one_process_each(alice: Server, bob: Server) -> str:
         await asyncio.gather(alice.stop(3), bob.stop(3))
 
 
-def test_stdio_processes_share_no_memories_by_default(tmp_path):
+def test_stdio_processes_share_no_memories_by_default(tmp_path, reference_server_env):
     """Issue 21, item 8: two stdio processes (two users behind a gateway) with nothing configured."""
-    other = asyncio.run(one_process_each(stdio_server("alice", tmp_path), stdio_server("bob", tmp_path)))
+    other = asyncio.run(one_process_each(stdio_server("alice", tmp_path, reference_server_env),
+                                         stdio_server("bob", tmp_path, reference_server_env)))
     assert "4321" not in other and "No relevant memories" in other
     assert not list(tmp_path.rglob("*.sqlite")), "no store file is written unless one is configured"
 
 
-def test_a_shared_store_is_shared_only_when_configured(tmp_path):
+def test_a_shared_store_is_shared_only_when_configured(tmp_path, reference_server_env):
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"memoryScope": "shared", "memoryStore": str(tmp_path / "team.sqlite")}))
-    other = asyncio.run(one_process_each(stdio_server("alice", tmp_path, config=config),
-                                         stdio_server("bob", tmp_path, config=config)))
+    other = asyncio.run(one_process_each(stdio_server("alice", tmp_path, reference_server_env, config=config),
+                                         stdio_server("bob", tmp_path, reference_server_env, config=config)))
     assert "4321" in other

@@ -20,7 +20,7 @@ import sys
 import unicodedata
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conformance.host.harness import run_scenario_sync
@@ -92,16 +92,16 @@ class Client:
 
 
 @pytest.fixture(scope="module")
-def server():
-    client = Client()
+def server(reference_server_env):
+    client = Client(reference_server_env)
     yield client
     client.close()
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(near_misses(GATED), min_size=10, max_size=30, unique=True))
-def test_near_misses_never_satisfy_a_requirement_on_the_reference_server(variants):
-    client = Client({"MCPX_SATISFIED_REQUIREMENTS": ",".join(v for v in variants if v)})
+def test_near_misses_never_satisfy_a_requirement_on_the_reference_server(reference_server_env, variants):
+    client = Client({**reference_server_env, "MCPX_SATISFIED_REQUIREMENTS": ",".join(v for v in variants if v)})
     try:
         result = client.request("tools/call", {"name": "forget_memory", "arguments": {"id": 1}})["result"]
         assert result.get("isError") is True, variants
@@ -110,8 +110,8 @@ def test_near_misses_never_satisfy_a_requirement_on_the_reference_server(variant
         client.close()
 
 
-def test_the_exact_string_does_satisfy_it():
-    client = Client({"MCPX_SATISFIED_REQUIREMENTS": GATED})
+def test_the_exact_string_does_satisfy_it(reference_server_env):
+    client = Client({**reference_server_env, "MCPX_SATISFIED_REQUIREMENTS": GATED})
     try:
         result = client.request("tools/call", {"name": "forget_memory", "arguments": {"id": 1}})["result"]
         assert "unmet" not in json.dumps(result)
@@ -189,10 +189,11 @@ def test_invalid_context_is_invalid_params_and_the_server_lives_on(server, conte
 @given(st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2),
                  st.dictionaries(st.sampled_from(["mode", "x"]),
                                  st.one_of(st.text(max_size=3), st.integers(), st.none()), max_size=2)))
+@example(arguments={"mode": "a", "x": None})  # its schema has additionalProperties: false
 def test_strict_args_accepts_exactly_mode_a_or_b(server, arguments):
     answer = server.request("middleware/invoke", {"name": "conformance_strict_args", "arguments": arguments,
                                                   "context": [{"type": "text", "text": "x"}]})
-    valid = isinstance(arguments, dict) and arguments.get("mode") in ("a", "b")
+    valid = isinstance(arguments, dict) and set(arguments) == {"mode"} and arguments["mode"] in ("a", "b")
     if valid:
         assert answer["result"]["metadata"] == {"mode": arguments["mode"]}
     else:

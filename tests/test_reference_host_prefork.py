@@ -1,4 +1,4 @@
-"""The reference host's fork server (reference_clients/host/prefork.py), which the demo runs its host role through:
+"""The reference host's fork server (reference_clients/host/prefork.py, on reference_servers/prefork.py), which the demo runs its host role through:
 a started host runs as the server's child on the starter's own stdin, stdout, stderr and environment, ends with
 its starter, and no host outlives the server. Without a server answering, the host runs by itself."""
 

@@ -31,10 +31,18 @@ PYTHONS = [pytest.param(sys.executable, id="installed-mcp"),
                not Path(MCP1_PYTHON).is_file(), reason=f"no mcp 1.x Python at {MCP1_PYTHON} (MCPX_MCP1_PYTHON)"))]
 INIT = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "security-test", "version": "0"}}
 ENV = {**os.environ, "MCPX_MEMORY_STORE": ":memory:"}
+# ENV plus the worker's fork server (conftest.py): the sessions below run there, a start's own behaviour (refusing
+# a bind, the pipes' size) is tested on plain starts. An mcp 1.x interpreter's starter is refused and runs itself.
+SERVED = dict(ENV)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _served_by_the_fork_server(reference_server_env):
+    SERVED.update(reference_server_env)
 
 
 def http_server(python: str, *args: str, host: str = "127.0.0.1"):
-    return reference_http_server("--host", host, *args, python=python, env=ENV)
+    return reference_http_server("--host", host, *args, python=python, env=SERVED)
 
 
 def heavy_text(size: int) -> str:
@@ -83,7 +91,7 @@ def stdio_session(python: str, messages: list[dict], *args: str) -> dict:
     """Answers by id of one stdio session that sends `messages` after initialize."""
     lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
              {"jsonrpc": "2.0", "method": "notifications/initialized"}, *messages]
-    proc = subprocess.Popen([python, "-m", "reference_servers.everything", *args], cwd=ROOT, env=ENV,
+    proc = subprocess.Popen([python, "-m", "reference_servers.everything", *args], cwd=ROOT, env=SERVED,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     answers: dict = {}
     try:

@@ -23,20 +23,39 @@ defaults to 127.0.0.1). Logs go to stderr; stdout carries JSON-RPC only.
     }
 deploy.example.json beside this file is a deployment configuration (no fixtures, explicit limits).
 MCPX_SATISFIED_REQUIREMENTS (comma-separated) adds satisfied strings from the environment.
+
+    python -m reference_servers.everything --prefork SOCKET
+
+is a fork server (reference_servers/prefork.py): it imports the SDK once, and every reference server started
+with MCPX_SERVER_PREFORK=SOCKET in its environment runs as its child, on its own stdin, stdout, stderr,
+arguments and environment. The suite's own tests run most of their reference servers this way.
 """
 
 from __future__ import annotations
 
-import argparse
-import gc
-import json
-import logging
 import os
-import signal
 import sys
 
-from ..sdk import LOOPBACK_HOSTS, HostGuard, adapter
-from .app import build_app
+PREFORK_ENV = "MCPX_SERVER_PREFORK"
+NAME = "reference server"
+
+if __name__ == "__main__" and os.environ.get(PREFORK_ENV) and sys.argv[1:2] != ["--prefork"]:
+    # A fork server runs this server with its imports done; checked before the imports below, which a starter
+    # does not need.
+    from ..prefork import hand_over
+
+    _code = hand_over(os.environ[PREFORK_ENV], NAME)
+    if _code is not None:
+        sys.exit(_code)
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import logging  # noqa: E402
+import signal  # noqa: E402
+
+from ..sdk import LOOPBACK_HOSTS, HostGuard, adapter  # noqa: E402
+from .app import build_app  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,5 +112,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _preload() -> None:
+    # What a server imports before its first answer, over stdio and over HTTP; shared by every child.
+    import ctypes  # noqa: F401 - prefork's _die_with_parent
+
+    sdk = adapter()
+    sdk.run_stdio, sdk.run_http  # noqa: B018 - the adapter module is imported by adapter()
+    import uvicorn  # noqa: F401
+    from mcp.server.stdio import stdio_server  # noqa: F401
+
+    from .. import httpguard  # noqa: F401
+    from ..sdk import events  # noqa: F401
+    build_app({"satisfiedRequirements": [], "memoryScope": "session", "fixtures": True})
+    gc.collect()
+    gc.freeze()  # what is preloaded stays shared with every child (the collector does not touch it)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--prefork"] and len(sys.argv) == 3:
+        from ..prefork import serve
+
+        sys.exit(serve(sys.argv[2], NAME, PREFORK_ENV, _preload, main))
     sys.exit(main())

@@ -16,12 +16,19 @@ modes rebuild that profile's items and results from the fields a typed model kno
 
 from __future__ import annotations
 
+import os
+import sys
+
+if __name__ == "__main__" and os.environ.get("MCPX_DOUBLES_PREFORK"):  # run as that fork server's child
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.prefork_doubles import hand_over
+
+    hand_over()
+
 import argparse
 import asyncio
 import json
-import os
 import shlex
-import sys
 from pathlib import Path
 
 CM, AUG, PP, ER = "context-middleware/gateway/", "augmentation/gateway/", "preprocessor-tools/gateway/", \

@@ -11,11 +11,18 @@ double: it takes another reading the sources allow, and must pass every check.
 
 from __future__ import annotations
 
+import os
+import sys
+
+if __name__ == "__main__" and os.environ.get("MCPX_DOUBLES_PREFORK"):  # run as that fork server's child
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.prefork_doubles import hand_over
+
+    hand_over()
+
 import argparse
 import json
-import os
 import subprocess
-import sys
 import time
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor

@@ -12,13 +12,20 @@ mutant, an allowed-variant double: it takes another reading a source allows and 
 
 from __future__ import annotations
 
+import os
+import sys
+
+if __name__ == "__main__" and os.environ.get("MCPX_DOUBLES_PREFORK"):  # run as that fork server's child
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.prefork_doubles import hand_over
+
+    hand_over()
+
 import argparse
 import copy
 import fnmatch
 import json
-import os
 import re
-import sys
 import time
 from pathlib import Path
 

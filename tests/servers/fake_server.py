@@ -15,8 +15,16 @@ protocol) allows, and must pass every check.
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
+
+if __name__ == "__main__" and os.environ.get("MCPX_DOUBLES_PREFORK"):  # run as that fork server's child
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.prefork_doubles import hand_over
+
+    hand_over()
+
+import argparse
 import time
 import unicodedata
 from pathlib import Path

@@ -4,7 +4,7 @@ so restoration gives back every byte."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reference_servers.middleware import pii
@@ -18,6 +18,7 @@ FRAMES = ["write to {}", "{}", "mailto:{}", "https://example.org/contact?to={}&x
 
 
 @settings(max_examples=300, deadline=None)
+@example("0", "e", "org", "%40", "https://example.org/contact?to={}&x=1")  # the domain "e.org" is in the frame too
 @given(LOCAL, LABEL, st.sampled_from(["com", "org", "co.uk", "example"]), st.sampled_from(AT_SIGNS),
        st.sampled_from(FRAMES))
 def test_an_encoded_email_is_redacted_and_restored_exactly(local, label, tld, at, frame):
@@ -25,7 +26,9 @@ def test_an_encoded_email_is_redacted_and_restored_exactly(local, label, tld, at
     text = frame.format(address)
     out = pii.pii_redaction([{"type": "text", "text": text}], {})
     redacted = out["content"][0]["text"]
-    assert address not in redacted and f"{label}.{tld}" not in redacted, redacted
+    # The domain may occur in the frame itself (label "e", tld "org": example.org), never more often than there.
+    domain = f"{label}.{tld}"
+    assert address not in redacted and redacted.count(domain) == frame.replace("{}", "").count(domain), redacted
     assert "EMAIL" in " ".join(out["metadata"]["redactions"]), out["metadata"]
     restored = pii.pii_restoration(out["content"], {"redactions": out["metadata"]["redactions"],
                                                     "restoreInUrls": True})
