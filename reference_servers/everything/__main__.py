@@ -116,8 +116,7 @@ def _preload() -> None:
     # What a server imports before its first answer, over stdio and over HTTP; shared by every child.
     import ctypes  # noqa: F401 - prefork's _die_with_parent
 
-    sdk = adapter()
-    sdk.run_stdio, sdk.run_http  # noqa: B018 - the adapter module is imported by adapter()
+    adapter()  # imports the installed SDK's adapter module
     import uvicorn  # noqa: F401
     from mcp.server.stdio import stdio_server  # noqa: F401
 
