@@ -33,9 +33,16 @@ def outcomes(verdicts: dict) -> dict[str, str]:
     return {cid: r.outcome for cid, r in sorted(verdicts.items())}
 
 
-def test_server_role_reruns_give_identical_verdicts():
+def doubles(request) -> dict[str, str]:
+    """The environment of the worker's doubles fork server (conftest.py), unless the reference targets were asked
+    for: those start plainly, as a user starts them."""
+    return {} if REFERENCE else request.getfixturevalue("doubles_env")
+
+
+def test_server_role_reruns_give_identical_verdicts(request):
     command = reference_command() if REFERENCE else fake_command()
-    runs = [outcomes(server_verdicts(TargetSpec("stdio", command=command))) for _ in range(RERUNS)]
+    runs = [outcomes(server_verdicts(TargetSpec("stdio", command=command, env=doubles(request))))
+            for _ in range(RERUNS)]
     assert all(run == runs[0] for run in runs), [sorted(set(r.items()) ^ set(runs[0].items())) for r in runs]
     assert set(runs[0].values()) <= {"pass", "info", "skip"}
 
@@ -45,11 +52,11 @@ def evidence(verdicts: dict) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {cid: (r.outcome, tuple(e["label"] for e in r.exchanges)) for cid, r in sorted(verdicts.items())}
 
 
-def test_host_role_reruns_give_identical_verdicts():
+def test_host_role_reruns_give_identical_verdicts(request):
     """The first run records one scenario at a time, the others as many at once as there are CPUs: the verdicts
     and the order of the evidence beside each are the same."""
     command = reference_host() if REFERENCE else fake_host()
-    runs = [evidence(host_verdicts(command, jobs=1 if i == 0 else None)) for i in range(RERUNS)]
+    runs = [evidence(host_verdicts(command, jobs=1 if i == 0 else None, env=doubles(request))) for i in range(RERUNS)]
     assert all(run == runs[0] for run in runs), [sorted(set(r.items()) ^ set(runs[0].items())) for r in runs]
 
 
@@ -71,9 +78,10 @@ def _differences(tmp_path, serial: dict, split: dict) -> list[tuple[str, str, st
 
 
 @pytest.mark.parametrize("role", ["server", "host"])
-def test_xdist_gives_the_same_verdicts_as_a_serial_run(tmp_path, role):
+def test_xdist_gives_the_same_verdicts_as_a_serial_run(tmp_path, role, doubles_env):
     role_args = (["--mcp-server-command", fake_command("--break", "context-middleware/unknown-middleware-rejected")]
                  if role == "server" else ["--mcp-host-command", fake_host("--break", "unchained")])
+    role_args += [f"--mcp-env={name}={value}" for name, value in doubles_env.items()]
     serial = _pytest_run(tmp_path, "serial", role_args, [])
     split = _pytest_run(tmp_path, "xdist", role_args, ["-n", "2"])
     assert serial == split, _differences(tmp_path, serial, split)
