@@ -49,10 +49,16 @@ def code_identity() -> str:
     return f"{os.path.realpath(__file__)}|{os.path.realpath(sys.prefix)}|{sys.version}"
 
 
-def hand_over(path: str, name: str) -> int | None:
-    """Run this process's implementation (`name`, for messages) as a child of the fork server at `path`: the
-    child's exit code, or None when no fork server answers or it runs other code (the caller then runs the
-    implementation itself)."""
+def hand_over(path: str, name: str) -> None:
+    """Run this process's implementation (`name`, for messages) as a child of the fork server at `path`, and exit
+    with the child's exit code; return when no fork server answers or it runs other code (the caller then runs
+    the implementation itself)."""
+    code = _served(path, name)
+    if code is not None:
+        sys.exit(code)
+
+
+def _served(path: str, name: str) -> int | None:
     sock = _connect(path)
     if sock is None:
         return None
@@ -186,18 +192,10 @@ def _accept(listener, selector, children: dict, run, served: tuple[str, str, str
         other_code = request["code"] != identity
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         print(f"{name} fork server: a starter was dropped: {exc}", file=sys.stderr)
-        for fd in fds:
-            os.close(fd)
-        conn.close()
+        _turn_away(conn, fds, b"")
         return
     if other_code:  # another installation's starter: it runs its own code
-        for fd in fds:
-            os.close(fd)
-        try:
-            conn.sendall(struct.pack(">i", REFUSED))
-        except OSError:
-            pass
-        conn.close()
+        _turn_away(conn, fds, struct.pack(">i", REFUSED))
         return
     for stream in (sys.stdout, sys.stderr):  # nothing of the server's own output may be written twice
         try:
@@ -221,6 +219,17 @@ def _accept(listener, selector, children: dict, run, served: tuple[str, str, str
     conn.setblocking(False)
     children[pid] = conn
     selector.register(conn, selectors.EVENT_READ)
+
+
+def _turn_away(conn: socket.socket, fds: list[int], answer: bytes) -> None:
+    """End a starter's connection without a child: `answer` sent, its descriptors closed."""
+    for fd in fds:
+        os.close(fd)
+    try:
+        conn.sendall(answer)
+    except OSError:
+        pass
+    conn.close()
 
 
 def _become(request: dict, fds: list[int], run) -> int:

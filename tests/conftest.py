@@ -28,7 +28,7 @@ def reference_server_env(tmp_path_factory) -> dict[str, str]:
     """The environment that runs a reference server as a child of this worker's fork server
     (reference_servers/prefork.py): its start-up, 1.3 s of CPU importing the mcp SDK, is paid once per worker
     rather than once per server. The child is the same code on the starter's own pipes and environment; the tests
-    of what a start itself does (security, limits, the demo, the installed wheel) start it plainly."""
+    of what a start itself does (the limits, a bind that must fail, the demo, the installed wheel) start it plainly."""
     with server_fork_server(str(tmp_path_factory.mktemp("server-prefork") / "server.sock")) as env:
         yield env
 

@@ -47,31 +47,29 @@ def reference_command() -> str:
     return f"{PY} -m reference_servers.everything"
 
 
-SERVER_PREFORK = "MCPX_SERVER_PREFORK"  # reference_servers/everything/__main__.py
-
-
 @contextmanager
-def server_fork_server(path: str):
-    """The reference server's fork server (reference_servers/prefork.py) on the Unix socket `path`, listening;
-    yields the environment that makes a reference server started with it run as its child. Its group ends (and
-    every child with it) on leaving."""
-    with spawn([sys.executable, "-m", "reference_servers.everything", "--prefork", path], cwd=ROOT,
-               grace=5.0) as server:
+def _fork_server(argv: list[str], path: str, variable: str):
+    """A fork server (reference_servers/prefork.py) started with `argv`, listening on the Unix socket `path`;
+    yields the environment that makes a process started with it run as its child. Its group ends (and every
+    child with it) on leaving."""
+    with spawn(argv, cwd=ROOT, grace=5.0) as server:
         deadline = time.monotonic() + 30
         while not os.path.exists(path) and server.returncode is None and time.monotonic() < deadline:
             time.sleep(0.01)  # bound before its imports: a starter waits in its backlog, not in a retry loop
-        yield {SERVER_PREFORK: path}
+        yield {variable: path}
 
 
-@contextmanager
+def server_fork_server(path: str):
+    """The reference server's fork server (`python -m reference_servers.everything --prefork`)."""
+    return _fork_server([sys.executable, "-m", "reference_servers.everything", "--prefork", path], path,
+                        "MCPX_SERVER_PREFORK")
+
+
 def doubles_fork_server(path: str):
-    """The test doubles' fork server (tests/prefork_doubles.py) on the Unix socket `path`, listening; yields the
-    environment that makes a double started with it run as its child. Its group ends on leaving."""
-    with spawn([sys.executable, str(ROOT / "tests" / "prefork_doubles.py"), path], cwd=ROOT, grace=5.0) as server:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(path) and server.returncode is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        yield {"MCPX_DOUBLES_PREFORK": path}
+    """The test doubles' fork server (tests/prefork_doubles.py)."""
+    from tests import prefork_doubles
+
+    return _fork_server([sys.executable, prefork_doubles.__file__, path], path, prefork_doubles.ENV)
 
 
 @contextmanager
@@ -114,6 +112,30 @@ def proc_state(pid: int) -> str:
             return f.read()
     except OSError as exc:
         return str(exc)
+
+
+def children_of(pid: int) -> list[int]:
+    """The live children of `pid` (zombies left out), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z" and int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def wait_for(predicate, timeout: float = 20.0) -> bool:
+    """True once `predicate()` is, polling for up to `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def server_verdicts(spec: TargetSpec, claimed: set[str] = frozenset(), run_timeout: float = 60.0,

@@ -34,9 +34,7 @@ def hand_over() -> None:
         sys.path.insert(0, ROOT)
     from reference_servers.prefork import hand_over as starter
 
-    code = starter(path, NAME)
-    if code is not None:
-        sys.exit(code)
+    starter(path, NAME)
 
 
 def _preload() -> None:

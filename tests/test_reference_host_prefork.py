@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import ROOT, host_fork_server
+from tests.helpers import ROOT, children_of, host_fork_server, wait_for
 
 READY = "ready in"
 FORKED = "(forked by the fork server)"
@@ -47,28 +47,6 @@ def finish(proc: subprocess.Popen, timeout: float = 30.0) -> bytes:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise
-
-
-def wait_for(predicate, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z" and int(fields[1]) == pid:
-                found.append(int(entry))
-    return found
 
 
 def test_a_started_host_runs_as_the_servers_child_on_the_starters_streams_and_environment(fork_server, tmp_path):

@@ -17,8 +17,7 @@ import sys
 import pytest
 
 from reference_servers import prefork
-from tests.helpers import ROOT, server_fork_server
-from tests.test_reference_host_prefork import children_of, wait_for
+from tests.helpers import ROOT, children_of, server_fork_server, wait_for
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "prefork", "version": "0"}}}

@@ -104,9 +104,7 @@ if __name__ == "__main__" and os.environ.get("MCPX_HOST_PREFORK") and sys.argv[1
     # below, which a starter does not need.
     from .prefork import hand_over
 
-    _code = hand_over(os.environ["MCPX_HOST_PREFORK"])
-    if _code is not None:
-        sys.exit(_code)
+    hand_over(os.environ["MCPX_HOST_PREFORK"])
 
 import asyncio  # noqa: E402
 import json  # noqa: E402

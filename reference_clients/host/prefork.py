@@ -10,9 +10,9 @@ ENV = "MCPX_HOST_PREFORK"
 NAME = "reference host"
 
 
-def hand_over(path: str) -> int | None:
-    """Run this host as a child of the fork server at `path`: its exit code, or None (run the host here)."""
-    return prefork.hand_over(path, NAME)
+def hand_over(path: str) -> None:
+    """Run this host as a child of the fork server at `path` and exit with its code; return to run it here."""
+    prefork.hand_over(path, NAME)
 
 
 def serve(path: str, run_host) -> int:

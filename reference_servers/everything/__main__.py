@@ -44,9 +44,7 @@ if __name__ == "__main__" and os.environ.get(PREFORK_ENV) and sys.argv[1:2] != [
     # does not need.
     from ..prefork import hand_over
 
-    _code = hand_over(os.environ[PREFORK_ENV], NAME)
-    if _code is not None:
-        sys.exit(_code)
+    hand_over(os.environ[PREFORK_ENV], NAME)
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
