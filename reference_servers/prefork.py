@@ -123,18 +123,11 @@ def serve(path: str, name: str, env: str, preload, run) -> int:
     """Call `preload()` (the implementation's imports), then fork `run()` (an exit code) for every starter, until
     SIGTERM or SIGINT. `env` is the variable starters find the socket in: a child's environment goes without it.
     Single-threaded, with no event loop, so that every fork is safe."""
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    try:
-        listener.bind(path)
+        listener = _listen(path)
     except OSError as exc:  # e.g. a path past the 107 bytes AF_UNIX allows: starters run by themselves
         print(f"{name} fork server: cannot listen on {path}: {exc}", file=sys.stderr)
         return 2
-    # Listening before the imports: a starter that comes meanwhile waits in the backlog, not in a retry loop.
-    listener.listen(64)
     preload()
     identity = code_identity()
     stopping: list[int] = []
@@ -172,6 +165,38 @@ def serve(path: str, name: str, env: str, preload, run) -> int:
         except OSError:
             pass
     return 0
+
+
+def _listen(path: str) -> socket.socket:
+    """A socket listening at `path`, which exists only once it listens: bound under a temporary name in the same
+    directory, then renamed. (Bound at `path` itself, a connect between bind and listen is refused, and whoever
+    waits for the file to appear would meet that.) Listening before the imports: a starter that comes meanwhile
+    waits in the backlog, not in a retry loop."""
+    temporary = os.path.join(os.path.dirname(path), f".{os.getpid()}.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        _unlink(temporary)
+        try:
+            listener.bind(temporary)
+        except OSError:  # e.g. the temporary name is past AF_UNIX's length where `path` is not: bind in place
+            _unlink(path)
+            listener.bind(path)
+            listener.listen(64)
+            return listener
+        listener.listen(64)
+        os.replace(temporary, path)  # atomic: a stale socket at `path` is replaced, never missing in between
+    except OSError:
+        listener.close()
+        _unlink(temporary)
+        raise
+    return listener
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _accept(listener, selector, children: dict, run, served: tuple[str, str, str]) -> None:

@@ -55,7 +55,7 @@ def _fork_server(argv: list[str], path: str, variable: str):
     with spawn(argv, cwd=ROOT, grace=5.0) as server:
         deadline = time.monotonic() + 30
         while not os.path.exists(path) and server.returncode is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # bound before its imports: a starter waits in its backlog, not in a retry loop
+            time.sleep(0.01)  # the path appears once it listens, before its imports (prefork._listen)
         yield {variable: path}
 
 

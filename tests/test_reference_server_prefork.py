@@ -152,3 +152,25 @@ def test_stopping_the_fork_server_ends_every_server_and_its_starter(tmp_path):
     # the fork server ended its children (SIGTERM), and the starter ends with the child's code
     assert proc.wait(timeout=10) == 0, proc.stderr.read() if proc.stderr else ""  # SIGTERM: the server exits 0
     assert not os.path.exists(path)
+
+
+def test_the_socket_path_appears_only_once_it_listens(tmp_path, monkeypatch):
+    # Whoever waits for the path to appear connects at once; bound in place, a connect made between bind and
+    # listen is refused (the race a loaded CI machine once hit).
+    path = str(tmp_path / "server.sock")
+    (tmp_path / "server.sock").write_text("stale")  # a stale file is replaced, never missing in between
+    seen_at_listen: list[str] = []
+    real_listen = socket.socket.listen
+
+    def listen(self, *args):
+        seen_at_listen.append((tmp_path / "server.sock").read_text())
+        return real_listen(self, *args)
+
+    monkeypatch.setattr(socket.socket, "listen", listen)
+    listener = prefork._listen(path)
+    try:
+        assert seen_at_listen == ["stale"]  # at listen, `path` was still the old file
+        fork_server_pid(path)  # connectable the moment it is there
+        assert sorted(os.listdir(tmp_path)) == ["server.sock"]  # the temporary name is gone
+    finally:
+        listener.close()
