@@ -48,28 +48,32 @@ def reference_command() -> str:
 
 
 @contextmanager
-def _fork_server(argv: list[str], path: str, variable: str):
-    """A fork server (reference_servers/prefork.py) started with `argv`, listening on the Unix socket `path`;
-    yields the environment that makes a process started with it run as its child. Its group ends (and every
-    child with it) on leaving."""
+def _fork_server(argv: list[str], path: str):
+    """A fork server (reference_servers/prefork.py) started with `argv`, yielded (its process group) once it
+    listens on the Unix socket `path` (the path appears then, before its imports: prefork._listen). Its group
+    ends, and every child with it, on leaving."""
     with spawn(argv, cwd=ROOT, grace=5.0) as server:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(path) and server.returncode is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # the path appears once it listens, before its imports (prefork._listen)
-        yield {variable: path}
+        assert wait_for(lambda: os.path.exists(path) or server.returncode is not None, timeout=30) \
+            and server.returncode is None, server.stderr_tail()
+        yield server
 
 
+@contextmanager
 def server_fork_server(path: str):
-    """The reference server's fork server (`python -m reference_servers.everything --prefork`)."""
-    return _fork_server([sys.executable, "-m", "reference_servers.everything", "--prefork", path], path,
-                        "MCPX_SERVER_PREFORK")
+    """The reference server's fork server (`python -m reference_servers.everything --prefork`); yields the
+    environment that makes a reference server started with it run as its child."""
+    with _fork_server([sys.executable, "-m", "reference_servers.everything", "--prefork", path], path):
+        yield {"MCPX_SERVER_PREFORK": path}
 
 
+@contextmanager
 def doubles_fork_server(path: str):
-    """The test doubles' fork server (tests/prefork_doubles.py)."""
+    """The test doubles' fork server (tests/prefork_doubles.py); yields the environment that makes a double
+    started with it run as its child."""
     from tests import prefork_doubles
 
-    return _fork_server([sys.executable, prefork_doubles.__file__, path], path, prefork_doubles.ENV)
+    with _fork_server([sys.executable, prefork_doubles.__file__, path], path):
+        yield {prefork_doubles.ENV: path}
 
 
 @contextmanager
@@ -155,12 +159,10 @@ def reference_host() -> str:
     return f"{PY} -m reference_clients.host"
 
 
-@contextmanager
 def host_fork_server(path: str):
     """The reference host's fork server (reference_clients/host/prefork.py) on the Unix socket `path`; yields its
-    process group, ended (and its children with it) on leaving."""
-    with spawn([sys.executable, "-m", "reference_clients.host", "--prefork", path], cwd=ROOT, grace=5.0) as server:
-        yield server
+    process group once it listens, ended (and its children with it) on leaving."""
+    return _fork_server([sys.executable, "-m", "reference_clients.host", "--prefork", path], path)
 
 
 def host_verdicts(command: str, profiles=host_record.PROFILES, claimed=frozenset(host_record.PROFILES), *,

@@ -25,16 +25,12 @@ _compiled: dict[str, object] = {}  # a script's real path -> its code, compiled 
 
 
 def hand_over() -> None:
-    """In a double's script, before its imports: run as the fork server's child when one is named, and exit
-    with its code; return (the script runs here) when none answers."""
-    path = os.environ.get(ENV)
-    if not path:
-        return
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
+    """In a double's script, before its imports, when ENV names a fork server (the script's first lines check,
+    and put ROOT on sys.path to import this): run as its child and exit with its code; return (the script runs
+    here) when none answers."""
     from reference_servers.prefork import hand_over as starter
 
-    starter(path, NAME)
+    starter(os.environ[ENV], NAME)
 
 
 def _preload() -> None:
@@ -66,7 +62,7 @@ def _run() -> int:
     if code is None:
         with open(path, encoding="utf-8") as handle:
             code = compile(handle.read(), path, "exec")
-    sys.path.insert(0, os.path.dirname(path))
+    sys.path[0] = os.path.dirname(path)  # in place of ROOT (below): the path `python SCRIPT` starts with
     main = types.ModuleType("__main__")
     main.__file__ = sys.argv[0]
     main.__builtins__ = __builtins__  # type: ignore[attr-defined]
@@ -76,7 +72,7 @@ def _run() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, ROOT)
+    sys.path[0] = ROOT  # in place of this script's folder (tests/), which a double's path would not have
     from reference_servers.prefork import serve
 
     sys.exit(serve(sys.argv[1], NAME, ENV, _preload, _run))
